@@ -1,0 +1,1 @@
+"""admin: the `cashierctl` command for the shop's IT person and back office."""

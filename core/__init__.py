@@ -1,0 +1,21 @@
+"""core: the cashier system's ledger on Redis.
+
+Every balance change goes through `Ledger`, which runs one atomic Lua script per
+operation (check, change, idempotency record and journal entry together). This
+package knows nothing of Qt or SQL: the terminal (`desktop`) and the reconcile
+daemon (`reconcile_service`) build on it.
+"""
+from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
+                     LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
+from .ledger import AccountInfo, JournalEntry, Ledger, RetryPolicy
+from .result import Result, Status
+from .validation import MAX_AMOUNT_MINOR, MAX_BALANCE_MINOR
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Ledger", "Result", "Status", "RetryPolicy", "AccountInfo", "JournalEntry",
+    "LedgerError", "InvalidRequest", "AccountNotFound", "TxnConflict", "LedgerUnavailable",
+    "LedgerNotInitialized", "UnsafeRedisConfig", "MAX_AMOUNT_MINOR", "MAX_BALANCE_MINOR",
+    "__version__",
+]

@@ -1,0 +1,77 @@
+"""Opens redis-py clients from URLs and checks that the server is safe for money.
+
+URL forms (all take ``user:password@`` for ACL users and ``?`` options of redis-py)::
+
+    redis://127.0.0.1:6379/0                 standalone
+    rediss://host:6380/0?ssl_ca_certs=/etc/cashier/ca.pem    TLS (also ssl_certfile, ssl_keyfile)
+    redis+cluster://127.0.0.1:7000           Redis Cluster (any node; the rest are discovered)
+    rediss+cluster://host:7000               Redis Cluster over TLS
+
+redis-py's own retries are switched off: `core.ledger` retries with the same txn id
+under one deadline, so the time a caller waits is bounded in one place.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.retry import Retry
+
+from .errors import InvalidRequest, UnsafeRedisConfig
+
+SAFE_EVICTION_POLICY = "noeviction"
+
+
+def is_cluster_url(url: str) -> bool:
+    return urlsplit(url).scheme in ("redis+cluster", "rediss+cluster")
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for logs and messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float = 2.0):
+    """A client for `url`: redis.Redis or redis.cluster.RedisCluster (decoded replies)."""
+    scheme = urlsplit(url).scheme
+    options = dict(decode_responses=True, socket_timeout=socket_timeout_s,
+                   socket_connect_timeout=connect_timeout_s)
+    if scheme in ("redis+cluster", "rediss+cluster"):
+        plain = url.replace("+cluster", "", 1)
+        return RedisCluster.from_url(plain, retry=Retry(NoBackoff(), 0), **options)
+    if scheme in ("redis", "rediss", "unix"):
+        return redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **options)
+    raise InvalidRequest("redis_url", f"scheme {scheme!r} is not one of redis, rediss, "
+                         "redis+cluster, rediss+cluster, unix")
+
+
+def is_cluster(client) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+def eviction_policies(client) -> dict[str, str]:
+    """maxmemory-policy of every primary, by node name (read from INFO, which ACL users may run)."""
+    if is_cluster(client):
+        return {node.name: client.info("memory", target_nodes=node)["maxmemory_policy"]
+                for node in client.get_primaries()}
+    return {"redis": client.info("memory")["maxmemory_policy"]}
+
+
+def check_eviction_policy(client) -> None:
+    """Refuse a Redis that may evict keys: eviction deletes balances and idempotency records."""
+    unsafe = {node: policy for node, policy in eviction_policies(client).items()
+              if policy != SAFE_EVICTION_POLICY}
+    if unsafe:
+        described = ", ".join(f"{node}: {policy}" for node, policy in sorted(unsafe.items()))
+        raise UnsafeRedisConfig(
+            f"Redis maxmemory-policy is {described}. An evicting policy silently deletes "
+            "balances and idempotency records, so the ledger refuses to change balances. "
+            "Fix: CONFIG SET maxmemory-policy noeviction (and put it in redis.conf), and give "
+            "Redis enough memory."
+        )

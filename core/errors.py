@@ -1,0 +1,72 @@
+"""The ledger's exceptions: one small hierarchy, each with a message a cashier or an
+operator can act on.
+
+Declines (insufficient funds, frozen account, ...) are *not* exceptions: they are
+`Result`s with a `Status`, because a decline is a normal answer. Exceptions are for
+requests that were never decided (`InvalidRequest`, `TxnConflict`) or whose outcome
+is unknown (`LedgerUnavailable`).
+"""
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base of every error raised by `core`."""
+
+
+class InvalidRequest(LedgerError, ValueError):
+    """The request is malformed; nothing was sent to Redis and nothing changed."""
+
+    def __init__(self, field: str, reason: str):
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+class AccountNotFound(InvalidRequest):
+    """A read named an account that does not exist."""
+
+    def __init__(self, account_id: str):
+        self.account_id = account_id
+        super().__init__("account_id", f"no account {account_id!r}")
+
+
+class TxnConflict(LedgerError):
+    """The txn id was already used for a different request; nothing changed.
+
+    A retry must reuse its txn id with the *same* request; a new request needs a new id.
+    """
+
+    def __init__(self, txn_id: str, stored: str, requested: str):
+        self.txn_id = txn_id
+        self.stored_fingerprint = stored
+        self.requested_fingerprint = requested
+        super().__init__(
+            f"txn_id {txn_id!r} was already used for {stored!r}; this request is {requested!r}. "
+            "Use a new txn id for a new request."
+        )
+
+
+class LedgerUnavailable(LedgerError):
+    """Redis could not be reached in time. The outcome is unknown: retry with the same txn id."""
+
+    def __init__(self, message: str, txn_id: str | None = None):
+        self.txn_id = txn_id
+        if txn_id:
+            message = (f"{message}. The outcome of txn {txn_id!r} is unknown: "
+                       "retry with the same txn id until Redis answers.")
+        super().__init__(message)
+
+
+class LedgerNotInitialized(LedgerUnavailable):
+    """Redis holds no ledger (new server, or data lost): balances must be restored first."""
+
+    def __init__(self, detail: str = ""):
+        super().__init__(
+            "Redis holds no ledger data" + (f" ({detail})" if detail else "")
+            + ". If this Redis lost its data, run `reconcile-service restore`; "
+            "for a brand-new installation run `cashierctl init`."
+        )
+
+
+class UnsafeRedisConfig(LedgerError):
+    """Redis is configured in a way that can lose balances; the ledger refuses to write."""

@@ -1,0 +1,86 @@
+"""The Redis key schema, in one place.
+
+Every key belongs to one journal *partition*, and every key of a partition carries
+the partition's hash tag, so one script only ever touches one Redis Cluster slot::
+
+    cs:meta                          hash   ledger settings: partitions, created_ms
+    cs:{<tag>}:j                     stream journal of the partition (consumer group "reconcile")
+    cs:{<tag>}:accts                 set    account ids of the partition
+    cs:{<tag>}:a:<account_id>        hash   bal (minor units), st (active|frozen), ct (ms), lj (last journal id)
+    cs:{<tag>}:t:<txn_id>            hash   idempotency record: f (request fingerprint), s (status),
+                                            b (balance), j (journal id), r (refunded so far); TTL = retention
+
+An account lives in partition ``crc32(account_id) % partitions``. A txn's record lives
+in its account's partition, so a txn id reused for another account *of another
+partition* is not seen by the script; the database's unique txn id catches it at
+reconciliation, which reverses the second application. With one partition (the
+default on a standalone Redis) every reuse is caught at once.
+
+Partition tags are chosen so that partition i hashes into the i-th equal share of
+the 16384 slots: on a Cluster with contiguous slot ranges the partitions spread
+evenly over the primaries. Balance keys never carry a TTL.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from redis.crc import key_slot
+
+PREFIX = "cs"
+META_KEY = f"{PREFIX}:meta"
+SLOTS = 16384
+MAX_PARTITIONS = 1024
+CONSUMER_GROUP = "reconcile"
+
+
+@lru_cache(maxsize=None)
+def partition_tag(index: int, partitions: int) -> str:
+    """The hash tag of partition `index` of `partitions`: lands in its share of the slots."""
+    if not 0 <= index < partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partition {index} of {partitions}")
+    low, high = index * SLOTS // partitions, (index + 1) * SLOTS // partitions
+    suffix = 0
+    while True:
+        tag = f"p{index}.{suffix}"
+        if low <= key_slot(tag.encode()) < high:
+            return tag
+        suffix += 1
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    index: int
+    tag: str
+
+    @property
+    def prefix(self) -> str:
+        return f"{PREFIX}:{{{self.tag}}}:"
+
+    @property
+    def journal(self) -> str:
+        return self.prefix + "j"
+
+    @property
+    def accounts(self) -> str:
+        return self.prefix + "accts"
+
+    def account(self, account_id: str) -> str:
+        return f"{self.prefix}a:{account_id}"
+
+    def txn(self, txn_id: str) -> str:
+        return f"{self.prefix}t:{txn_id}"
+
+
+class KeySchema:
+    """Maps accounts and txns to keys for a ledger with a fixed number of partitions."""
+
+    def __init__(self, partitions: int):
+        if not 1 <= partitions <= MAX_PARTITIONS:
+            raise ValueError(f"partitions must be 1..{MAX_PARTITIONS}")
+        self.partitions = partitions
+        self.all = tuple(Partition(i, partition_tag(i, partitions)) for i in range(partitions))
+
+    def partition_of(self, account_id: str) -> Partition:
+        return self.all[zlib.crc32(account_id.encode()) % self.partitions]

@@ -1,0 +1,332 @@
+"""The Ledger: the one way balances change.
+
+Each method validates its input (raising `InvalidRequest` before anything is sent),
+runs one Lua script that checks, changes, records the decision under the txn id and
+journals the change atomically, and answers a `Result`. Connection failures are
+retried with the *same* txn id under one deadline; when the deadline passes the
+caller gets `LedgerUnavailable` and must retry later with the same txn id (the
+terminal's outbox does exactly that).
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from redis.exceptions import (BusyLoadingError, ClusterDownError, ConnectionError,
+                              ReadOnlyError, ResponseError, TimeoutError, TryAgainError)
+
+from . import validation as v
+from .connection import check_eviction_policy, connect, is_cluster, redacted
+from .errors import (AccountNotFound, InvalidRequest, LedgerNotInitialized, LedgerUnavailable,
+                     TxnConflict)
+from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
+from .result import Result, Status
+from .scripts import ScriptRunner
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RETENTION_S = 7 * 86400
+DEFAULT_PARTITIONS_STANDALONE = 1
+DEFAULT_PARTITIONS_CLUSTER = 16
+EVICTION_CHECK_INTERVAL_S = 300.0
+
+# Errors after which the request may or may not have run: retrying with the same
+# txn id is safe because the script is idempotent.
+_RETRYABLE = (ConnectionError, TimeoutError, BusyLoadingError, ClusterDownError,
+              TryAgainError, ReadOnlyError)
+
+
+def _is_retryable_response(exc: ResponseError) -> bool:
+    text = str(exc)
+    return text.startswith(("BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"))
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, bounded by `deadline_s` for the whole call."""
+    deadline_s: float = 5.0
+    first_delay_s: float = 0.02
+    max_delay_s: float = 0.5
+
+    def delay_s(self, attempt: int) -> float:
+        return min(self.max_delay_s, self.first_delay_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class AccountInfo:
+    account_id: str
+    balance_minor: int
+    status: str                 # 'active' or 'frozen'
+    created_ms: int
+    last_journal_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One applied change, as the core scripts wrote it to the journal."""
+    journal_id: str
+    partition: int
+    txn_id: str
+    kind: str
+    account_id: str
+    amount_minor: int           # signed: negative for deductions
+    balance_after_minor: int
+    terminal_id: str
+    cashier_id: str
+    occurred_ms: int
+    original_txn_id: str
+
+    @classmethod
+    def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
+        """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those)."""
+        return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
+                   int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
+                   f.get("orig", ""))
+
+
+class Ledger:
+    """Balance operations on one central Redis (standalone or Cluster).
+
+    retention_s: how long the first decision of a txn id is kept (default 7 days).
+        A retry after that is treated as a new request; if it applies again the
+        reconcile service finds the duplicate txn id and reverses it. Refunds name
+        their original within the same window.
+    retry: the bound on retries of one call (see `RetryPolicy`).
+    auto_init: create the ledger's streams on a Redis that has none. Terminals in
+        production pass False so that a Redis that lost its data is never mistaken
+        for a new one.
+    allow_evicting_policy: FOR TESTS ONLY: skip the maxmemory-policy check.
+    """
+
+    def __init__(self, client, *, retention_s: int = DEFAULT_RETENTION_S,
+                 retry: RetryPolicy | None = None, auto_init: bool = True,
+                 partitions: int | None = None, allow_evicting_policy: bool = False,
+                 scripts: ScriptRunner | None = None):
+        self.client = client
+        self.retention_s = v.check_retention(retention_s)
+        self.retry = retry or RetryPolicy()
+        self.auto_init = auto_init
+        self._requested_partitions = partitions
+        self.allow_evicting_policy = allow_evicting_policy
+        self.scripts = scripts or ScriptRunner()
+        self._schema: KeySchema | None = None
+        self._policy_checked_at = float("-inf")
+
+    @classmethod
+    def from_url(cls, url: str, *, socket_timeout_s: float = 2.0, **kwargs) -> "Ledger":
+        """A ledger on the Redis at `url` (see `core.connection` for the URL forms)."""
+        ledger = cls(connect(url, socket_timeout_s=socket_timeout_s), **kwargs)
+        ledger.url_for_logs = redacted(url)
+        return ledger
+
+    url_for_logs = "redis"
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ---------------------------------------------------------------- setup
+
+    @property
+    def schema(self) -> KeySchema:
+        if self._schema is None:
+            self._schema = self._with_retry(self._load_schema, txn_id=None)
+        return self._schema
+
+    @property
+    def partitions(self) -> tuple[Partition, ...]:
+        return self.schema.all
+
+    def _load_schema(self) -> KeySchema:
+        stored = self.client.hget(META_KEY, "partitions")
+        if stored is None:
+            if not self.auto_init:
+                raise LedgerNotInitialized("no cs:meta key")
+            return self.init()
+        return KeySchema(int(stored))
+
+    def init(self, partitions: int | None = None) -> KeySchema:
+        """Create the ledger on this Redis: settings, journal streams and consumer groups.
+
+        Idempotent, and safe when several processes do it at once: the first
+        partition count written wins and is never changed afterwards.
+        """
+        wanted = partitions or self._requested_partitions or (
+            DEFAULT_PARTITIONS_CLUSTER if is_cluster(self.client) else DEFAULT_PARTITIONS_STANDALONE)
+        self.client.hsetnx(META_KEY, "partitions", wanted)
+        self.client.hsetnx(META_KEY, "created_ms", int(time.time() * 1000))
+        schema = KeySchema(int(self.client.hget(META_KEY, "partitions")))
+        for part in schema.all:
+            try:
+                # Group at 0 so that the reconcile service sees every entry ever written.
+                self.client.xgroup_create(part.journal, CONSUMER_GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+        self.scripts.load_all(self.client)
+        self._schema = schema
+        return schema
+
+    def _check_policy(self) -> None:
+        if self.allow_evicting_policy:
+            return
+        now = time.monotonic()
+        if now - self._policy_checked_at >= EVICTION_CHECK_INTERVAL_S:
+            check_eviction_policy(self.client)
+            self._policy_checked_at = now
+
+    # ---------------------------------------------------------------- running scripts
+
+    def _with_retry(self, fn, *args, txn_id: str | None):
+        deadline = time.monotonic() + self.retry.deadline_s
+        attempt = 0
+        while True:
+            try:
+                return fn(*args)
+            except ResponseError as exc:
+                if not _is_retryable_response(exc):
+                    raise
+                error: Exception = exc
+            except _RETRYABLE as exc:
+                error = exc
+            delay = self.retry.delay_s(attempt)
+            attempt += 1
+            if time.monotonic() + delay > deadline:
+                raise LedgerUnavailable(
+                    f"Redis at {self.url_for_logs} did not answer within {self.retry.deadline_s:g} s "
+                    f"({type(error).__name__}: {error})", txn_id) from error
+            log.warning("redis call failed (%s), retry %d in %.3f s, txn %s",
+                        type(error).__name__, attempt, delay, txn_id)
+            time.sleep(delay)
+
+    def _run(self, script: str, kind: str, keys: Sequence[str], args: Sequence[Any],
+             account_id: str, amount_minor: int, txn_id: str) -> Result:
+        self._with_retry(self._check_policy, txn_id=txn_id)
+        reply = self._with_retry(self.scripts.call, self.client, script, keys, args, txn_id=txn_id)
+        return self._decode(reply, kind, account_id, amount_minor, txn_id)
+
+    @staticmethod
+    def _decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) -> Result:
+        status, balance, replayed, detail = reply
+        if status == "INVALID":
+            field, _, reason = detail.partition(": ")
+            raise InvalidRequest(field, reason)
+        if status == "TXN_CONFLICT":
+            requested = f"{kind}|{account_id}|{amount_minor}"
+            raise TxnConflict(txn_id, detail, requested)
+        if status == "NOT_INITIALIZED":
+            raise LedgerNotInitialized(f"the journal of account {account_id!r}'s partition is missing")
+        return Result(Status(status), int(balance), bool(replayed), txn_id, account_id, kind,
+                      amount_minor, detail)
+
+    def _common(self, account_id, txn_id, terminal_id, cashier_id) -> Partition:
+        v.check_id(account_id, "account_id")
+        v.check_id(txn_id, "txn_id")
+        v.check_id(terminal_id, "terminal_id", optional=True)
+        v.check_id(cashier_id, "cashier_id", optional=True)
+        return self.schema.partition_of(account_id)
+
+    def _balance_op(self, script: str, account_id: str, amount_minor: int, txn_id: str,
+                    terminal_id: str | None, cashier_id: str | None, *, allow_zero: bool = False,
+                    extra_keys: Sequence[str] = (), extra_args: Sequence[str] = (),
+                    kind: str | None = None) -> Result:
+        v.check_amount(amount_minor, "initial_minor" if script == "open_account" else "amount_minor",
+                       allow_zero=allow_zero)
+        part = self._common(account_id, txn_id, terminal_id, cashier_id)
+        keys = [part.account(account_id), part.txn(txn_id), part.journal, *extra_keys]
+        args = [txn_id, account_id, amount_minor, self.retention_s, terminal_id or "",
+                cashier_id or "", *extra_args]
+        return self._run(script, kind or script, keys, args, account_id, amount_minor, txn_id)
+
+    # ---------------------------------------------------------------- operations
+
+    def open_account(self, account_id: str, *, txn_id: str, initial_minor: int = 0,
+                     terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS."""
+        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        extra = [part.accounts] if part else []
+        return self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
+                                cashier_id, allow_zero=True, extra_keys=extra, kind="open")
+
+    def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
+               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Take money when the balance covers it, else Status.INSUFFICIENT_FUNDS."""
+        return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id)
+
+    def credit(self, account_id: str, amount_minor: int, *, txn_id: str,
+               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Top up an account."""
+        return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
+                                cashier_id, extra_args=["credit", ""])
+
+    def compensate(self, account_id: str, amount_minor: int, *, txn_id: str,
+                   original_txn_id: str, terminal_id: str | None = None,
+                   cashier_id: str | None = None) -> Result:
+        """A journaled correcting credit that reverses a duplicate application of
+        `original_txn_id` (used by the reconcile service; allowed on frozen accounts)."""
+        v.check_id(original_txn_id, "original_txn_id")
+        return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
+                                cashier_id, extra_args=["compensate", original_txn_id],
+                                kind="compensate")
+
+    def refund(self, account_id: str, amount_minor: int, *, txn_id: str, original_txn_id: str,
+               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Give back (part of) an earlier deduction; partial refunds add up to at most the original."""
+        v.check_id(original_txn_id, "original_txn_id")
+        if original_txn_id == txn_id:
+            raise InvalidRequest("original_txn_id", "must differ from txn_id")
+        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        extra = [part.txn(original_txn_id)] if part else []
+        return self._balance_op("refund", account_id, amount_minor, txn_id, terminal_id,
+                                cashier_id, extra_keys=extra, extra_args=[original_txn_id])
+
+    def freeze(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
+               cashier_id: str | None = None) -> Result:
+        """Stop deductions and top-ups on the account (refunds still go through)."""
+        return self._balance_op("freeze", account_id, 0, txn_id, terminal_id, cashier_id,
+                                allow_zero=True)
+
+    def unfreeze(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
+                 cashier_id: str | None = None) -> Result:
+        return self._balance_op("unfreeze", account_id, 0, txn_id, terminal_id, cashier_id,
+                                allow_zero=True)
+
+    # ---------------------------------------------------------------- reads
+
+    def account(self, account_id: str) -> AccountInfo:
+        """The account as Redis holds it now. Raises AccountNotFound."""
+        v.check_id(account_id, "account_id")
+        key = self.schema.partition_of(account_id).account(account_id)
+        bal, st, ct, lj = self._with_retry(self.client.hmget, key, "bal", "st", "ct", "lj", txn_id=None)
+        if bal is None:
+            raise AccountNotFound(account_id)
+        return AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "")
+
+    def balance(self, account_id: str) -> int:
+        """The balance in minor units. Raises AccountNotFound for an unknown id."""
+        return self.account(account_id).balance_minor
+
+    def journal(self, account_id: str, *, count: int = 20, scan_limit: int = 10_000) -> list[JournalEntry]:
+        """The most recent journal entries of one account still held in Redis, newest first.
+
+        Entries already moved to the database and trimmed are not here: the database has them.
+        """
+        v.check_id(account_id, "account_id")
+        part = self.schema.partition_of(account_id)
+        found: list[JournalEntry] = []
+        last = "+"
+        scanned = 0
+        while len(found) < count and scanned < scan_limit:
+            page = self._with_retry(self.client.xrevrange, part.journal, last, "-", 500, txn_id=None)
+            if not page:
+                break
+            for entry_id, fields in page:
+                if fields.get("acct") == account_id:
+                    found.append(JournalEntry.from_fields(entry_id, part.index, fields))
+                    if len(found) == count:
+                        break
+            scanned += len(page)
+            last = "(" + page[-1][0]
+        return found

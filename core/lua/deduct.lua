@@ -1,0 +1,31 @@
+--[[
+deduct: take amount_minor from an account when its balance covers it.
+KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
+ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
+ARGV[5] terminal_id  ARGV[6] cashier_id
+Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
+INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN (+ INVALID, TXN_CONFLICT,
+NOT_INITIALIZED from the shared checks).
+]]
+--@include common
+
+local bad = check_request(false)
+if bad then return bad end
+local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
+local txn_id, account_id, amount = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local ttl_s = ARGV[4]
+local fp = 'deduct|' .. account_id .. '|' .. ARGV[3]
+
+local prior = replay(txn_key, fp)
+if prior then return prior end
+if not initialized(jkey) then return NOT_INITIALIZED end
+
+local acct = redis.call('HMGET', acct_key, 'bal', 'st')
+if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+local balance = tonumber(acct[1])
+if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+if balance < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
+
+local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
+local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '')
+return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -1,0 +1,120 @@
+--[[
+Shared pieces of every ledger script. The loader (core/scripts.py) pastes this
+file where a script says `--@include common`; it is never sent on its own.
+
+Conventions every script follows:
+  * KEYS[1] account hash, KEYS[2] idempotency record of this txn, KEYS[3] journal
+    stream of the partition. All keys share one hash tag, so one slot.
+  * ARGV[1] txn_id, ARGV[2] account_id, ARGV[3] amount (decimal digits),
+    ARGV[4] idempotency retention in seconds, ARGV[5] terminal_id, ARGV[6] cashier_id.
+  * Reply: {status, balance_minor, replayed (0/1), detail}
+      detail = journal entry id when applied, the reason when INVALID, the stored
+      fingerprint on TXN_CONFLICT, '' otherwise.
+]]
+
+local MAX_AMOUNT_MINOR = 100000000000        -- 1e11: one operation, keep in sync with core/validation.py
+local MAX_BALANCE_MINOR = 1000000000000000   -- 1e15 < 2^53: exact in Lua doubles
+local MAX_ID_LEN = 64
+local MAX_TTL_S = 34560000                   -- 400 days
+
+local function invalid(field, reason)
+  return {'INVALID', 0, 0, field .. ': ' .. reason}
+end
+
+-- nil when the id is acceptable, else an INVALID reply
+local function check_id(value, field, optional)
+  if value == nil or value == '' then
+    if optional then return nil end
+    return invalid(field, 'must not be empty')
+  end
+  if #value > MAX_ID_LEN then return invalid(field, 'longer than 64 characters') end
+  if not string.match(value, '^[A-Za-z0-9._:-]+$') then
+    return invalid(field, 'only A-Z a-z 0-9 . _ : - are allowed')
+  end
+  return nil
+end
+
+local function check_amount(value, field, allow_zero)
+  if type(value) ~= 'string' then return invalid(field, 'missing') end
+  if allow_zero and value == '0' then return nil end
+  if #value > 12 or not string.match(value, '^[1-9][0-9]*$') then
+    return invalid(field, 'must be a positive whole number of minor units')
+  end
+  if tonumber(value) > MAX_AMOUNT_MINOR then return invalid(field, 'above the maximum') end
+  return nil
+end
+
+local function check_ttl(value)
+  if type(value) ~= 'string' or not string.match(value, '^[1-9][0-9]*$') or #value > 9
+     or tonumber(value) > MAX_TTL_S then
+    return invalid('retention_s', 'must be a whole number of seconds up to 400 days')
+  end
+  return nil
+end
+
+-- The keys must be the ones this account and txn map to: a client cannot move
+-- one account's money while journaling another's.
+local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
+  if acct_key ~= prefix .. 'a:' .. account_id then return invalid('KEYS[1]', 'not the key of this account') end
+  if txn_key ~= prefix .. 't:' .. txn_id then return invalid('KEYS[2]', 'not the key of this txn_id') end
+  return nil
+end
+
+-- The standard checks of KEYS/ARGV shared by every balance script.
+local function check_request(allow_zero_amount)
+  local jkey = KEYS[3]
+  if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
+  local prefix = string.sub(jkey, 1, -2)
+  return check_id(ARGV[1], 'txn_id')
+      or check_id(ARGV[2], 'account_id')
+      or check_amount(ARGV[3], 'amount_minor', allow_zero_amount)
+      or check_ttl(ARGV[4])
+      or check_id(ARGV[5], 'terminal_id', true)
+      or check_id(ARGV[6], 'cashier_id', true)
+      or check_keys(prefix, KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+end
+
+-- The stored first decision for this txn, as a replay; a conflict reply when the
+-- same txn id arrives with a different request; nil when the txn id is new.
+local function replay(txn_key, fingerprint)
+  local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j')
+  if not rec[1] then return nil end
+  if rec[1] ~= fingerprint then return {'TXN_CONFLICT', 0, 0, rec[1]} end
+  return {rec[2], tonumber(rec[3]), 1, rec[4] or ''}
+end
+
+-- Store the first decision for this txn id, and answer it.
+local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id)
+  journal_id = journal_id or ''
+  if journal_id ~= '' then
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', status, 'b', balance, 'j', journal_id)
+  else
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', status, 'b', balance)
+  end
+  redis.call('EXPIRE', txn_key, ttl_s)
+  return {status, balance, 0, journal_id}
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+end
+
+-- Append the journal entry of an applied change and remember it on the account.
+local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after, original_txn_id)
+  local id = redis.call('XADD', jkey, '*',
+    'txn', txn_id, 'kind', kind, 'acct', account_id,
+    'amt', tostring(signed_amount), 'bal', tostring(balance_after),
+    'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now_ms(),
+    'orig', original_txn_id or '')
+  redis.call('HSET', acct_key, 'lj', id)
+  return id
+end
+
+-- A partition exists once its journal stream exists (created by Ledger.init or
+-- restore). A Redis that lost its data has no streams: refuse to invent balances.
+local function initialized(jkey)
+  return redis.call('EXISTS', jkey) == 1
+end
+
+local NOT_INITIALIZED = {'NOT_INITIALIZED', 0, 0, ''}

@@ -1,0 +1,30 @@
+--[[
+open_account: create an account with an opening balance (0 allowed).
+KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
+KEYS[4] the partition's set of account ids (how restore and reconcile find accounts)
+ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] initial_minor  ARGV[4] retention_s
+ARGV[5] terminal_id  ARGV[6] cashier_id
+Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
+The account hash has no TTL, ever.
+]]
+--@include common
+
+local bad = check_request(true)
+if bad then return bad end
+local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if set_key ~= string.sub(jkey, 1, -2) .. 'accts' then return invalid('KEYS[4]', 'not the account set of this partition') end
+local txn_id, account_id, initial = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local ttl_s = ARGV[4]
+local fp = 'open|' .. account_id .. '|' .. ARGV[3]
+
+local prior = replay(txn_key, fp)
+if prior then return prior end
+if not initialized(jkey) then return NOT_INITIALIZED end
+
+local existing = redis.call('HGET', acct_key, 'bal')
+if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
+
+redis.call('HSET', acct_key, 'bal', initial, 'st', 'active', 'ct', now_ms())
+redis.call('SADD', set_key, account_id)
+local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '')
+return decide(txn_key, fp, ttl_s, 'APPLIED', initial, jid)

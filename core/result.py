@@ -1,0 +1,48 @@
+"""What a ledger operation answers: a `Status` and a `Result`.
+
+Every way a request can end has its own status, so a terminal can say why in words
+and an operator can count them. The first decision for a txn id is stored in Redis;
+a retry gets the same `Result` back with `replayed=True`.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Status(str, enum.Enum):
+    APPLIED = "APPLIED"
+    INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"
+    ACCOUNT_NOT_FOUND = "ACCOUNT_NOT_FOUND"
+    ACCOUNT_FROZEN = "ACCOUNT_FROZEN"
+    ACCOUNT_NOT_FROZEN = "ACCOUNT_NOT_FROZEN"      # unfreeze of an active account
+    ACCOUNT_EXISTS = "ACCOUNT_EXISTS"              # open of an existing id with a new txn id
+    ORIGINAL_NOT_FOUND = "ORIGINAL_NOT_FOUND"      # refund of an unknown / declined / other account's txn
+    REFUND_EXCEEDS_ORIGINAL = "REFUND_EXCEEDS_ORIGINAL"
+    BALANCE_LIMIT_EXCEEDED = "BALANCE_LIMIT_EXCEEDED"  # the balance would pass MAX_BALANCE_MINOR
+
+    @property
+    def applied(self) -> bool:
+        return self is Status.APPLIED
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The decision on one request.
+
+    `balance_minor` is the balance after the operation; for a decline, the balance
+    when it was decided (0 for an unknown account). `journal_id` is the stream entry
+    id of an applied change ('' for a decline).
+    """
+    status: Status
+    balance_minor: int
+    replayed: bool
+    txn_id: str
+    account_id: str
+    kind: str
+    amount_minor: int
+    journal_id: str = ""
+
+    @property
+    def applied(self) -> bool:
+        return self.status is Status.APPLIED

@@ -1,0 +1,53 @@
+"""Input checks run before anything reaches Redis (the Lua scripts check again).
+
+A rejected value raises `InvalidRequest` naming the field and the reason. Limits:
+ids are 1-64 characters from ``A-Z a-z 0-9 . _ : -`` (no braces, so an id can never
+change a key's hash tag); amounts are ints (not bool, not float, not str) from 1 to
+`MAX_AMOUNT_MINOR`; balances stay below `MAX_BALANCE_MINOR` < 2**53 so Lua's doubles
+hold every one of them exactly.
+"""
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidRequest
+
+MAX_AMOUNT_MINOR = 100_000_000_000          # 1e11 minor units (1 billion yuan) per operation
+MAX_BALANCE_MINOR = 1_000_000_000_000_000   # 1e15 < 2**53; keep in sync with lua/includes/common.lua
+MAX_ID_LEN = 64
+ID_CHARS = "A-Z a-z 0-9 . _ : -"
+MAX_RETENTION_S = 400 * 86400
+_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def check_id(value: object, field: str, *, optional: bool = False) -> str:
+    if value is None or value == "":
+        if optional:
+            return ""
+        raise InvalidRequest(field, "must not be empty")
+    if not isinstance(value, str):
+        raise InvalidRequest(field, f"must be a string, not {type(value).__name__}")
+    if len(value) > MAX_ID_LEN:
+        raise InvalidRequest(field, f"longer than {MAX_ID_LEN} characters")
+    if not _ID_RE.fullmatch(value):
+        raise InvalidRequest(field, f"only {ID_CHARS} are allowed")
+    return value
+
+
+def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool = False) -> int:
+    # bool is an int subclass: True would silently mean 1 fen.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequest(field, f"must be an int of minor units, not {type(value).__name__}")
+    if value < 0:
+        raise InvalidRequest(field, "must not be negative")
+    if value == 0 and not allow_zero:
+        raise InvalidRequest(field, "must be greater than zero")
+    if value > MAX_AMOUNT_MINOR:
+        raise InvalidRequest(field, f"above the maximum of {MAX_AMOUNT_MINOR} minor units")
+    return value
+
+
+def check_retention(value: object, field: str = "retention_s") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RETENTION_S:
+        raise InvalidRequest(field, "must be a whole number of seconds from 1 to 400 days")
+    return value

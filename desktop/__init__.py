@@ -1,0 +1,1 @@
+"""desktop: the PySide6 cashier terminal that charges member accounts through `core`."""
