@@ -7,14 +7,14 @@ daemon (`reconcile_service`) build on it.
 """
 from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
-from .ledger import AccountInfo, JournalEntry, Ledger, RetryPolicy
+from .ledger import AccountInfo, DeductRequest, JournalEntry, Ledger, RetryPolicy
 from .result import Result, Status
 from .validation import MAX_AMOUNT_MINOR, MAX_BALANCE_MINOR
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Ledger", "Result", "Status", "RetryPolicy", "AccountInfo", "JournalEntry",
+    "Ledger", "DeductRequest", "Result", "Status", "RetryPolicy", "AccountInfo", "JournalEntry",
     "LedgerError", "InvalidRequest", "AccountNotFound", "TxnConflict", "LedgerUnavailable",
     "LedgerNotInitialized", "UnsafeRedisConfig", "MAX_AMOUNT_MINOR", "MAX_BALANCE_MINOR",
     "__version__",

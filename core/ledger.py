@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from redis.exceptions import (BusyLoadingError, ClusterDownError, ConnectionError,
-                              ReadOnlyError, ResponseError, TimeoutError, TryAgainError)
+                              NoScriptError, ReadOnlyError, ResponseError, TimeoutError,
+                              TryAgainError)
 
 from . import validation as v
 from .connection import check_eviction_policy, connect, is_cluster, redacted
-from .errors import (AccountNotFound, InvalidRequest, LedgerNotInitialized, LedgerUnavailable,
-                     TxnConflict)
+from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
+                     LedgerUnavailable, TxnConflict)
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .result import Result, Status
 from .scripts import ScriptRunner
@@ -53,6 +54,16 @@ class RetryPolicy:
 
     def delay_s(self, attempt: int) -> float:
         return min(self.max_delay_s, self.first_delay_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class DeductRequest:
+    """One deduction of a `Ledger.deduct_many` batch (same fields as `Ledger.deduct`)."""
+    account_id: str
+    amount_minor: int
+    txn_id: str
+    terminal_id: str | None = None
+    cashier_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,9 +242,9 @@ class Ledger:
     def _balance_op(self, script: str, account_id: str, amount_minor: int, txn_id: str,
                     terminal_id: str | None, cashier_id: str | None, *, allow_zero: bool = False,
                     extra_keys: Sequence[str] = (), extra_args: Sequence[str] = (),
-                    kind: str | None = None) -> Result:
-        v.check_amount(amount_minor, "initial_minor" if script == "open_account" else "amount_minor",
-                       allow_zero=allow_zero)
+                    kind: str | None = None, max_minor: int = v.MAX_AMOUNT_MINOR) -> Result:
+        field = {"open_account": "initial_minor", "restore_account": "balance_minor"}.get(script, "amount_minor")
+        v.check_amount(amount_minor, field, allow_zero=allow_zero, max_minor=max_minor)
         part = self._common(account_id, txn_id, terminal_id, cashier_id)
         keys = [part.account(account_id), part.txn(txn_id), part.journal, *extra_keys]
         args = [txn_id, account_id, amount_minor, self.retention_s, terminal_id or "",
@@ -293,6 +304,77 @@ class Ledger:
         return self._balance_op("unfreeze", account_id, 0, txn_id, terminal_id, cashier_id,
                                 allow_zero=True)
 
+    def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
+                        status: str = "active") -> Result:
+        """Recreate an account that Redis lost, from the database of record.
+
+        Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
+        and nothing changes. Journaled as kind 'restore' with amount 0.
+        """
+        if status not in ("active", "frozen"):
+            raise InvalidRequest("status", "must be active or frozen")
+        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        extra = [part.accounts] if part else []
+        return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
+                                allow_zero=True, extra_keys=extra, extra_args=[status],
+                                kind="restore", max_minor=v.MAX_BALANCE_MINOR)
+
+    # ---------------------------------------------------------------- batches
+
+    def deduct_many(self, requests: Sequence[DeductRequest]) -> list[Result | LedgerError]:
+        """Run many deductions in as few round trips as the topology allows.
+
+        Answers one item per request, in the same order. Each item is the `Result`
+        the single `deduct` would give (same validation, idempotency and statuses),
+        or, for a request that could not be decided, the *exception instance* that
+        `deduct` would have raised (`InvalidRequest`, `TxnConflict`) placed at its
+        position instead of being raised, so one bad request never drops the
+        others. Check with ``isinstance(item, Result)``.
+
+        All valid requests go out in one pipeline (on a Cluster, redis-py sends one
+        pipeline per node). A connection failure retries the whole batch with the
+        same txn ids, which is safe: every script is idempotent. If the deadline
+        passes, `LedgerUnavailable` is raised for the batch: every outcome is unknown
+        and the batch must be retried as it was.
+        """
+        out: list[Result | LedgerError | None] = [None] * len(requests)
+        calls: list[tuple[int, list[str], list[Any], DeductRequest]] = []
+        for i, req in enumerate(requests):
+            try:
+                v.check_amount(req.amount_minor, "amount_minor")
+                part = self._common(req.account_id, req.txn_id, req.terminal_id, req.cashier_id)
+            except InvalidRequest as exc:
+                out[i] = exc
+                continue
+            keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal]
+            args = [req.txn_id, req.account_id, req.amount_minor, self.retention_s,
+                    req.terminal_id or "", req.cashier_id or ""]
+            calls.append((i, keys, args, req))
+        if calls:
+            self._with_retry(self._check_policy, txn_id=None)
+            replies = self._with_retry(self._pipeline_deducts, calls, txn_id=None)
+            for (i, _, _, req), reply in zip(calls, replies):
+                try:
+                    out[i] = self._decode(reply, "deduct", req.account_id, req.amount_minor, req.txn_id)
+                except (InvalidRequest, TxnConflict) as exc:
+                    out[i] = exc
+        return out  # type: ignore[return-value]
+
+    def _pipeline_deducts(self, calls) -> list:
+        sha = self.scripts["deduct"].sha
+        for attempt in range(2):
+            pipe = self.client.pipeline(transaction=False)
+            for _, keys, args, _ in calls:
+                pipe.evalsha(sha, len(keys), *keys, *args)
+            replies = pipe.execute(raise_on_error=False)
+            if not any(isinstance(r, NoScriptError) for r in replies):
+                break
+            self.scripts.load_all(self.client)   # then re-run: replays answer the ones that ran
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
     # ---------------------------------------------------------------- reads
 
     def account(self, account_id: str) -> AccountInfo:
@@ -303,6 +385,28 @@ class Ledger:
         if bal is None:
             raise AccountNotFound(account_id)
         return AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "")
+
+    def accounts(self, account_ids: Sequence[str]) -> dict[str, AccountInfo | None]:
+        """Many accounts in one pipeline (None for an id Redis does not hold).
+
+        Each account's balance and last journal id are read together (one HMGET), so
+        a reader can compare it with the database at that same journal position.
+        """
+        ids = [v.check_id(a, "account_id") for a in account_ids]
+
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            for a in ids:
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj")
+            return pipe.execute()
+        rows = self._with_retry(read, txn_id=None) if ids else []
+        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "")
+                    if bal is not None else None)
+                for a, (bal, st, ct, lj) in zip(ids, rows)}
+
+    def account_ids(self, partition: Partition, *, page_size: int = 1000):
+        """Every account id of one partition (SSCAN: no long blocking of Redis)."""
+        yield from self.client.sscan_iter(partition.accounts, count=page_size)
 
     def balance(self, account_id: str) -> int:
         """The balance in minor units. Raises AccountNotFound for an unknown id."""

@@ -34,7 +34,8 @@ def check_id(value: object, field: str, *, optional: bool = False) -> str:
     return value
 
 
-def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool = False) -> int:
+def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool = False,
+                 max_minor: int = MAX_AMOUNT_MINOR) -> int:
     # bool is an int subclass: True would silently mean 1 fen.
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidRequest(field, f"must be an int of minor units, not {type(value).__name__}")
@@ -42,8 +43,8 @@ def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool
         raise InvalidRequest(field, "must not be negative")
     if value == 0 and not allow_zero:
         raise InvalidRequest(field, "must be greater than zero")
-    if value > MAX_AMOUNT_MINOR:
-        raise InvalidRequest(field, f"above the maximum of {MAX_AMOUNT_MINOR} minor units")
+    if value > max_minor:
+        raise InvalidRequest(field, f"above the maximum of {max_minor} minor units")
     return value
 
 

@@ -34,13 +34,14 @@ local function check_id(value, field, optional)
   return nil
 end
 
-local function check_amount(value, field, allow_zero)
+local function check_amount(value, field, allow_zero, max_minor)
+  max_minor = max_minor or MAX_AMOUNT_MINOR
   if type(value) ~= 'string' then return invalid(field, 'missing') end
   if allow_zero and value == '0' then return nil end
-  if #value > 12 or not string.match(value, '^[1-9][0-9]*$') then
+  if #value > 16 or not string.match(value, '^[1-9][0-9]*$') then
     return invalid(field, 'must be a positive whole number of minor units')
   end
-  if tonumber(value) > MAX_AMOUNT_MINOR then return invalid(field, 'above the maximum') end
+  if tonumber(value) > max_minor then return invalid(field, 'above the maximum') end
   return nil
 end
 
@@ -61,13 +62,13 @@ local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
 end
 
 -- The standard checks of KEYS/ARGV shared by every balance script.
-local function check_request(allow_zero_amount)
+local function check_request(allow_zero_amount, max_amount_minor)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
   return check_id(ARGV[1], 'txn_id')
       or check_id(ARGV[2], 'account_id')
-      or check_amount(ARGV[3], 'amount_minor', allow_zero_amount)
+      or check_amount(ARGV[3], 'amount_minor', allow_zero_amount, max_amount_minor)
       or check_ttl(ARGV[4])
       or check_id(ARGV[5], 'terminal_id', true)
       or check_id(ARGV[6], 'cashier_id', true)

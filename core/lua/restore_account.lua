@@ -1,0 +1,32 @@
+--[[
+restore_account: bring back an account that Redis lost, from the database of record.
+Never overwrites: an account that exists in Redis is left alone (ACCOUNT_EXISTS).
+Journaled as kind 'restore' with amount 0, so the database's sum of entries still
+equals the balance.
+KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
+KEYS[4] the partition's set of account ids
+ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] balance_minor  ARGV[4] retention_s
+ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] status ('active' or 'frozen')
+Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
+]]
+--@include common
+
+local bad = check_request(true, MAX_BALANCE_MINOR)
+if bad then return bad end
+local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if set_key ~= string.sub(jkey, 1, -2) .. 'accts' then return invalid('KEYS[4]', 'not the account set of this partition') end
+local txn_id, account_id, balance, ttl_s, st = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[7]
+if st ~= 'active' and st ~= 'frozen' then return invalid('status', 'must be active or frozen') end
+local fp = 'restore|' .. account_id .. '|' .. ARGV[3] .. '|' .. st
+
+local prior = replay(txn_key, fp)
+if prior then return prior end
+if not initialized(jkey) then return NOT_INITIALIZED end
+
+local existing = redis.call('HGET', acct_key, 'bal')
+if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
+
+redis.call('HSET', acct_key, 'bal', balance, 'st', st, 'ct', now_ms())
+redis.call('SADD', set_key, account_id)
+local jid = journal(jkey, acct_key, txn_id, 'restore', account_id, 0, balance, '')
+return decide(txn_key, fp, ttl_s, 'APPLIED', balance, jid)
