@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from redis.exceptions import (BusyLoadingError, ClusterDownError, ConnectionError,
-                              NoScriptError, ReadOnlyError, ResponseError, TimeoutError,
-                              TryAgainError)
+from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, ConnectionError,
+                              MovedError, NoScriptError, ReadOnlyError, ResponseError,
+                              TimeoutError, TryAgainError)
 
 from . import validation as v
 from .connection import check_eviction_policy, connect, is_cluster, redacted
@@ -361,15 +361,37 @@ class Ledger:
         return out  # type: ignore[return-value]
 
     def _pipeline_deducts(self, calls) -> list:
+        """Replies in the order of `calls`: one pipeline, or one per node on a Cluster
+        (redis-py's ClusterPipeline refuses EVALSHA, so the ledger groups by node)."""
+        if not is_cluster(self.client):
+            return self._run_pipeline(self.client, [(keys, args) for _, keys, args, _ in calls])
+        by_node: dict[str, tuple[Any, list[int]]] = {}
+        for pos, (_, keys, _, _) in enumerate(calls):
+            node = self.client.get_node_from_key(keys[0])
+            by_node.setdefault(node.name, (node, []))[1].append(pos)
+        replies: list = [None] * len(calls)
+        for node, positions in by_node.values():
+            batch = [(calls[p][1], calls[p][2]) for p in positions]
+            try:
+                node_replies = self._run_pipeline(node.redis_connection, batch)
+            except (MovedError, AskError) as exc:
+                # slots moved (resharding, failover): learn the new layout, retry the batch
+                self.client.nodes_manager.initialize()
+                raise ClusterDownError(str(exc)) from exc
+            for p, reply in zip(positions, node_replies):
+                replies[p] = reply
+        return replies
+
+    def _run_pipeline(self, client, batch) -> list:
         sha = self.scripts["deduct"].sha
-        for attempt in range(2):
-            pipe = self.client.pipeline(transaction=False)
-            for _, keys, args, _ in calls:
+        for _ in range(2):
+            pipe = client.pipeline(transaction=False)
+            for keys, args in batch:
                 pipe.evalsha(sha, len(keys), *keys, *args)
             replies = pipe.execute(raise_on_error=False)
             if not any(isinstance(r, NoScriptError) for r in replies):
                 break
-            self.scripts.load_all(self.client)   # then re-run: replays answer the ones that ran
+            client.script_load(self.scripts["deduct"].body)   # then re-run: replays answer the ones that ran
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply

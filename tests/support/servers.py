@@ -14,10 +14,26 @@ from pathlib import Path
 import redis
 
 
-def free_port() -> int:
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port(*, cluster_bus: bool = False) -> int:
+    """A free loopback port (below 55535 and with port+10000 free too when `cluster_bus`,
+    because Redis Cluster listens on its port + 10000 as well)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if not cluster_bus:
+            return port
+        if port < 55535 and _bindable(port + 10000):
+            return port
 
 
 def wait_for(predicate, timeout_s: float = 10.0, what: str = "condition") -> None:
@@ -86,10 +102,21 @@ class RedisClusterServers:
     def url(self) -> str:
         return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
 
-    def start(self) -> "RedisClusterServers":
+    def start(self, attempts: int = 3) -> "RedisClusterServers":
+        """Start the cluster; a port taken by someone else in between is retried on new ports."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once()
+            except (TimeoutError, subprocess.SubprocessError, redis.RedisError):
+                self.cleanup()
+                self.nodes = []
+                if attempt == attempts - 1:
+                    raise
+
+    def _start_once(self) -> "RedisClusterServers":
         for _ in range(self.masters * (1 + self.replicas)):
             node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                               "--cluster-node-timeout", "2000")
+                               "--cluster-node-timeout", "2000", port=free_port(cluster_bus=True))
             self.nodes.append(node.start())
         addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
         subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas",
@@ -100,7 +127,7 @@ class RedisClusterServers:
             infos = [n.client().cluster("info") for n in self.nodes]
             return all("cluster_state:ok" in str(i) or (isinstance(i, dict) and i.get("cluster_state") == "ok")
                        for i in infos)
-        wait_for(ready, 30, "cluster state ok")
+        wait_for(ready, 90, "cluster state ok")
         return self
 
     def primaries(self) -> list[RedisServer]:

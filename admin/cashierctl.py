@@ -1,0 +1,188 @@
+"""`cashierctl`: the command line of the shop's IT person and back office.
+
+Opens accounts, tops up, freezes, shows balances and recent journal entries, and
+manages cashiers. Every command goes through `core.Ledger`, so the same validation,
+idempotency and journal apply as at the till. Amounts are typed in yuan ("12.50")
+and parsed exactly. Each command prints its txn id: if the outcome is unknown
+(Redis did not answer), run the same command again with ``--txn-id`` and nothing is
+applied twice.
+
+Exit codes: 0 done, 1 declined (the reason is printed), 2 bad input, 3 Redis
+unavailable or unsafe, 4 txn id conflict.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+import uuid
+
+from redis.exceptions import RedisError
+
+from core import (InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result, TxnConflict,
+                  UnsafeRedisConfig, __version__)
+from core.connection import redacted
+from core.money import format_minor, parse_minor
+
+EXIT_OK, EXIT_DECLINED, EXIT_BAD_INPUT, EXIT_UNAVAILABLE, EXIT_CONFLICT = 0, 1, 2, 3, 4
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def _ledger(args) -> Ledger:
+    return Ledger.from_url(args.redis_url, auto_init=False)
+
+
+def _txn(args, verb: str) -> str:
+    return args.txn_id or f"ctl-{verb}-{uuid.uuid4().hex[:16]}"
+
+
+def _report(result: Result, args) -> int:
+    if args.json:
+        print(json.dumps({"status": result.status.value, "balance_minor": result.balance_minor,
+                          "replayed": result.replayed, "txn_id": result.txn_id,
+                          "account_id": result.account_id, "kind": result.kind}))
+    else:
+        again = " (already done earlier: nothing changed now)" if result.replayed else ""
+        verdict = "done" if result.applied else f"declined: {result.status.value}"
+        print(f"{result.kind} {result.account_id}: {verdict}{again}; "
+              f"balance {format_minor(result.balance_minor)}; txn {result.txn_id}")
+    return EXIT_OK if result.applied else EXIT_DECLINED
+
+
+def cmd_init(args) -> int:
+    ledger = Ledger.from_url(args.redis_url, auto_init=False)
+    schema = ledger.init(partitions=args.partitions)
+    print(f"ledger ready on {redacted(args.redis_url)}: {schema.partitions} journal partition(s)")
+    return EXIT_OK
+
+
+def cmd_open(args) -> int:
+    initial = parse_minor(args.initial, "initial", allow_zero=True)
+    return _report(_ledger(args).open_account(args.account, txn_id=_txn(args, "open"),
+                                              initial_minor=initial, cashier_id=args.operator), args)
+
+
+def cmd_topup(args) -> int:
+    amount = parse_minor(args.amount, "amount")
+    return _report(_ledger(args).credit(args.account, amount, txn_id=_txn(args, "topup"),
+                                        cashier_id=args.operator), args)
+
+
+def cmd_freeze(args) -> int:
+    ledger = _ledger(args)
+    op = ledger.freeze if args.command == "freeze" else ledger.unfreeze
+    return _report(op(args.account, txn_id=_txn(args, args.command), cashier_id=args.operator), args)
+
+
+def cmd_balance(args) -> int:
+    info = _ledger(args).account(args.account)
+    if args.json:
+        print(json.dumps({"account_id": info.account_id, "balance_minor": info.balance_minor,
+                          "status": info.status}))
+    else:
+        print(f"{info.account_id}: {format_minor(info.balance_minor)} ({info.status})")
+    return EXIT_OK
+
+
+def cmd_journal(args) -> int:
+    entries = _ledger(args).journal(args.account, count=args.count)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(e) for e in entries]))
+        return EXIT_OK
+    if not entries:
+        print(f"no journal entries of {args.account} are held in Redis "
+              "(older entries are in the database)")
+    for e in entries:
+        print(f"{e.journal_id:>22}  {e.kind:<10} {format_minor(e.amount_minor):>12}  "
+              f"-> {format_minor(e.balance_after_minor):>12}  txn {e.txn_id}"
+              f"{'  orig ' + e.original_txn_id if e.original_txn_id else ''}"
+              f"{'  term ' + e.terminal_id if e.terminal_id else ''}"
+              f"{'  cashier ' + e.cashier_id if e.cashier_id else ''}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cashierctl", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"cashierctl {__version__}")
+    parser.add_argument("--redis-url", default=os.environ.get("CASHIER_REDIS_URL", DEFAULT_REDIS_URL),
+                        help="central Redis (env CASHIER_REDIS_URL; default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log retries and details")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def with_txn(p):
+        p.add_argument("--txn-id", help="reuse to retry a command whose outcome was unknown")
+        p.add_argument("--operator", help="who does this (recorded as cashier id)")
+        return p
+
+    p = sub.add_parser("init", help="create the ledger on a new, empty Redis")
+    p.add_argument("--partitions", type=int, help="journal partitions (default 1 standalone, 16 cluster)")
+    p.set_defaults(func=cmd_init)
+    p = with_txn(sub.add_parser("open", help="open an account"))
+    p.add_argument("account")
+    p.add_argument("--initial", default="0", help="opening balance in yuan, e.g. 50.00")
+    p.set_defaults(func=cmd_open)
+    p = with_txn(sub.add_parser("topup", help="add money to an account"))
+    p.add_argument("account")
+    p.add_argument("amount", help="in yuan, e.g. 12.50")
+    p.set_defaults(func=cmd_topup)
+    for name in ("freeze", "unfreeze"):
+        p = with_txn(sub.add_parser(name, help=f"{name} an account"))
+        p.add_argument("account")
+        p.set_defaults(func=cmd_freeze)
+    p = sub.add_parser("balance", help="show an account's balance")
+    p.add_argument("account")
+    p.set_defaults(func=cmd_balance)
+    p = sub.add_parser("journal", help="recent journal entries of an account")
+    p.add_argument("account")
+    p.add_argument("--count", type=int, default=20)
+    p.set_defaults(func=cmd_journal)
+
+    for module in _plugins():
+        module.register(sub)
+    return parser
+
+
+def _plugins():
+    """Command groups that live in their own modules (cashiers, ...)."""
+    import importlib
+    for name in ("admin.cashier_commands",):
+        try:
+            yield importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except InvalidRequest as exc:
+        print(f"cashierctl: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except TxnConflict as exc:
+        print(f"cashierctl: {exc}", file=sys.stderr)
+        return EXIT_CONFLICT
+    except (LedgerUnavailable, UnsafeRedisConfig) as exc:
+        print(f"cashierctl: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except LedgerError as exc:
+        print(f"cashierctl: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except RedisError as exc:
+        print(f"cashierctl: Redis refused the command: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except KeyboardInterrupt:
+        print("cashierctl: interrupted; if a change was sent, rerun with the same --txn-id", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+--[[
+cashier_pin_attempt: count PIN failures of one cashier and lock the cashier after
+too many (used by core/cashiers.py, not by the ledger; it never touches balances).
+KEYS[1] failure counter of the cashier   KEYS[2] lock key of the cashier
+  (both carry the cashier's hash tag: cs:cashier:{<id>}:fails / :lock, one slot)
+ARGV[1] outcome: 'check' | 'fail' | 'ok'
+ARGV[2] max_failures   ARGV[3] failure window in ms   ARGV[4] lock time in ms
+Returns {failures_so_far, lock_ms_left}:
+  check: how long the cashier is still locked (0 = not locked); changes nothing.
+  fail : one more failure inside the window; at max_failures the cashier is locked
+         for ARGV[4] ms and the counter starts again.
+  ok   : clears the counter.
+]]
+local fails_key, lock_key = KEYS[1], KEYS[2]
+local outcome = ARGV[1]
+local max_failures, window_ms, lock_ms = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+
+local left = redis.call('PTTL', lock_key)
+if left < 0 then left = 0 end
+if outcome == 'check' then
+  return {tonumber(redis.call('GET', fails_key) or '0'), left}
+end
+if outcome == 'ok' then
+  redis.call('DEL', fails_key)
+  return {0, left}
+end
+if outcome ~= 'fail' then return redis.error_reply('outcome must be check, fail or ok') end
+local fails = redis.call('INCR', fails_key)
+if fails == 1 then redis.call('PEXPIRE', fails_key, window_ms) end
+if fails >= max_failures then
+  redis.call('SET', lock_key, '1', 'PX', lock_ms)
+  redis.call('DEL', fails_key)
+  return {fails, lock_ms}
+end
+return {fails, left}
