@@ -8,7 +8,11 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
     cs:{<tag>}:accts                 set    account ids of the partition
     cs:{<tag>}:a:<account_id>        hash   bal (minor units), st (active|frozen), ct (ms), lj (last journal id)
     cs:{<tag>}:t:<txn_id>            hash   idempotency record: f (request fingerprint), s (status),
-                                            b (balance), j (journal id), r (refunded so far); TTL = retention
+                                            b (balance), j (journal id), r (refunded so far),
+                                            for holds hs (active|captured|voided|expired), ha, hx, hc;
+                                            TTL = retention
+    cs:{<tag>}:h:<account_id>        hash   active holds: hold txn id -> amount (minor)
+    cs:{<tag>}:hx:<account_id>       zset   active holds by expiry (ms)
 
 An account lives in partition ``crc32(account_id) % partitions``. A txn's record lives
 in its account's partition, so a txn id reused for another account *of another
@@ -71,6 +75,12 @@ class Partition:
 
     def txn(self, txn_id: str) -> str:
         return f"{self.prefix}t:{txn_id}"
+
+    def holds(self, account_id: str) -> str:
+        return f"{self.prefix}h:{account_id}"
+
+    def hold_expiries(self, account_id: str) -> str:
+        return f"{self.prefix}hx:{account_id}"
 
 
 class KeySchema:

@@ -89,13 +89,15 @@ class JournalEntry:
     cashier_id: str
     occurred_ms: int
     original_txn_id: str
+    hold_minor: int = 0         # kind 'hold': the amount reserved
+    expires_ms: int = 0         # kind 'hold': when the hold lapses (server ms)
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
         """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those)."""
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
-                   f.get("orig", ""))
+                   f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)))
 
 
 class Ledger:
@@ -263,8 +265,110 @@ class Ledger:
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Take money when the balance covers it, else Status.INSUFFICIENT_FUNDS."""
-        return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id)
+        """Take money when the available balance (balance - active holds) covers it,
+        else Status.INSUFFICIENT_FUNDS."""
+        return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                extra_keys=self._hold_keys(account_id))
+
+    def _hold_keys(self, account_id) -> list[str]:
+        if not isinstance(account_id, str):
+            return []                      # validation will refuse it
+        part = self.schema.partition_of(account_id)
+        return [part.holds(account_id), part.hold_expiries(account_id)]
+
+    # ---------------------------------------------------------------- holds
+
+    def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int,
+             terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Reserve funds for up to `ttl_s` seconds (at most the retention).
+
+        The balance stays; the available balance drops. `Result.balance_minor` is the
+        available balance after the hold. Resolve it with `capture` or `void`; if
+        neither comes it stops counting at its expiry by itself.
+        """
+        if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 1 <= ttl_s <= self.retention_s:
+            raise InvalidRequest("ttl_s", f"must be whole seconds from 1 to the retention ({self.retention_s})")
+        return self._balance_op("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                extra_keys=self._hold_keys(account_id), extra_args=[ttl_s])
+
+    def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str,
+                account_id: str | None = None, terminal_id: str | None = None,
+                cashier_id: str | None = None) -> Result:
+        """Take up to the held amount; the rest of the hold is released. A hold resolves once.
+
+        `account_id` is optional: without it the hold is looked up (one extra read).
+        """
+        return self._resolve_hold("capture", hold_txn_id, amount_minor, txn_id, account_id,
+                                  terminal_id, cashier_id)
+
+    def void(self, hold_txn_id: str, *, txn_id: str, account_id: str | None = None,
+             terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Release a hold without taking anything."""
+        return self._resolve_hold("void", hold_txn_id, 0, txn_id, account_id, terminal_id, cashier_id)
+
+    def _resolve_hold(self, script, hold_txn_id, amount_minor, txn_id, account_id, terminal_id,
+                      cashier_id) -> Result:
+        v.check_id(hold_txn_id, "hold_txn_id")
+        v.check_id(txn_id, "txn_id")
+        if account_id is None:
+            account_id = self.hold_account(hold_txn_id)
+            if account_id is None:
+                return Result(Status.HOLD_NOT_FOUND, 0, False, txn_id, "", script, amount_minor)
+        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
+        return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                allow_zero=script == "void", extra_keys=extra,
+                                extra_args=[hold_txn_id])
+
+    def hold_account(self, hold_txn_id: str) -> str | None:
+        """The account a hold was placed on, or None. Reads the hold's record in every
+        partition (one pipeline): a hold id maps to one account for good, so this read
+        can be done before the capture without a race."""
+        v.check_id(hold_txn_id, "hold_txn_id")
+
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            for part in self.partitions:
+                pipe.hget(part.txn(hold_txn_id), "f")
+            return pipe.execute()
+        for fingerprint in self._with_retry(read, txn_id=None):
+            if fingerprint and fingerprint.startswith("hold|"):
+                return fingerprint.split("|")[1]
+        return None
+
+    def available(self, account_id: str) -> int:
+        """Balance minus active holds, in minor units. Raises AccountNotFound."""
+        return self.balances(account_id)[1]
+
+    def balances(self, account_id: str) -> tuple[int, int]:
+        """(balance, available) read at one instant."""
+        v.check_id(account_id, "account_id")
+        part = self.schema.partition_of(account_id)
+        keys = [part.account(account_id), part.holds(account_id), part.hold_expiries(account_id)]
+        reply = self._with_retry(self.scripts.call, self.client, "available", keys, [], txn_id=None)
+        if not reply:
+            raise AccountNotFound(account_id)
+        return int(reply[0]), int(reply[1])
+
+    def expire_holds(self, account_id: str, *, limit: int = 100, terminal_id: str = "") -> int:
+        """Journal the release of this account's expired holds; returns how many.
+
+        Not needed for correctness (expired holds stop counting by themselves); the
+        reconcile service calls it so the database learns of each release.
+        """
+        v.check_id(account_id, "account_id")
+        part = self.schema.partition_of(account_id)
+        expired = self._with_retry(self.client.zrangebyscore, part.hold_expiries(account_id),
+                                   "-inf", int(time.time() * 1000), 0, limit, txn_id=None)
+        if not expired:
+            return 0
+        keys = [part.account(account_id), part.hold_expiries(account_id), part.journal,
+                part.holds(account_id), part.hold_expiries(account_id), *map(part.txn, expired)]
+        args = ["-", account_id, "0", "", terminal_id, "", *expired]
+        reply = self._with_retry(self.scripts.call, self.client, "expire_holds", keys, args, txn_id=None)
+        if reply and reply[0] == "INVALID":
+            raise InvalidRequest(*reply[3].split(": ", 1))
+        return int(reply[0])
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
@@ -295,7 +399,7 @@ class Ledger:
 
     def freeze(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None) -> Result:
-        """Stop deductions and top-ups on the account (refunds still go through)."""
+        """Stop deductions, holds and top-ups on the account (refunds and captures still go through)."""
         return self._balance_op("freeze", account_id, 0, txn_id, terminal_id, cashier_id,
                                 allow_zero=True)
 
@@ -346,7 +450,8 @@ class Ledger:
             except InvalidRequest as exc:
                 out[i] = exc
                 continue
-            keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal]
+            keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal,
+                    part.holds(req.account_id), part.hold_expiries(req.account_id)]
             args = [req.txn_id, req.account_id, req.amount_minor, self.retention_s,
                     req.terminal_id or "", req.cashier_id or ""]
             calls.append((i, keys, args, req))

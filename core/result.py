@@ -20,6 +20,12 @@ class Status(str, enum.Enum):
     ORIGINAL_NOT_FOUND = "ORIGINAL_NOT_FOUND"      # refund of an unknown / declined / other account's txn
     REFUND_EXCEEDS_ORIGINAL = "REFUND_EXCEEDS_ORIGINAL"
     BALANCE_LIMIT_EXCEEDED = "BALANCE_LIMIT_EXCEEDED"  # the balance would pass MAX_BALANCE_MINOR
+    TOO_MANY_HOLDS = "TOO_MANY_HOLDS"              # 100 active holds on one account already
+    HOLD_NOT_FOUND = "HOLD_NOT_FOUND"              # no such hold on this account (or older than the retention)
+    HOLD_ALREADY_CAPTURED = "HOLD_ALREADY_CAPTURED"
+    HOLD_ALREADY_VOIDED = "HOLD_ALREADY_VOIDED"
+    HOLD_EXPIRED = "HOLD_EXPIRED"
+    CAPTURE_EXCEEDS_HOLD = "CAPTURE_EXCEEDS_HOLD"
 
     @property
     def applied(self) -> bool:
@@ -31,7 +37,8 @@ class Result:
     """The decision on one request.
 
     `balance_minor` is the balance after the operation; for a decline, the balance
-    when it was decided (0 for an unknown account). `journal_id` is the stream entry
+    when it was decided (0 for an unknown account). For `hold` it is the *available*
+    balance (balance - active holds) after the hold. `journal_id` is the stream entry
     id of an applied change ('' for a decline).
     """
     status: Status

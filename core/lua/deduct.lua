@@ -1,6 +1,8 @@
 --[[
 deduct: take amount_minor from an account when its balance covers it.
 KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
+KEYS[4] holds of the account   KEYS[5] hold expiries of the account
+The balance must cover the amount *plus* the account's active holds.
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
@@ -9,7 +11,7 @@ NOT_INITIALIZED from the shared checks).
 ]]
 --@include common
 
-local bad = check_request(false)
+local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
 if bad then return bad end
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
 local txn_id, account_id, amount = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -24,7 +26,8 @@ local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-if balance < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
+local held = active_holds(KEYS[4], KEYS[5], now_ms())
+if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
 
 local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
 local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '')

@@ -33,6 +33,7 @@ def state(ledger: Ledger) -> dict:
     for key in c.scan_iter("*"):
         kind = c.type(key)
         out[key] = {"hash": c.hgetall, "stream": lambda k: c.xrange(k), "set": c.smembers,
+                    "zset": lambda k: c.zrange(k, 0, -1, withscores=True),
                     "string": c.get}[kind](key)
     return out
 

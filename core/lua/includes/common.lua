@@ -102,14 +102,40 @@ local function now_ms()
 end
 
 -- Append the journal entry of an applied change and remember it on the account.
-local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after, original_txn_id)
-  local id = redis.call('XADD', jkey, '*',
-    'txn', txn_id, 'kind', kind, 'acct', account_id,
+-- hold_minor / expires_ms describe a hold (kind 'hold'); other kinds leave them out.
+local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after,
+                       original_txn_id, hold_minor, expires_ms)
+  local fields = {'txn', txn_id, 'kind', kind, 'acct', account_id,
     'amt', tostring(signed_amount), 'bal', tostring(balance_after),
     'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now_ms(),
-    'orig', original_txn_id or '')
+    'orig', original_txn_id or ''}
+  if hold_minor then
+    table.insert(fields, 'held'); table.insert(fields, tostring(hold_minor))
+    table.insert(fields, 'exp'); table.insert(fields, tostring(expires_ms))
+  end
+  local id = redis.call('XADD', jkey, '*', unpack(fields))
   redis.call('HSET', acct_key, 'lj', id)
   return id
+end
+
+-- Holds of one account: a hash hold txn id -> amount, and a sorted set hold txn id
+-- by expiry (ms). A hold counts until its expiry whether or not anything touches it;
+-- expired entries are cleared, and their release journaled, by expire_holds.lua.
+local MAX_ACTIVE_HOLDS = 100
+
+local function active_holds(holds_key, expiry_key, now)
+  local ids = redis.call('ZRANGEBYSCORE', expiry_key, '(' .. now, '+inf')
+  if #ids == 0 then return 0, 0 end
+  local amounts = redis.call('HMGET', holds_key, unpack(ids))
+  local sum = 0
+  for i = 1, #amounts do sum = sum + tonumber(amounts[i] or '0') end
+  return sum, #ids
+end
+
+local function check_hold_keys(prefix, account_id)
+  if KEYS[4] ~= prefix .. 'h:' .. account_id then return invalid('KEYS[4]', 'not the holds of this account') end
+  if KEYS[5] ~= prefix .. 'hx:' .. account_id then return invalid('KEYS[5]', 'not the hold expiries of this account') end
+  return nil
 end
 
 -- A partition exists once its journal stream exists (created by Ledger.init or

@@ -1,0 +1,44 @@
+--[[
+hold: reserve amount_minor of an account for ttl_s (pre-authorise a sale). The balance
+does not change; the available balance (balance - active holds) does.
+KEYS[1] account hash   KEYS[2] txn record (of this hold)   KEYS[3] partition journal
+KEYS[4] holds of the account   KEYS[5] hold expiries of the account
+ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
+ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] ttl_s (1 .. retention_s)
+Returns {status, available_minor, replayed, journal_id}; statuses: APPLIED,
+INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, TOO_MANY_HOLDS.
+The hold's state lives in its txn record: hs (active|captured|voided|expired), ha, hx.
+]]
+--@include common
+
+local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
+if bad then return bad end
+local ttl_hold = ARGV[7]
+if type(ttl_hold) ~= 'string' or not string.match(ttl_hold, '^[1-9][0-9]*$') or #ttl_hold > 9
+   or tonumber(ttl_hold) > tonumber(ARGV[4]) then
+  return invalid('ttl_s', 'must be a whole number of seconds, at most the retention')
+end
+local acct_key, txn_key, jkey, holds_key, expiry_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local txn_id, account_id, amount, ttl_s = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold
+
+local prior = replay(txn_key, fp)
+if prior then return prior end
+if not initialized(jkey) then return NOT_INITIALIZED end
+
+local acct = redis.call('HMGET', acct_key, 'bal', 'st')
+if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+local balance = tonumber(acct[1])
+local now = now_ms()
+local held, count = active_holds(holds_key, expiry_key, now)
+if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance - held) end
+if count >= MAX_ACTIVE_HOLDS then return decide(txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
+if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
+
+local expires_ms = tonumber(now) + tonumber(ttl_hold) * 1000
+redis.call('HSET', holds_key, txn_id, amount)
+redis.call('ZADD', expiry_key, expires_ms, txn_id)
+local jid = journal(jkey, acct_key, txn_id, 'hold', account_id, 0, balance, '', amount, expires_ms)
+local reply = decide(txn_key, fp, ttl_s, 'APPLIED', balance - held - amount, jid)
+redis.call('HSET', txn_key, 'hs', 'active', 'ha', amount, 'hx', expires_ms)
+return reply

@@ -1,0 +1,104 @@
+"""Holds: pre-authorise, then capture or void, each resolving at most once; expired
+holds stop counting at their expiry with nothing touching the account."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from core import InvalidRequest, Status
+
+
+@pytest.fixture
+def acct(ledger):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=10_000)
+    return ledger
+
+
+def test_hold_reduces_available_not_balance(acct):
+    r = acct.hold("A-1", 3000, txn_id="h-1", ttl_s=600)
+    assert r.applied and r.balance_minor == 7000
+    assert acct.balance("A-1") == 10_000 and acct.available("A-1") == 7000
+    assert acct.hold("A-1", 3000, txn_id="h-1", ttl_s=600).replayed
+
+
+def test_deductions_and_holds_respect_active_holds(acct):
+    acct.hold("A-1", 8000, txn_id="h-1", ttl_s=600)
+    assert acct.deduct("A-1", 2001, txn_id="d-1").status is Status.INSUFFICIENT_FUNDS
+    assert acct.hold("A-1", 2001, txn_id="h-2", ttl_s=600).status is Status.INSUFFICIENT_FUNDS
+    assert acct.deduct("A-1", 2000, txn_id="d-2").applied
+    assert acct.available("A-1") == 0
+
+
+def test_partial_capture_releases_the_rest(acct):
+    acct.hold("A-1", 3000, txn_id="h-1", ttl_s=600)
+    r = acct.capture("h-1", 2500, txn_id="c-1")
+    assert r.applied and r.balance_minor == 7500 and r.account_id == "A-1"
+    assert acct.available("A-1") == 7500
+    assert acct.capture("h-1", 2500, txn_id="c-1").replayed
+    # a capture is refundable like a deduction
+    assert acct.refund("A-1", 2500, txn_id="r-1", original_txn_id="c-1").balance_minor == 10_000
+
+
+def test_a_hold_resolves_at_most_once(acct):
+    acct.hold("A-1", 1000, txn_id="h-1", ttl_s=600)
+    acct.hold("A-1", 1000, txn_id="h-2", ttl_s=600)
+    assert acct.capture("h-1", 1001, txn_id="c-0").status is Status.CAPTURE_EXCEEDS_HOLD
+    assert acct.capture("h-1", 1000, txn_id="c-1").applied
+    assert acct.capture("h-1", 1000, txn_id="c-2").status is Status.HOLD_ALREADY_CAPTURED
+    assert acct.void("h-1", txn_id="v-1").status is Status.HOLD_ALREADY_CAPTURED
+    assert acct.void("h-2", txn_id="v-2").applied
+    assert acct.capture("h-2", 1, txn_id="c-3").status is Status.HOLD_ALREADY_VOIDED
+    assert acct.void("h-2", txn_id="v-3").status is Status.HOLD_ALREADY_VOIDED
+    assert acct.capture("nope", 1, txn_id="c-4").status is Status.HOLD_NOT_FOUND
+    assert acct.capture("d-x", 1, txn_id="c-5", account_id="A-1").status is Status.HOLD_NOT_FOUND
+    assert acct.balance("A-1") == 9000 and acct.available("A-1") == 9000
+
+
+def test_expired_hold_stops_counting_by_itself(acct):
+    acct.hold("A-1", 9000, txn_id="h-1", ttl_s=1)
+    assert acct.available("A-1") == 1000
+    time.sleep(1.1)
+    assert acct.available("A-1") == 10_000                 # nothing touched the account
+    assert acct.deduct("A-1", 10_000, txn_id="d-1").applied
+    assert acct.capture("h-1", 1, txn_id="c-1").status is Status.HOLD_EXPIRED
+    assert acct.void("h-1", txn_id="v-1").status is Status.HOLD_EXPIRED
+
+
+def test_expire_holds_journals_each_release_once(acct):
+    acct.hold("A-1", 100, txn_id="h-1", ttl_s=1)
+    acct.hold("A-1", 100, txn_id="h-2", ttl_s=600)
+    assert acct.expire_holds("A-1") == 0
+    time.sleep(1.1)
+    assert acct.expire_holds("A-1") == 1
+    assert acct.expire_holds("A-1") == 0
+    kinds = [(e.kind, e.original_txn_id) for e in acct.journal("A-1")]
+    assert kinds[0] == ("hold_expire", "h-1")
+    assert [k for k, _ in kinds].count("hold_expire") == 1
+    hold_entry = next(e for e in acct.journal("A-1") if e.txn_id == "h-2")
+    assert hold_entry.kind == "hold" and hold_entry.hold_minor == 100 and hold_entry.expires_ms > 0
+    assert acct.capture("h-1", 1, txn_id="c-1").status is Status.HOLD_EXPIRED
+
+
+def test_hold_validation(acct):
+    with pytest.raises(InvalidRequest) as info:
+        acct.hold("A-1", 100, txn_id="h-1", ttl_s=0)
+    assert info.value.field == "ttl_s"
+    with pytest.raises(InvalidRequest):
+        acct.hold("A-1", 100, txn_id="h-1", ttl_s=acct.retention_s + 1)
+    with pytest.raises(InvalidRequest) as info:
+        acct.capture("h{1}", 100, txn_id="c-1")
+    assert info.value.field == "hold_txn_id"
+    assert acct.available("A-1") == 10_000
+
+
+@pytest.mark.cluster
+def test_holds_on_cluster(cluster_ledger):
+    led = cluster_ledger
+    for i in range(10):
+        a = f"H-{i}"
+        led.open_account(a, txn_id=f"o-{a}", initial_minor=1000)
+        assert led.hold(a, 600, txn_id=f"h-{a}", ttl_s=60).balance_minor == 400
+        assert led.deduct(a, 401, txn_id=f"d-{a}").status is Status.INSUFFICIENT_FUNDS
+        assert led.capture(f"h-{a}", 600, txn_id=f"c-{a}").balance_minor == 400   # hold looked up
+        assert led.available(a) == 400
