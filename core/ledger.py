@@ -23,6 +23,7 @@ from . import validation as v
 from .connection import check_eviction_policy, connect, is_cluster, redacted
 from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict)
+from .read_cache import ReadCache
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .result import Result, Status
 from .scripts import ScriptRunner
@@ -112,12 +113,15 @@ class Ledger:
         production pass False so that a Redis that lost its data is never mistaken
         for a new one.
     allow_evicting_policy: FOR TESTS ONLY: skip the maxmemory-policy check.
+    read_cache_max_age_s: let balance()/available()/account() answer from a per-process
+        cache up to this old (default 0: off). For display only; see `core.read_cache`.
     """
 
     def __init__(self, client, *, retention_s: int = DEFAULT_RETENTION_S,
                  retry: RetryPolicy | None = None, auto_init: bool = True,
                  partitions: int | None = None, allow_evicting_policy: bool = False,
-                 scripts: ScriptRunner | None = None):
+                 scripts: ScriptRunner | None = None, read_cache_max_age_s: float = 0.0,
+                 read_cache_max_entries: int = 10_000):
         self.client = client
         self.retention_s = v.check_retention(retention_s)
         self.retry = retry or RetryPolicy()
@@ -127,6 +131,7 @@ class Ledger:
         self.scripts = scripts or ScriptRunner()
         self._schema: KeySchema | None = None
         self._policy_checked_at = float("-inf")
+        self.read_cache = ReadCache(read_cache_max_age_s, read_cache_max_entries)
 
     @classmethod
     def from_url(cls, url: str, *, socket_timeout_s: float = 2.0, **kwargs) -> "Ledger":
@@ -217,7 +222,10 @@ class Ledger:
     def _run(self, script: str, kind: str, keys: Sequence[str], args: Sequence[Any],
              account_id: str, amount_minor: int, txn_id: str) -> Result:
         self._with_retry(self._check_policy, txn_id=txn_id)
-        reply = self._with_retry(self.scripts.call, self.client, script, keys, args, txn_id=txn_id)
+        try:
+            reply = self._with_retry(self.scripts.call, self.client, script, keys, args, txn_id=txn_id)
+        finally:
+            self.read_cache.invalidate(account_id)
         return self._decode(reply, kind, account_id, amount_minor, txn_id)
 
     @staticmethod
@@ -343,12 +351,18 @@ class Ledger:
     def balances(self, account_id: str) -> tuple[int, int]:
         """(balance, available) read at one instant."""
         v.check_id(account_id, "account_id")
+        cached = self.read_cache.get("balances", account_id)
+        if cached is not None:
+            return cached
         part = self.schema.partition_of(account_id)
         keys = [part.account(account_id), part.holds(account_id), part.hold_expiries(account_id)]
+        started = time.monotonic()
         reply = self._with_retry(self.scripts.call, self.client, "available", keys, [], txn_id=None)
         if not reply:
             raise AccountNotFound(account_id)
-        return int(reply[0]), int(reply[1])
+        value = (int(reply[0]), int(reply[1]))
+        self.read_cache.put("balances", account_id, value, started)
+        return value
 
     def expire_holds(self, account_id: str, *, limit: int = 100, terminal_id: str = "") -> int:
         """Journal the release of this account's expired holds; returns how many.
@@ -457,7 +471,11 @@ class Ledger:
             calls.append((i, keys, args, req))
         if calls:
             self._with_retry(self._check_policy, txn_id=None)
-            replies = self._with_retry(self._pipeline_deducts, calls, txn_id=None)
+            try:
+                replies = self._with_retry(self._pipeline_deducts, calls, txn_id=None)
+            finally:
+                for _, _, _, req in calls:
+                    self.read_cache.invalidate(req.account_id)
             for (i, _, _, req), reply in zip(calls, replies):
                 try:
                     out[i] = self._decode(reply, "deduct", req.account_id, req.amount_minor, req.txn_id)
@@ -507,11 +525,17 @@ class Ledger:
     def account(self, account_id: str) -> AccountInfo:
         """The account as Redis holds it now. Raises AccountNotFound."""
         v.check_id(account_id, "account_id")
+        cached = self.read_cache.get("account", account_id)
+        if cached is not None:
+            return cached
         key = self.schema.partition_of(account_id).account(account_id)
+        started = time.monotonic()
         bal, st, ct, lj = self._with_retry(self.client.hmget, key, "bal", "st", "ct", "lj", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
-        return AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "")
+        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "")
+        self.read_cache.put("account", account_id, info, started)
+        return info
 
     def accounts(self, account_ids: Sequence[str]) -> dict[str, AccountInfo | None]:
         """Many accounts in one pipeline (None for an id Redis does not hold).
