@@ -1,0 +1,215 @@
+"""Command line of the reconcile service (`reconcile-service`, entry point `main`).
+
+Subcommands: run (the daemon; --once drains, reconciles once and exits), migrate,
+reconcile, restore, status (--json). Exit codes: 0 fine; 1 a discrepancy is open
+that was not repaired; 2 a configuration or usage mistake; 3 Redis or the database
+stayed away past the deadline; 4 the operation was refused (schema not migrated,
+nothing to restore, unsafe Redis); 130 interrupted. Operator mistakes get one clear
+line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+
+from core import LedgerNotInitialized, UnsafeRedisConfig
+
+from .config import ConfigError, load_settings
+from .db import SchemaNotCurrent, migrate
+from .logs import setup_logging
+from .restore import RestoreRefused
+
+log = logging.getLogger("reconcile_service")
+
+EXIT_OK, EXIT_DISCREPANCY, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("configuration (flags > environment > --config file > defaults)")
+    g.add_argument("--config", metavar="FILE", help="TOML file of settings (see docs/reconcile.md)")
+    g.add_argument("--redis-url", help="ledger Redis (env CASHIER_REDIS_URL)")
+    g.add_argument("--database-url", help="database of record (env CASHIER_DATABASE_URL; "
+                                          "default: SQLite file in the user data directory)")
+    g.add_argument("--consumer-name", help="this instance's consumer name (default host-pid)")
+    g.add_argument("--batch-size", type=int, help="entries per database transaction")
+    g.add_argument("--block-ms", type=int, help="how long an idle read waits for new entries")
+    g.add_argument("--claim-idle-ms", type=int, help="claim entries pending this long at another consumer")
+    g.add_argument("--reconcile-interval-s", type=float, help="seconds between the daemon's passes")
+    g.add_argument("--trim-interval-s", type=float)
+    g.add_argument("--trim-keep-s", type=float, help="keep applied journal entries this long")
+    g.add_argument("--restore-on-start", action=argparse.BooleanOptionalAction, default=None,
+                   help="restore a Redis that lost everything before consuming")
+    g.add_argument("--metrics-host")
+    g.add_argument("--metrics-port", type=int, help="Prometheus /metrics and /healthz port (0 = off)")
+    g.add_argument("--retry-deadline-s", type=float,
+                   help="give up when a server is away this long (0: daemon never, one-shot 60 s)")
+    g.add_argument("--log-level")
+    g.add_argument("--log-format", help="json or text")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(prog="reconcile-service", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", parents=[common], help="the daemon")
+    run.add_argument("--once", action="store_true", help="drain, reconcile once and exit")
+    sub.add_parser("migrate", parents=[common], help="create or upgrade the database tables")
+    rec = sub.add_parser("reconcile", parents=[common], help="one reconciliation pass")
+    rec.add_argument("--no-drain", action="store_true",
+                     help="do not apply pending journal entries first (in-flight accounts are skipped)")
+    rec.add_argument("--json", action="store_true", help="print the pass report as JSON")
+    res = sub.add_parser("restore", parents=[common], help="load lost balances from the database into Redis")
+    res.add_argument("--json", action="store_true")
+    st = sub.add_parser("status", parents=[common], help="lag per partition, last pass, open discrepancies")
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+_SETTING_FLAGS = ("redis_url", "database_url", "consumer_name", "batch_size", "block_ms", "claim_idle_ms",
+                  "reconcile_interval_s", "trim_interval_s", "trim_keep_s", "restore_on_start",
+                  "metrics_host", "metrics_port", "retry_deadline_s", "log_level", "log_format")
+
+
+class Progress:
+    """A one-line progress counter on stderr, for people at a terminal only."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last_s = 0.0
+
+    def __call__(self, count: int) -> None:
+        now = time.monotonic()
+        if self.enabled and now - self.last_s >= 0.5:
+            self.last_s = now
+            print(f"\r{self.label}: {count} accounts", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.enabled and self.last_s:
+            print(file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        flags = {name: getattr(args, name) for name in _SETTING_FLAGS}
+        settings = load_settings(flags, config_path=args.config)
+    except ConfigError as exc:
+        print(f"reconcile-service: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    setup_logging(settings.log_level, settings.log_format)
+    try:
+        return _dispatch(args, settings)
+    except ConfigError as exc:
+        print(f"reconcile-service: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("reconcile-service: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _dispatch(args, settings) -> int:
+    from .metrics import MetricsServer
+    from .service import Service, Stopped, Unavailable
+
+    service = Service(settings)
+    server = None
+    try:
+        if args.command == "migrate":
+            before, after = service.with_retry(lambda: migrate(service.engine), "migrating",
+                                               service.one_shot_deadline_s())
+            print(f"database {service.describe()['database']}: schema "
+                  f"{'already at' if before == after else f'{before} ->'} {after}")
+            return EXIT_OK
+        if args.command == "status":
+            settings_deadline = min(service.one_shot_deadline_s(), 10.0)
+            service.with_retry(lambda: service.prepare_database(auto_migrate=False), "reading status",
+                               settings_deadline)
+            info = service.with_retry(service.status, "reading status", settings_deadline)
+            _print_status(info, args.json)
+            return EXIT_DISCREPANCY if info["open_discrepancies"] else EXIT_OK
+        if args.command == "run":
+            service.install_signal_handlers()
+            if settings.metrics_port:
+                try:
+                    server = MetricsServer(service.metrics, settings.metrics_host, settings.metrics_port).start()
+                except OSError as exc:
+                    raise ConfigError(f"metrics_port: cannot listen on {settings.metrics_host}:"
+                                      f"{settings.metrics_port} ({exc.strerror or exc})") from None
+            return service.run_once() if args.once else service.run_daemon()
+        deadline = service.one_shot_deadline_s()
+        service.with_retry(lambda: service.prepare_database(auto_migrate=True), "migrating", deadline)
+        if args.command == "restore":
+            service.install_signal_handlers()
+            progress = Progress("restore")
+            report = service.with_retry(lambda: service.run_restore(progress=progress), "restoring", deadline)
+            progress.done()
+            if args.json:
+                print(json.dumps(report.as_dict(), indent=2))
+            else:
+                print(f"restore: {report.accounts_restored} account(s) restored, {report.accounts_present} "
+                      f"already in Redis (left untouched), {report.entries_drained} journal entries "
+                      f"drained first")
+            return EXIT_OK
+        if args.command == "reconcile":
+            service.with_retry(lambda: service.ready(restore_if_empty=False), "connecting", deadline)
+            progress = Progress("reconcile")
+            report = service.with_retry(lambda: service.reconcile_cycle(drain=not args.no_drain,
+                                                                        progress=progress),
+                                        "reconciling", deadline)
+            progress.done()
+            if args.json:
+                print(json.dumps(report.as_dict(), indent=2))
+            else:
+                print(f"pass {report.pass_id}: {report.accounts_checked} accounts compared, "
+                      f"{report.accounts_in_flight} in flight, {len(report.findings)} discrepancies found, "
+                      f"{len(report.repairs)} repaired, {report.open_discrepancies} open")
+                for f in report.findings:
+                    print(f"  {f.kind} {f.account_id}: {f.cause}")
+            return EXIT_OK if report.clean else EXIT_DISCREPANCY
+        raise AssertionError(args.command)
+    except Unavailable as exc:
+        print(f"reconcile-service: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except Stopped:
+        return EXIT_OK
+    except (SchemaNotCurrent, RestoreRefused, UnsafeRedisConfig, LedgerNotInitialized) as exc:
+        print(f"reconcile-service: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    finally:
+        if server:
+            server.close()
+        service.close()
+
+
+def _print_status(info: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(info, indent=2, default=str))
+        return
+    print(f"redis     {info['redis']}")
+    print(f"database  {info['database']}")
+    if info.get("redis_error"):
+        print(f"redis error: {info['redis_error']}")
+    for p in info["partitions"]:
+        print(f"partition {p['partition']:>3}: unapplied {p['unapplied']} (new {p['lag']}, pending "
+              f"{p['pending']}), stream {p['stream_length']} entries, applied {p['db_entries_applied']}, "
+              f"last batch {p['db_last_batch_at'] or '-'}")
+    lp = info["last_pass"]
+    if lp:
+        print(f"last pass {lp['id']} {lp['outcome']} at {lp['finished_at']}: {lp['accounts_checked']} compared, "
+              f"{lp['discrepancies_found']} found, {lp['repairs_made']} repaired")
+    else:
+        print("last pass: none yet")
+    print(f"open discrepancies: {info['open_discrepancies']}")
+    for d in info["discrepancies"]:
+        print(f"  #{d['id']} {d['kind']} {d['account_id'] or ''} {d['txn_id'] or ''}: {d['cause']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

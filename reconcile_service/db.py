@@ -1,0 +1,101 @@
+"""Opening the database of record and migrating its schema.
+
+PostgreSQL through psycopg 3 is the production database; SQLite is the embedded
+default. Migrations run in code (an Alembic `Config` built here, pointing at the
+package's own `migrations/` folder) so they work from a wheel or a PyInstaller bundle
+without an alembic.ini on disk.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, event, inspect
+from sqlalchemy.engine import Engine, make_url
+
+from .config import ConfigError
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+class SchemaNotCurrent(Exception):
+    """The database has not been migrated to this version of the service."""
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; for SQLite the directory is created and WAL switched on."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # sqlalchemy raises ArgumentError with a terse message
+        raise ConfigError(f"database_url: cannot be parsed ({exc})") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            try:
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"database_url: cannot create the directory of {parsed.database} ({exc})") from None
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record):
+            # WAL lets status/reconcile read while the daemon writes; synchronous=FULL
+            # because an acknowledged entry must survive a power cut.
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cur.close()
+        return engine
+    if parsed.get_backend_name() != "postgresql":
+        raise ConfigError(f"database_url: backend {parsed.get_backend_name()!r} is not supported "
+                          "(use postgresql+psycopg or sqlite)")
+    # pool_pre_ping: after a database restart, stale pooled connections are replaced
+    # instead of failing the first batch.
+    return create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2,
+                         connect_args={"connect_timeout": 5})
+
+
+def _alembic_config(connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(cfg).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def migrate(engine: Engine) -> tuple[str | None, str]:
+    """Upgrade to the newest schema; answers (revision before, revision after)."""
+    before = current_revision(engine)
+    with engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), "head")
+    after = current_revision(engine)
+    if before != after:
+        log.info("database migrated", extra={"from_revision": before, "to_revision": after})
+    return before, after
+
+
+def require_current_schema(engine: Engine) -> None:
+    """Refuse to work on a database whose schema is not this version's."""
+    current, head = current_revision(engine), head_revision()
+    if current != head:
+        if current is None and not inspect(engine).get_table_names():
+            raise SchemaNotCurrent("the database has no tables yet: run `reconcile-service migrate`")
+        raise SchemaNotCurrent(f"the database schema is at revision {current}, this version needs "
+                               f"{head}: run `reconcile-service migrate`")

@@ -1,0 +1,177 @@
+"""The database of record: SQLAlchemy 2.0 typed models of every table the service owns.
+
+`accounts` and `ledger_entries` are a contract that other tools read; the rest record
+how the service works (journal progress, passes, discrepancies, duplicates, quarantined
+entries, ledger settings). Schema changes go through the Alembic migrations in
+`reconcile_service/migrations`; these models must match them.
+
+Journal positions: a Redis stream id ``<ms>-<seq>`` is kept as written (`journal_id`)
+and as `journal_pos`, 34 digits (ms padded to 15, seq to 19), whose text order is the
+stream order under any collation, so SQL can take maxima and compare positions.
+
+The balance identity, per account::
+
+    accounts.balance_minor == SUM(ledger_entries.amount_minor)
+                            + SUM(duplicate_entries.amount_minor)
+
+A duplicate (a txn id applied twice in Redis) is refused by the unique `txn_id` of
+`ledger_entries` but did change the Redis balance, so it is kept in `duplicate_entries`
+and counted; its reversal is an ordinary `compensate` entry in `ledger_entries`.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, DateTime, Integer, String, Text, UniqueConstraint, Index
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ID_LEN = 64          # core.validation's limit for account, txn, terminal and cashier ids
+JOURNAL_ID_LEN = 41  # "<20 digits>-<20 digits>"
+POS_LEN = 34
+
+
+def journal_pos(journal_id: str) -> str:
+    """The sortable form of a stream id ('1712-3' -> 34 digits). Raises ValueError."""
+    ms, _, seq = journal_id.partition("-")
+    ms_i, seq_i = int(ms), int(seq or 0)
+    if ms_i < 0 or seq_i < 0 or ms_i >= 10 ** 15 or seq_i >= 10 ** 19:
+        raise ValueError(f"journal id {journal_id!r} out of range")
+    return f"{ms_i:015d}{seq_i:019d}"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    balance_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    last_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    last_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    # position of the entry that last set `status` (freeze/unfreeze/open), so that
+    # batches committed out of order still leave the latest status
+    status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+
+
+class LedgerEntry(Base):
+    __tablename__ = "ledger_entries"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False, unique=True)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    amount_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    balance_after_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    original_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_ledger_entries_position"),
+                      Index("ix_ledger_entries_account_pos", "account_id", "journal_pos"))
+
+
+class DuplicateEntry(Base):
+    """A journal entry whose txn id was already in `ledger_entries` at another position."""
+    __tablename__ = "duplicate_entries"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False, index=True)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False, index=True)
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    amount_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    balance_after_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    original_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    first_journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    first_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    # open (to repair) | compensated | reported (needs a person) | no_effect (amount 0)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    compensation_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),)
+
+
+class QuarantinedEntry(Base):
+    """A journal entry that could not be parsed: kept verbatim, acknowledged, alerted."""
+    __tablename__ = "quarantined_entries"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    fields_json: Mapped[str] = mapped_column(Text, nullable=False)
+    error: Mapped[str] = mapped_column(Text, nullable=False)
+    quarantined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_quarantined_position"),)
+
+
+class JournalProgress(Base):
+    """Per partition: how far the database has got (maxima; batches may commit out of order)."""
+    __tablename__ = "journal_progress"
+    journal_partition: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    entries_applied: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    last_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    last_batch_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class LedgerSetting(Base):
+    """Settings of the Redis ledger the database mirrors (e.g. `partitions`, for restore)."""
+    __tablename__ = "ledger_settings"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class ReconcilePass(Base):
+    __tablename__ = "reconcile_passes"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # running | clean | discrepancies | failed
+    outcome: Mapped[str] = mapped_column(String(16), nullable=False)
+    accounts_checked: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    accounts_in_flight: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    discrepancies_found: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    repairs_made: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    consumer: Mapped[str] = mapped_column(String(128), nullable=False)
+    detail: Mapped[str | None] = mapped_column(Text)
+
+
+class Discrepancy(Base):
+    """Something that does not add up, with its cause and evidence (JSON)."""
+    __tablename__ = "discrepancies"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    # balance_mismatch | status_mismatch | missing_in_redis | missing_in_db |
+    # duplicate_txn | malformed_entry
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    account_id: Mapped[str | None] = mapped_column(String(ID_LEN), index=True)
+    txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    journal_partition: Mapped[int | None] = mapped_column(Integer)
+    journal_id: Mapped[str | None] = mapped_column(String(JOURNAL_ID_LEN))
+    redis_balance_minor: Mapped[int | None] = mapped_column(BigInteger)
+    db_balance_minor: Mapped[int | None] = mapped_column(BigInteger)
+    cause: Mapped[str] = mapped_column(Text, nullable=False)
+    evidence_json: Mapped[str] = mapped_column(Text, nullable=False)
+    # open | repaired | cleared (no longer observed)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, index=True)
+    repair_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    first_pass_id: Mapped[int | None] = mapped_column(BigInteger)
+    last_pass_id: Mapped[int | None] = mapped_column(BigInteger)
+    found_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,316 @@
+"""The reconcile service's lifecycle: connecting, the daemon loop, one-shot runs, status.
+
+`Service` owns the Redis ledger, the database engine, the consumer and the reconciler.
+The daemon (`run_daemon`) applies batches of every partition, refreshes lag metrics,
+trims the streams and runs reconciliation passes on a timer; when Redis or the database
+is away it backs off (exponentially, with jitter), reports it (log, metrics, /healthz)
+and carries on where the group left it. SIGTERM/SIGINT finish the current batch
+(commit and XACK) and exit 0; a second signal exits at once, which is also safe
+because nothing is acknowledged before its commit.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import socket
+import time
+from typing import Callable, TypeVar
+
+import redis.exceptions as rx
+from sqlalchemy import select
+from sqlalchemy.exc import InterfaceError, OperationalError
+
+from core import Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, UnsafeRedisConfig
+from core.connection import redacted
+
+from .config import Settings
+from .db import make_engine, migrate, require_current_schema
+from .journal import Consumer, Journal
+from .metrics import Metrics, MetricsServer
+from .models import JournalProgress, ReconcilePass
+from .reconcile import PassReport, Reconciler, open_discrepancies
+from .restore import RestoreReport, database_partitions, redis_has_ledger, restore
+from .store import get_setting, put_setting
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+REDIS_DOWN = (rx.ConnectionError, rx.TimeoutError, rx.BusyLoadingError, rx.ClusterDownError,
+              rx.TryAgainError, rx.ReadOnlyError, rx.MasterDownError)
+DB_DOWN = (OperationalError, InterfaceError)
+ONE_SHOT_DEADLINE_S = 60.0
+LAG_INTERVAL_S = 5.0
+
+
+class Stopped(Exception):
+    """A stop was requested while waiting."""
+
+
+class Unavailable(Exception):
+    """A server stayed away past the deadline; the message names it and why."""
+
+
+def _lost_data(exc: BaseException) -> bool:
+    return isinstance(exc, LedgerNotInitialized) or (
+        isinstance(exc, rx.ResponseError) and "NOGROUP" in str(exc))
+
+
+def _which(exc: BaseException) -> str | None:
+    if isinstance(exc, LedgerNotInitialized) or _lost_data(exc):
+        return None
+    if isinstance(exc, REDIS_DOWN + (LedgerUnavailable,)):
+        return "redis"
+    if isinstance(exc, DB_DOWN):
+        return "database"
+    return None
+
+
+class Service:
+    def __init__(self, settings: Settings, metrics: Metrics | None = None):
+        self.settings = settings
+        self.metrics = metrics or Metrics()
+        self.consumer_name = settings.consumer_name or f"{socket.gethostname()}-{os.getpid()}"
+        self.database_url = settings.resolved_database_url()
+        self.engine = make_engine(self.database_url)
+        # socket timeout above XREADGROUP's BLOCK, or every idle block would time out
+        self.ledger = Ledger.from_url(settings.redis_url, auto_init=False,
+                                      socket_timeout_s=max(5.0, settings.block_ms / 1000 + 3),
+                                      retry=RetryPolicy(deadline_s=2.0))
+        self.stop_requested = False
+        self.consumer: Consumer | None = None
+        self.reconciler: Reconciler | None = None
+        self._signals = 0
+
+    # ------------------------------------------------------------ plumbing
+
+    def describe(self) -> dict:
+        return {"redis": redacted(self.settings.redis_url), "database": redacted(self.database_url),
+                "consumer": self.consumer_name}
+
+    def close(self) -> None:
+        try:
+            self.ledger.close()
+        finally:
+            self.engine.dispose()
+
+    def install_signal_handlers(self) -> None:
+        def handler(signum, _frame):
+            self._signals += 1
+            if self._signals > 1:
+                log.warning("second signal: exiting now (unacknowledged entries will be redelivered)")
+                os._exit(1)
+            log.info("stop requested: finishing the current batch", extra={"signal": signal.Signals(signum).name})
+            self.stop_requested = True
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def sleep(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self.stop_requested and time.monotonic() < end:
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+    def with_retry(self, fn: Callable[[], T], what: str, deadline_s: float | None) -> T:
+        """Run fn, retrying while Redis or the database is away (backoff with jitter)."""
+        started = time.monotonic()
+        delay = self.settings.first_backoff_s
+        while True:
+            if self.stop_requested:
+                raise Stopped()
+            try:
+                result = fn()
+                self.metrics.redis_up.set(1)
+                self.metrics.database_up.set(1)
+                return result
+            except Exception as exc:  # classified below; anything else propagates
+                server = _which(exc)
+                if server is None:
+                    raise
+                self._mark_down(server)
+                waited = time.monotonic() - started
+                if deadline_s is not None and waited + delay > deadline_s:
+                    raise Unavailable(f"{what}: the {server} at "
+                                      f"{self.describe()['redis' if server == 'redis' else 'database']} "
+                                      f"did not answer for {waited:.0f} s ({type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0][:300]})") from None
+                log.warning(f"{server} unavailable, retrying", extra={
+                    "during": what, "retry_in_s": round(delay, 2), "error": type(exc).__name__,
+                    "detail": str(exc).splitlines()[0][:300] if str(exc) else ""})
+                self.sleep(delay * random.uniform(0.7, 1.0))
+                delay = min(self.settings.max_backoff_s, max(delay * 2, 0.05))
+
+    def _mark_down(self, server: str) -> None:
+        (self.metrics.redis_up if server == "redis" else self.metrics.database_up).set(0)
+
+    def one_shot_deadline_s(self) -> float:
+        return self.settings.retry_deadline_s or ONE_SHOT_DEADLINE_S
+
+    # ------------------------------------------------------------ setup
+
+    def prepare_database(self, auto_migrate: bool) -> None:
+        if auto_migrate:
+            migrate(self.engine)
+        else:
+            require_current_schema(self.engine)
+
+    def ready(self, *, restore_if_empty: bool) -> RestoreReport | None:
+        """Make sure Redis holds a ledger (restoring it from the database when it lost
+        everything and that is allowed), remember its partition count, build the consumer."""
+        report = None
+        if not redis_has_ledger(self.ledger):
+            if restore_if_empty and database_partitions(self.engine):
+                log.warning("Redis holds no ledger: restoring every account from the database")
+                report = self.run_restore()
+            else:
+                raise LedgerNotInitialized("no cs:meta key")
+        partitions = len(self.ledger.partitions)
+        if get_setting(self.engine, "partitions") != str(partitions):
+            put_setting(self.engine, "partitions", str(partitions))
+        s = self.settings
+        self.consumer = Consumer(self.ledger, self.engine, self.consumer_name, batch_size=s.batch_size,
+                                 claim_idle_ms=s.claim_idle_ms, metrics=self.metrics)
+        self.reconciler = Reconciler(self.ledger, self.engine, self.metrics, self.consumer_name)
+        return report
+
+    def run_restore(self, progress=None) -> RestoreReport:
+        s = self.settings
+        return restore(self.ledger, self.engine, self.consumer_name, self.metrics, batch_size=s.batch_size,
+                       claim_idle_ms=s.claim_idle_ms, progress=progress, stop=lambda: self.stop_requested)
+
+    # ------------------------------------------------------------ work
+
+    def trim(self) -> int:
+        journal = Journal(self.ledger)
+        return sum(journal.trim(p, self.settings.trim_keep_s) for p in self.ledger.partitions)
+
+    def reconcile_cycle(self, *, drain: bool = True, progress=None) -> PassReport:
+        """Drain (optionally), pass; after repairs, drain their entries and pass again so
+        that the answer reflects the repaired state."""
+        assert self.consumer and self.reconciler
+        if drain:
+            self.consumer.drain(stop=lambda: self.stop_requested)
+        report = self.reconciler.run_pass(progress=progress)
+        if report.repairs and not self.stop_requested:
+            self.consumer.drain(stop=lambda: self.stop_requested)
+            report = self.reconciler.run_pass(progress=progress)
+        return report
+
+    def run_once(self) -> int:
+        deadline = self.one_shot_deadline_s()
+        self.with_retry(lambda: self.prepare_database(auto_migrate=True), "migrating the database", deadline)
+        self.with_retry(lambda: self.ready(restore_if_empty=self.settings.restore_on_start),
+                        "connecting", deadline)
+        drained = self.with_retry(lambda: self.consumer.drain(stop=lambda: self.stop_requested),
+                                  "draining the journal", deadline)
+        if self.stop_requested:
+            return 0
+        self.with_retry(self.trim, "trimming the journal", deadline)
+        report = self.with_retry(self.reconcile_cycle, "reconciling", deadline)
+        self.with_retry(self.consumer.update_lag_metrics, "reading lag", deadline)
+        log.info("run --once finished", extra={"entries": drained, **report.as_dict()})
+        return 0 if report.clean else 1
+
+    def run_daemon(self) -> int:
+        s = self.settings
+        self.with_retry(lambda: self.prepare_database(auto_migrate=True), "migrating the database", None)
+        log.info("reconcile service starting", extra=self.describe())
+        ready = False
+        now = time.monotonic()
+        next_lag = next_trim = now
+        next_pass = now + s.reconcile_interval_s
+        delay = s.first_backoff_s
+        while not self.stop_requested:
+            try:
+                if not ready:
+                    self.ready(restore_if_empty=s.restore_on_start)
+                    ready = True
+                    log.info("consuming the journal", extra={"partitions": len(self.ledger.partitions)})
+                handled = 0
+                for part in self.ledger.partitions:
+                    if self.stop_requested:
+                        break
+                    handled += self.consumer.step(part)
+                self.metrics.redis_up.set(1)
+                self.metrics.database_up.set(1)
+                self.metrics.beat()
+                delay = s.first_backoff_s
+                now = time.monotonic()
+                if now >= next_lag:
+                    self.consumer.update_lag_metrics()
+                    next_lag = now + LAG_INTERVAL_S
+                if now >= next_trim:
+                    trimmed = self.trim()
+                    self.consumer.forget_idle_consumers()
+                    if trimmed:
+                        log.debug("journal trimmed", extra={"entries": trimmed})
+                    next_trim = now + s.trim_interval_s
+                if now >= next_pass and handled == 0:
+                    self.reconciler.run_pass()
+                    next_pass = time.monotonic() + s.reconcile_interval_s
+                if handled == 0 and not self.stop_requested:
+                    parts = self.ledger.partitions
+                    if len(parts) == 1:
+                        self.consumer.step(parts[0], block_ms=s.block_ms)
+                    else:
+                        self.sleep(s.block_ms / 1000)
+            except Exception as exc:
+                server = _which(exc)
+                if _lost_data(exc):
+                    ready = False
+                    log.error("Redis holds no ledger data (lost or never initialized); waiting",
+                              extra={"detail": str(exc)[:300], "retry_in_s": round(delay, 2)})
+                elif isinstance(exc, UnsafeRedisConfig):
+                    log.error(str(exc))
+                elif server is not None:
+                    self._mark_down(server)
+                    log.warning(f"{server} unavailable, retrying", extra={
+                        "retry_in_s": round(delay, 2), "error": type(exc).__name__,
+                        "detail": str(exc).splitlines()[0][:300] if str(exc) else ""})
+                else:
+                    # Unknown errors must not kill a money daemon silently nor spin: log with
+                    # the traceback, back off, try again (the batch was not acknowledged).
+                    log.exception("unexpected error; retrying after backoff")
+                self.metrics.beat()
+                self.sleep(delay * random.uniform(0.7, 1.0))
+                delay = min(s.max_backoff_s, max(delay * 2, 0.05))
+        log.info("reconcile service stopped")
+        return 0
+
+    # ------------------------------------------------------------ status
+
+    def status(self) -> dict:
+        out: dict = {**self.describe(), "partitions": [], "last_pass": None}
+        with self.engine.connect() as conn:
+            progress = {p.journal_partition: p for p in conn.execute(select(JournalProgress)).all()}
+            last = conn.execute(select(ReconcilePass).where(ReconcilePass.outcome != "running")
+                                .order_by(ReconcilePass.id.desc()).limit(1)).first()
+        if last is not None:
+            out["last_pass"] = {"id": last.id, "started_at": last.started_at.isoformat(),
+                                "finished_at": last.finished_at.isoformat() if last.finished_at else None,
+                                "outcome": last.outcome, "accounts_checked": last.accounts_checked,
+                                "accounts_in_flight": last.accounts_in_flight,
+                                "discrepancies_found": last.discrepancies_found,
+                                "repairs_made": last.repairs_made}
+        count, items = open_discrepancies(self.engine)
+        out["open_discrepancies"] = count
+        out["discrepancies"] = items
+        try:
+            if not redis_has_ledger(self.ledger):
+                out["redis_error"] = "Redis holds no ledger (cs:meta missing): run `reconcile-service restore`"
+                parts = []
+            else:
+                journal = Journal(self.ledger)
+                parts = [journal.state(p) for p in self.ledger.partitions]
+        except (LedgerUnavailable,) + REDIS_DOWN as exc:
+            out["redis_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+            parts = []
+        for st in parts:
+            p = progress.get(st.partition)
+            out["partitions"].append({
+                "partition": st.partition, "stream_length": st.length, "lag": st.lag, "pending": st.pending,
+                "unapplied": st.unapplied, "last_delivered_id": st.last_delivered_id,
+                "db_entries_applied": p.entries_applied if p else 0,
+                "db_last_journal_id": p.last_journal_id if p else None,
+                "db_last_batch_at": p.last_batch_at.isoformat() if p else None})
+        return out

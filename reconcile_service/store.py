@@ -1,0 +1,264 @@
+"""Writing journal entries into the database of record, one transaction per batch.
+
+`apply_batch` inserts a batch of one partition's stream entries with multi-row
+``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (PostgreSQL and SQLite dialects), so a
+redelivered entry changes nothing and a txn id that Redis applied twice is refused by
+the unique `txn_id`; it then adds each account's net change with one multi-row upsert
+(increments and maxima, so batches of one partition committed out of order by two
+consumers still add up). Nothing here talks to Redis: the caller acknowledges the
+entries only after this function's COMMIT returned.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+from sqlalchemy import case, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+
+from core import JournalEntry
+
+from .models import (Account, Discrepancy, DuplicateEntry, JournalProgress, LedgerEntry,
+                     LedgerSetting, QuarantinedEntry, journal_pos)
+
+log = logging.getLogger(__name__)
+
+# Kinds that set the account's status; every other kind leaves it as it is.
+STATUS_BY_KIND = {"open": "active", "freeze": "frozen", "unfreeze": "active"}
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def ms_to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def insert_for(conn: Connection, table):
+    """The dialect's INSERT (with on_conflict_do_nothing / on_conflict_do_update)."""
+    return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
+def greatest(conn: Connection, a, b):
+    return (func.greatest if conn.dialect.name == "postgresql" else func.max)(a, b)
+
+
+def least(conn: Connection, a, b):
+    return (func.least if conn.dialect.name == "postgresql" else func.min)(a, b)
+
+
+@dataclass
+class BatchResult:
+    applied: int = 0             # new rows in ledger_entries
+    redelivered: int = 0         # already in the database from an earlier delivery
+    duplicates: list[dict] = field(default_factory=list)   # new duplicate_entries rows
+    quarantined: int = 0
+    accounts_changed: int = 0
+
+
+def _row(entry: JournalEntry, now: datetime) -> dict:
+    return dict(txn_id=entry.txn_id, account_id=entry.account_id, kind=entry.kind,
+                amount_minor=entry.amount_minor, balance_after_minor=entry.balance_after_minor,
+                terminal_id=entry.terminal_id or None, cashier_id=entry.cashier_id or None,
+                original_txn_id=entry.original_txn_id or None,
+                occurred_at=ms_to_datetime(entry.occurred_ms), journal_partition=entry.partition,
+                journal_id=entry.journal_id, journal_pos=journal_pos(entry.journal_id))
+
+
+def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[JournalEntry], list[dict]]:
+    """Split stream entries into parsed entries and quarantine rows (malformed ones)."""
+    good, bad = [], []
+    now = utcnow()
+    for entry_id, fields_ in raw:
+        try:
+            entry = JournalEntry.from_fields(entry_id, partition, fields_)
+            journal_pos(entry_id)
+            if not entry.txn_id or not entry.account_id or not entry.kind:
+                raise ValueError("empty txn, acct or kind")
+            if len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32:
+                raise ValueError("id longer than the schema allows")
+            good.append(entry)
+        except (KeyError, ValueError, TypeError) as exc:
+            bad.append(dict(journal_partition=partition, journal_id=entry_id,
+                            fields_json=json.dumps(fields_, sort_keys=True, default=str),
+                            error=f"{type(exc).__name__}: {exc}", quarantined_at=now))
+    return good, bad
+
+
+def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]]) -> BatchResult:
+    """Apply one batch of stream entries of `partition` in one database transaction."""
+    entries, quarantine = parse_entries(partition, raw)
+    result = BatchResult()
+    now = utcnow()
+    with engine.begin() as conn:
+        if quarantine:
+            stmt = insert_for(conn, QuarantinedEntry).on_conflict_do_nothing(
+                index_elements=["journal_partition", "journal_id"]).returning(QuarantinedEntry.journal_id)
+            new_q = {r[0] for r in conn.execute(stmt, quarantine)}
+            result.quarantined = len(new_q)
+            if new_q:
+                conn.execute(insert_for(conn, Discrepancy), [
+                    dict(kind="malformed_entry", account_id=None, txn_id=None, journal_partition=partition,
+                         journal_id=q["journal_id"], cause=f"journal entry could not be parsed: {q['error']}",
+                         evidence_json=q["fields_json"], status="open", found_at=now)
+                    for q in quarantine if q["journal_id"] in new_q])
+        if entries:
+            _apply_entries(conn, partition, entries, result, now)
+    return result
+
+
+def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry],
+                   result: BatchResult, now: datetime) -> None:
+    entries = sorted(entries, key=lambda e: journal_pos(e.journal_id))
+    # Within one batch the first (oldest) occurrence of a txn id goes to ledger_entries;
+    # later ones are duplicate candidates like any conflicting row.
+    first: dict[str, JournalEntry] = {}
+    candidates: list[JournalEntry] = []
+    for e in entries:
+        if e.txn_id in first:
+            candidates.append(e)
+        else:
+            first[e.txn_id] = e
+    rows = [dict(_row(e, now), applied_at=now) for e in first.values()]
+    stmt = insert_for(conn, LedgerEntry).on_conflict_do_nothing(index_elements=["txn_id"]) \
+        .returning(LedgerEntry.txn_id)
+    inserted = {r[0] for r in conn.execute(stmt, rows)}
+    effective: list[JournalEntry] = [e for e in first.values() if e.txn_id in inserted]
+    result.applied = len(effective)
+    candidates.extend(e for e in first.values() if e.txn_id not in inserted)
+
+    if candidates:
+        # What is already stored under these txn ids: the same journal position means a
+        # redelivery (harmless); another position means Redis applied the txn twice.
+        ids = sorted({e.txn_id for e in candidates})
+        stored = {r.txn_id: r for r in conn.execute(
+            select(LedgerEntry.txn_id, LedgerEntry.journal_partition, LedgerEntry.journal_id)
+            .where(LedgerEntry.txn_id.in_(ids)))}
+        dup_rows = []
+        for e in candidates:
+            prior = stored.get(e.txn_id)
+            if prior is None:
+                # Cannot happen after a conflict on txn_id; refuse to guess.
+                raise RuntimeError(f"txn {e.txn_id!r} conflicted but is not stored")
+            if (prior.journal_partition, prior.journal_id) == (e.partition, e.journal_id):
+                result.redelivered += 1
+                continue
+            status = "no_effect" if e.amount_minor == 0 else "open"
+            dup_rows.append(dict(_row(e, now), first_journal_partition=prior.journal_partition,
+                                 first_journal_id=prior.journal_id, status=status, detected_at=now,
+                                 resolved_at=now if status == "no_effect" else None))
+        if dup_rows:
+            stmt = insert_for(conn, DuplicateEntry).on_conflict_do_nothing(
+                index_elements=["journal_partition", "journal_id"]).returning(
+                DuplicateEntry.journal_partition, DuplicateEntry.journal_id)
+            new_dups = {(r[0], r[1]) for r in conn.execute(stmt, dup_rows)}
+            for row in dup_rows:
+                if (row["journal_partition"], row["journal_id"]) in new_dups:
+                    result.duplicates.append(row)
+            by_pos = {(e.partition, e.journal_id): e for e in candidates}
+            effective.extend(by_pos[k] for k in new_dups)
+            if result.duplicates:
+                conn.execute(insert_for(conn, Discrepancy), [_duplicate_discrepancy(d, now)
+                                                             for d in result.duplicates])
+    if effective:
+        result.accounts_changed = _upsert_accounts(conn, partition, effective, now)
+        _advance_progress(conn, partition, effective, now)
+
+
+def _duplicate_discrepancy(dup: dict, now: datetime) -> dict:
+    evidence = {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in dup.items()
+                if k not in ("detected_at", "resolved_at", "status")}
+    return dict(kind="duplicate_txn", account_id=dup["account_id"], txn_id=dup["txn_id"],
+                journal_partition=dup["journal_partition"], journal_id=dup["journal_id"],
+                cause=(f"txn {dup['txn_id']} was applied twice in Redis ({dup['kind']} "
+                       f"{dup['amount_minor']:+d}); first at {dup['first_journal_id']}, again at "
+                       f"{dup['journal_id']}: its idempotency record had expired"),
+                evidence_json=json.dumps(evidence, sort_keys=True),
+                status="cleared" if dup["status"] == "no_effect" else "open",
+                found_at=now, resolved_at=now if dup["status"] == "no_effect" else None)
+
+
+def _upsert_accounts(conn: Connection, partition: int, effective: Iterable[JournalEntry],
+                     now: datetime) -> int:
+    delta: dict[str, int] = defaultdict(int)
+    last: dict[str, JournalEntry] = {}
+    status: dict[str, tuple[str, str]] = {}
+    created: dict[str, int] = {}
+    for e in effective:
+        pos = journal_pos(e.journal_id)
+        delta[e.account_id] += e.amount_minor
+        if e.account_id not in last or pos > journal_pos(last[e.account_id].journal_id):
+            last[e.account_id] = e
+        if e.kind in STATUS_BY_KIND and (e.account_id not in status or pos > status[e.account_id][1]):
+            status[e.account_id] = (STATUS_BY_KIND[e.kind], pos)
+        created[e.account_id] = min(created.get(e.account_id, e.occurred_ms), e.occurred_ms)
+    rows = []
+    for account_id in sorted(delta):   # one lock order for every writer: no deadlocks
+        lj = last[account_id].journal_id
+        st, st_pos = status.get(account_id, ("active", ""))
+        rows.append(dict(account_id=account_id, balance_minor=delta[account_id], status=st,
+                         created_at=ms_to_datetime(created[account_id]), updated_at=now,
+                         journal_partition=partition, last_journal_id=lj,
+                         last_journal_pos=journal_pos(lj), status_journal_pos=st_pos))
+    ins = insert_for(conn, Account)
+    ex = ins.excluded
+    tbl = Account.__table__.c
+    newer = ex.last_journal_pos > tbl.last_journal_pos
+    stmt = ins.on_conflict_do_update(index_elements=["account_id"], set_=dict(
+        balance_minor=tbl.balance_minor + ex.balance_minor,
+        status=case((ex.status_journal_pos > tbl.status_journal_pos, ex.status), else_=tbl.status),
+        status_journal_pos=greatest(conn, tbl.status_journal_pos, ex.status_journal_pos),
+        created_at=least(conn, tbl.created_at, ex.created_at),
+        updated_at=ex.updated_at,
+        last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
+        last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
+    ))
+    conn.execute(stmt, rows)
+    return len(rows)
+
+
+def _advance_progress(conn: Connection, partition: int, effective: list[JournalEntry],
+                      now: datetime) -> None:
+    newest = max(effective, key=lambda e: journal_pos(e.journal_id))
+    ins = insert_for(conn, JournalProgress)
+    ex, tbl = ins.excluded, JournalProgress.__table__.c
+    conn.execute(ins.values(journal_partition=partition, entries_applied=len(effective),
+                            last_journal_id=newest.journal_id,
+                            last_journal_pos=journal_pos(newest.journal_id), last_batch_at=now)
+                 .on_conflict_do_update(index_elements=["journal_partition"], set_=dict(
+                     entries_applied=tbl.entries_applied + ex.entries_applied,
+                     last_journal_id=case((ex.last_journal_pos > tbl.last_journal_pos, ex.last_journal_id),
+                                          else_=tbl.last_journal_id),
+                     last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
+                     last_batch_at=ex.last_batch_at)))
+
+
+# ---------------------------------------------------------------- settings
+
+def get_setting(engine: Engine, name: str) -> str | None:
+    with engine.connect() as conn:
+        return conn.execute(select(LedgerSetting.value).where(LedgerSetting.name == name)).scalar()
+
+
+def put_setting(engine: Engine, name: str, value: str) -> None:
+    with engine.begin() as conn:
+        ins = insert_for(conn, LedgerSetting).values(name=name, value=value)
+        conn.execute(ins.on_conflict_do_update(index_elements=["name"], set_=dict(value=ins.excluded.value)))
+
+
+def account_balance_at(conn: Connection, account_id: str, pos: str) -> int:
+    """The account's balance in the database as of journal position `pos` (inclusive):
+    the sum of its entries and recorded duplicates up to there (see models' identity)."""
+    total = 0
+    for table in (LedgerEntry, DuplicateEntry):
+        total += conn.execute(select(func.coalesce(func.sum(table.amount_minor), 0)).where(
+            table.account_id == account_id, table.journal_pos <= pos)).scalar_one()
+    return int(total)
+
+
