@@ -104,6 +104,41 @@ def cmd_journal(args) -> int:
     return EXIT_OK
 
 
+def cmd_acl(args) -> int:
+    from core.acl import apply_users, ledger_users
+    users = ledger_users(args.terminal_password or "<terminal-password>",
+                         args.reconcile_password or "<reconcile-password>",
+                         args.admin_password or "<admin-password>")
+    if not args.apply:
+        for user in users:
+            print(user.line())
+        return EXIT_OK
+    if not (args.terminal_password and args.reconcile_password and args.admin_password):
+        raise InvalidRequest("password", "--apply needs --terminal-password, --reconcile-password "
+                             "and --admin-password (or CASHIER_*_PASSWORD variables)")
+    nodes = apply_users(_ledger(args).client, users)
+    print(f"applied {len(users)} users on {', '.join(nodes)}")
+    return EXIT_OK
+
+
+def cmd_scripts_load(args) -> int:
+    ledger = _ledger(args)
+    ledger.scripts.load_all(ledger.client)
+    print(f"loaded {len(ledger.scripts.scripts)} scripts on {redacted(args.redis_url)}")
+    return EXIT_OK
+
+
+def cmd_doctor(args) -> int:
+    from core.doctor import FAIL, diagnose
+    findings = diagnose(_ledger(args), args.redis_url)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(f) for f in findings]))
+    else:
+        for f in findings:
+            print(f"[{f.level:>4}] {f.check:<12} {f.detail}" + (f"\n       fix: {f.fix}" if f.fix else ""))
+    return EXIT_DECLINED if any(f.level == FAIL for f in findings) else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cashierctl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"cashierctl {__version__}")
@@ -140,6 +175,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("account")
     p.add_argument("--count", type=int, default=20)
     p.set_defaults(func=cmd_journal)
+
+    p = sub.add_parser("acl", help="print (or --apply) least-privilege Redis ACL users")
+    p.add_argument("--apply", action="store_true", help="run the ACL SETUSER lines (as an admin URL)")
+    for who in ("terminal", "reconcile", "admin"):
+        p.add_argument(f"--{who}-password", default=os.environ.get(f"CASHIER_{who.upper()}_PASSWORD"),
+                       help=f"password of the {who} user (env CASHIER_{who.upper()}_PASSWORD)")
+    p.set_defaults(func=cmd_acl)
+    p = sub.add_parser("scripts", help="load the ledger's Lua scripts into Redis")
+    p.add_argument("action", choices=["load"])
+    p.set_defaults(func=cmd_scripts_load)
+    p = sub.add_parser("doctor", help="check the deployment: eviction, persistence, ACL, TLS, scripts, lag")
+    p.set_defaults(func=cmd_doctor)
 
     for module in _plugins():
         module.register(sub)

@@ -514,7 +514,7 @@ class Ledger:
             replies = pipe.execute(raise_on_error=False)
             if not any(isinstance(r, NoScriptError) for r in replies):
                 break
-            client.script_load(self.scripts["deduct"].body)   # then re-run: replays answer the ones that ran
+            self.scripts.load(client, self.scripts["deduct"])   # then re-run: replays answer the ones that ran
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoPermissionError, NoScriptError
+
+from .errors import LedgerUnavailable
 
 from .resources import lua_dir
 
@@ -55,12 +57,22 @@ class ScriptRunner:
     def load_all(self, client) -> None:
         """SCRIPT LOAD every script (on a cluster: on every primary)."""
         for script in self.scripts.values():
-            client.script_load(script.body)
+            self.load(client, script)
 
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
         script = self.scripts[name]
         try:
             return client.evalsha(script.sha, len(keys), *keys, *args)
         except NoScriptError:
-            client.script_load(script.body)
+            self.load(client, script)
             return client.evalsha(script.sha, len(keys), *keys, *args)
+
+    @staticmethod
+    def load(client, script: LuaScript) -> None:
+        try:
+            client.script_load(script.body)
+        except NoPermissionError as exc:
+            raise LedgerUnavailable(
+                f"Redis does not have the ledger script {script.name!r} loaded (restarted or "
+                "flushed?) and this Redis user may not load scripts. The reconcile service loads "
+                "them when it starts; or run `cashierctl scripts load` as the admin user") from exc
