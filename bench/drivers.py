@@ -22,6 +22,30 @@ HOT_ACCOUNTS = ("H0",)
 SPREAD_ACCOUNT_COUNT = 1000
 
 
+def deduct_keys(part, account_id: str, txn_id: str) -> list[str]:
+    """KEYS of the deduct script, exactly as `Ledger.deduct_many` builds them (account,
+    txn record, journal, holds, hold expiries). The bare drivers and the ceiling use
+    this; `check_bare_call` fails loudly if core's key list ever changes."""
+    return [part.account(account_id), part.txn(txn_id), part.journal,
+            part.holds(account_id), part.hold_expiries(account_id)]
+
+
+def check_bare_call(url: str, account_id: str) -> None:
+    """One bare EVALSHA must be APPLIED, else the bare baseline would measure errors."""
+    ledger = Ledger.from_url(url)
+    try:
+        part = ledger.schema.partition_of(account_id)
+        keys = deduct_keys(part, account_id, "bench-selfcheck")
+        reply = ledger.client.evalsha(ledger.scripts["deduct"].sha, len(keys), *keys, "bench-selfcheck",
+                                      account_id, AMOUNT_MINOR, DEFAULT_RETENTION_S, "T1", "c1")
+        if reply[0] != "APPLIED":
+            raise RuntimeError(f"bare deduct call answered {reply}: bench.drivers.deduct_keys is out of "
+                               "step with core's deduct script")
+        ledger.client.hincrby(part.account(account_id), "bal", AMOUNT_MINOR)   # undo, keep totals exact
+    finally:
+        ledger.close()
+
+
 def spread_accounts(count: int = SPREAD_ACCOUNT_COUNT) -> tuple[str, ...]:
     return tuple(f"S{i:05d}" for i in range(count))
 
@@ -77,6 +101,8 @@ class _Base:
     def prepare(self, procs: int) -> None:
         reset_ledger(self.url, self.accounts)
         self.nonce = secrets.token_hex(3)
+        if isinstance(self, BareScriptDriver):
+            check_bare_call(self.url, self.accounts[0])
 
     def verify(self, m) -> dict:
         return verify_balances(self.url, self.accounts, m.applied_minor)
@@ -138,9 +164,8 @@ class BareScriptDriver(_Base):
         retention = str(DEFAULT_RETENTION_S)
 
         def args(account_id: str, txn_id: str):
-            part = schema.partition_of(account_id)
-            return (sha, 3, part.account(account_id), part.txn(txn_id), part.journal,
-                    txn_id, account_id, AMOUNT_MINOR, retention, "T1", "c1")
+            keys = deduct_keys(schema.partition_of(account_id), account_id, txn_id)
+            return (sha, len(keys), *keys, txn_id, account_id, AMOUNT_MINOR, retention, "T1", "c1")
 
         if self.batch == 1:
             def step():

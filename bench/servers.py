@@ -25,6 +25,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_cluster_port() -> int:
+    """A free port <= 55535 whose cluster bus port (+10000) is free too."""
+    import random
+    for _ in range(200):
+        port = random.randint(20000, 55000)
+        if _is_free(port) and _is_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
 def wait_for(predicate, timeout_s: float = 15.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -40,8 +59,8 @@ def wait_for(predicate, timeout_s: float = 15.0, what: str = "condition") -> Non
 class PrivateRedis:
     """One redis-server on a free loopback port, in its own temp directory."""
 
-    def __init__(self, *extra_args: str):
-        self.port = free_port()
+    def __init__(self, *extra_args: str, port: int | None = None):
+        self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="cashier-bench-redis-"))
         self.extra_args = list(extra_args)
         self.proc: subprocess.Popen | None = None
@@ -82,10 +101,18 @@ class PrivateCluster:
         return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
 
     def start(self) -> "PrivateCluster":
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> "PrivateCluster":
         for _ in range(self.masters):
             node = PrivateRedis("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                "--cluster-node-timeout", "5000")
-            self.nodes.append(node.start())
+                                "--cluster-node-timeout", "5000", port=free_cluster_port())
+            self.nodes.append(node)
+            node.start()
         addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
         subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", "0",
                         "--cluster-yes"], check=True, stdout=subprocess.DEVNULL,

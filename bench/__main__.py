@@ -1,0 +1,6 @@
+"""Entry point of ``python -m bench``: see `bench.cli`."""
+import sys
+
+from .cli import main
+
+sys.exit(main())
