@@ -1,0 +1,82 @@
+"""`cashier-terminal` / `python -m desktop`: starts the cashier terminal.
+
+Order of a start: settings (the dialog on first run, or with ``--settings``), UI
+language, the local data directory and its log, the engine (which resolves what an
+earlier run left unresolved before anything else is sent) and the main window.
+``--self-test`` checks the installation without a display and exits 0 or 1 with one
+line. Options override the settings for one run; they are meant for installers and
+tests (``--data-dir``, ``--config``, ``--redis-url``, ``--terminal-id``, ``--lang``).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import logging.handlers
+import sys
+
+
+LOG_MAX_BYTES = 5 * 1024 * 1024
+LOG_BACKUPS = 5
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="cashier-terminal", description="Cashier terminal for member-card payments")
+    p.add_argument("--self-test", action="store_true", help="check the installation (no display needed) and exit")
+    p.add_argument("--settings", action="store_true", help="open the settings dialog before starting")
+    p.add_argument("--data-dir", help="local data (outbox, logs); env CASHIER_TERMINAL_DATA_DIR")
+    p.add_argument("--config", help="settings INI file instead of the system store; env CASHIER_TERMINAL_CONFIG")
+    p.add_argument("--redis-url", help="central Redis for this run (not saved)")
+    p.add_argument("--terminal-id", help="terminal id for this run (not saved)")
+    p.add_argument("--lang", choices=["system", "en", "zh_CN"], help="UI language for this run")
+    return p.parse_args(argv)
+
+
+def setup_logging(data_dir) -> None:
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(logs / "terminal.log", maxBytes=LOG_MAX_BYTES,
+                                                   backupCount=LOG_BACKUPS, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.self_test:
+        from .selftest import run
+        return run()
+
+    from PySide6.QtWidgets import QApplication, QDialog
+
+    from . import i18n
+    from .engine import Engine
+    from .main_window import MainWindow
+    from .settings import SettingsDialog, TerminalSettings, data_dir
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("cashier-terminal")
+    settings = TerminalSettings(args.config)
+    i18n.install(args.lang or settings.language)
+    if args.settings or not (settings.complete or (args.redis_url and args.terminal_id)):
+        dialog = SettingsDialog(settings, first_run=not settings.complete)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return 1
+        i18n.install(args.lang or settings.language)
+    directory = data_dir(args.data_dir)
+    setup_logging(directory)
+    log = logging.getLogger("desktop")
+    engine = Engine(args.redis_url or settings.redis_url, args.terminal_id or settings.terminal_id, directory)
+    log.info("terminal %s starting; data in %s", engine.terminal_id, directory)
+    window = MainWindow(engine, settings)
+    window.show()
+    engine.start()
+    code = app.exec()
+    engine.close()
+    log.info("terminal %s stopped", engine.terminal_id)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

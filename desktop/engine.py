@@ -1,0 +1,307 @@
+"""The terminal's engine: sends charges, refunds and top-ups to the central ledger
+without ever losing or doubling one, and watches the connection to Redis.
+
+Every operation gets its txn id here and is committed to the local outbox before
+the first send (on the single, ordered operations worker). The ledger answers with
+a decision (approved or declined: resolved) or raises `LedgerUnavailable` (outcome
+unknown: the operation stays pending and is "being checked"). Pending operations
+are re-sent with the same txn id and the same request every `retry_interval_ms`
+until Redis answers, including, first thing after a restart, the ones a crash or
+power cut left behind. A connection monitor pings Redis every `ping_interval_ms`;
+while Redis is unreachable new operations are refused with a plain reason.
+All results come back to the UI thread as Qt signals; nothing here blocks it.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from redis.exceptions import RedisError
+
+from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy,
+                  TxnConflict, UnsafeRedisConfig)
+from core.cashiers import CashierRegistry
+from core.keys import META_KEY
+
+from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
+from .workers import Background
+
+log = logging.getLogger(__name__)
+
+# connection states
+CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE = (
+    "connecting", "online", "offline", "not_initialized", "unsafe")
+
+DEFAULT_CALL_DEADLINE_S = 3.0        # one send of one operation, retries included
+DEFAULT_SOCKET_TIMEOUT_S = 2.0
+DEFAULT_PING_INTERVAL_MS = 2000
+DEFAULT_RETRY_INTERVAL_MS = 1500
+
+
+class Refused(Exception):
+    """A new operation was not started (nothing saved, nothing sent). `reason` is a code."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+def new_txn_id(terminal_id: str, kind: str) -> str:
+    """A fresh txn id: '<terminal>-<d|r|c>-<32 hex>' (at most 55 characters)."""
+    return f"{terminal_id[:20]}-{kind[0]}-{uuid.uuid4().hex}"
+
+
+class Engine(QObject):
+    opResolved = Signal(object)        # Op: the ledger decided (or the request was invalid)
+    opUncertain = Signal(object)       # Op: sent, no answer yet; being checked
+    pendingChanged = Signal(int)       # operations still being resolved
+    connectionChanged = Signal(str, str)   # state, detail for the log/tooltip
+    recoveryFinished = Signal(list)    # [Op]: operations of earlier runs, now resolved
+
+    def __init__(self, redis_url: str, terminal_id: str, data_dir: Path, *,
+                 call_deadline_s: float = DEFAULT_CALL_DEADLINE_S,
+                 socket_timeout_s: float = DEFAULT_SOCKET_TIMEOUT_S,
+                 ping_interval_ms: int = DEFAULT_PING_INTERVAL_MS,
+                 retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS, parent=None):
+        super().__init__(parent)
+        self.terminal_id = terminal_id
+        self.ledger = Ledger.from_url(redis_url, auto_init=False, socket_timeout_s=socket_timeout_s,
+                                      retry=RetryPolicy(deadline_s=call_deadline_s))
+        self.registry = CashierRegistry(self.ledger.client)
+        self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
+        self.ops = Background(1, "operations")     # money operations, strictly in order
+        self.reads = Background(2, "reads")        # lookups, PIN checks, pings
+        self.state, self.state_detail = CONNECTING, ""
+        self._unresolved: dict[str, Op] = {}       # txn id -> op not yet decided
+        self._awaiting_retry: set[str] = set()     # of those: sent once without an answer
+        self._from_earlier_run: set[str] = set()
+        self._recovered: list[Op] = []
+        self._resolving = False
+        self._pinging = False
+        self._closed = False
+        self._ping_timer = QTimer(self, interval=ping_interval_ms, timeout=self.ping)
+        self._retry_timer = QTimer(self, interval=retry_interval_ms, timeout=self._retry_pending)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Load what an earlier run left pending, resolve it first, start watching Redis."""
+        for op in self.outbox.pending():
+            self._unresolved[op.txn_id] = op
+            self._awaiting_retry.add(op.txn_id)
+            self._from_earlier_run.add(op.txn_id)
+        if self._from_earlier_run:
+            log.warning("%d operation(s) of an earlier run are unresolved; resolving them first",
+                        len(self._from_earlier_run))
+        self.pendingChanged.emit(len(self._unresolved))
+        self.ping()
+        self._retry_pending()
+        self._ping_timer.start()
+        self._retry_timer.start()
+
+    def close(self, timeout_ms: int = 15_000) -> None:
+        """Stop timers, wait for every worker job, close Redis and the outbox."""
+        if self._closed:
+            return
+        self._closed = True
+        self._ping_timer.stop()
+        self._retry_timer.stop()
+        self.ops.wait(timeout_ms)
+        self.reads.wait(timeout_ms)
+        try:
+            self.ledger.close()
+        except Exception:   # closing a dead connection must not stop shutdown
+            pass
+        self.outbox.close()
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._unresolved)
+
+    def unresolved(self) -> list[Op]:
+        return list(self._unresolved.values())
+
+    @property
+    def recovering(self) -> bool:
+        return bool(self._from_earlier_run & self._unresolved.keys())
+
+    # ---------------------------------------------------------------- connection
+
+    def ping(self) -> None:
+        if self._pinging or self._closed:
+            return
+        self._pinging = True
+
+        def probe():
+            self.ledger.client.ping()
+            if not self.ledger.client.exists(META_KEY):
+                raise LedgerNotInitialized("no cs:meta key")
+            return True
+        self.reads.run(probe, lambda _ok: self._pinged(ONLINE, ""),
+                       lambda exc: self._pinged(*self._state_of(exc)))
+
+    def _pinged(self, state: str, detail: str) -> None:
+        self._pinging = False
+        self._set_state(state, detail)
+
+    @staticmethod
+    def _state_of(exc: Exception) -> tuple[str, str]:
+        if isinstance(exc, LedgerNotInitialized):
+            return NOT_INITIALIZED, str(exc)
+        if isinstance(exc, UnsafeRedisConfig):
+            return UNSAFE, str(exc)
+        return OFFLINE, f"{type(exc).__name__}: {exc}"
+
+    def _set_state(self, state: str, detail: str) -> None:
+        if self._closed:
+            return
+        changed = state != self.state
+        self.state, self.state_detail = state, detail
+        if changed:
+            log.warning("connection to Redis: %s %s", state, detail) if state != ONLINE else \
+                log.info("connection to Redis: online")
+            self.connectionChanged.emit(state, detail)
+            if state == ONLINE:
+                self._retry_pending()
+
+    # ---------------------------------------------------------------- operations
+
+    def check_can_start(self, account_id: str) -> None:
+        """Raise Refused when a new operation on `account_id` must not start now."""
+        if self._closed:
+            raise Refused("closed")
+        if self.state == NOT_INITIALIZED:
+            raise Refused("not_initialized")
+        if self.state == UNSAFE:
+            raise Refused("unsafe")
+        if self.state != ONLINE:
+            raise Refused("offline")
+        if any(op.account_id == account_id for op in self._unresolved.values()):
+            raise Refused("account_pending")
+
+    def submit(self, kind: str, account_id: str, amount_minor: int, cashier_id: str, *,
+               shift_id: int | None, original_txn_id: str = "", approved_by: str = "") -> Op:
+        """Start one operation. Returns the Op (pending); its answer comes as a signal.
+        Raises Refused (nothing saved or sent) when it must not start."""
+        self.check_can_start(account_id)
+        op = Op(new_txn_id(self.terminal_id, kind), kind, account_id, amount_minor, self.terminal_id,
+                cashier_id, shift_id, now_ms(), original_txn_id=original_txn_id,
+                approved_by=approved_by)
+        self._unresolved[op.txn_id] = op
+        self.pendingChanged.emit(len(self._unresolved))
+        self.ops.run(lambda: self._send(op, first=True), self._sent,
+                     lambda exc: self._first_send_failed(op, exc))
+        return op
+
+    def _first_send_failed(self, op: Op, exc: Exception) -> None:
+        self._worker_bug(exc)
+        if self.outbox.get(op.txn_id) is None:
+            # Not saved, so never sent: the sale did not happen; say so instead of waiting.
+            self._unresolved.pop(op.txn_id, None)
+            self.pendingChanged.emit(len(self._unresolved))
+            self.opResolved.emit(replace(op, state=RESOLVED, status=NOT_SENT,
+                                         last_error=f"{type(exc).__name__}: {exc}"))
+        else:
+            self._awaiting_retry.add(op.txn_id)
+
+    def _send(self, op: Op, *, first: bool) -> tuple[str, Op, tuple[str, str]]:
+        """Worker thread: save (first send only), send, record the answer."""
+        if first:
+            self.outbox.add(op)           # committed before anything goes to Redis
+        else:
+            stored = self.outbox.get(op.txn_id)
+            if stored is not None and not stored.pending:
+                return "resolved", stored, (ONLINE, "")
+        recovered = op.txn_id in self._from_earlier_run
+        try:
+            if op.kind == "deduct":
+                result = self.ledger.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id,
+                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+            elif op.kind == "credit":
+                result = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id,
+                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+            else:
+                result = self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
+                                            original_txn_id=op.original_txn_id,
+                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+        except InvalidRequest as exc:     # never reached Redis's decision: nothing changed
+            return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
+                                                   error=f"{exc.field}: {exc.reason}"), (ONLINE, "")
+        except TxnConflict as exc:        # the id was used for another request: nothing changed
+            log.error("txn conflict: %s", exc)
+            return "resolved", self.outbox.resolve(op.txn_id, CONFLICT, None, recovered=recovered,
+                                                   error=str(exc)), (ONLINE, "")
+        except (LedgerUnavailable, UnsafeRedisConfig, RedisError, OSError) as exc:
+            # Outcome unknown (or not sent): stays pending, re-sent with the same txn id.
+            log.warning("txn %s: no answer (%s); will retry with the same txn id",
+                        op.txn_id, type(exc).__name__)
+            self.outbox.note_attempt(op.txn_id, f"{type(exc).__name__}: {exc}")
+            return "uncertain", self.outbox.get(op.txn_id) or op, self._state_of(exc)
+        log.info("txn %s %s %s %d: %s%s", op.txn_id, op.kind, op.account_id, op.amount_minor,
+                 result.status.value, " (replayed)" if result.replayed else "")
+        return "resolved", self.outbox.resolve(op.txn_id, result.status.value, result.balance_minor,
+                                               replayed=result.replayed, recovered=recovered), (ONLINE, "")
+
+    def _sent(self, answer) -> None:
+        outcome, op, (state, detail) = answer
+        self._set_state(state, detail)
+        if outcome == "resolved":
+            if self._unresolved.pop(op.txn_id, None) is None:
+                return                     # already reported
+            self._awaiting_retry.discard(op.txn_id)
+            self.pendingChanged.emit(len(self._unresolved))
+            if op.txn_id in self._from_earlier_run:
+                self._recovered.append(op)
+                if not self.recovering:
+                    self.recoveryFinished.emit(list(self._recovered))
+                    self._recovered.clear()
+            self.opResolved.emit(op)
+        else:
+            self._unresolved[op.txn_id] = op
+            self._awaiting_retry.add(op.txn_id)
+            self.opUncertain.emit(op)
+
+    def _worker_bug(self, exc: Exception) -> None:
+        # Only a bug gets here (e.g. the outbox disk is full). The op, if saved, stays
+        # pending and is retried; if it was not saved it was never sent.
+        log.error("operation worker failed: %s: %s", type(exc).__name__, exc)
+
+    def _retry_pending(self) -> None:
+        if self._resolving or self._closed or not self._awaiting_retry:
+            return
+        batch = [self._unresolved[t] for t in sorted(self._awaiting_retry, key=lambda t: self._unresolved[t].created_ms)
+                 if t in self._unresolved]
+        self._resolving = True
+
+        def resend_all():
+            answers = []
+            for op in batch:
+                answer = self._send(op, first=False)
+                answers.append(answer)
+                if answer[0] == "uncertain":
+                    break                 # Redis still away: try the rest next time
+            return answers
+
+        def done(answers):
+            self._resolving = False
+            for answer in answers:
+                self._sent(answer)
+
+        def failed(exc):
+            self._resolving = False
+            self._worker_bug(exc)
+        self.ops.run(resend_all, done, failed)
+
+    # ---------------------------------------------------------------- reads
+
+    def lookup(self, account_id: str, on_done, on_error) -> None:
+        self.reads.run(lambda: self.ledger.account(account_id), on_done, on_error)
+
+    def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> None:
+        self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)
+
+    def approve(self, supervisor_id: str, pin: str, on_done, on_error) -> None:
+        self.reads.run(lambda: self.registry.approve(supervisor_id, pin), on_done, on_error)

@@ -1,0 +1,210 @@
+"""The terminal's main window: sign-in screen, sale screen, status bar and the
+shift's life (opened at the first sign-in, closed with a shift report).
+
+The status bar always shows the connection to the central Redis
+(`connectionStatus`), the terminal id, the signed-in cashier and how many charges
+are still being resolved. When the engine resolves operations that an earlier run
+left unresolved, the sale screen says so in plain words. Closing a shift is refused
+while operations are still being checked, so the report is always complete.
+"""
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QEvent, QLocale, Qt
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QStackedWidget,
+                               QVBoxLayout, QWidget)
+
+from . import i18n, money
+from .dialogs import RefundDialog, TopUpDialog
+from .engine import ONLINE, Engine
+from .report import ShiftReportDialog, build_report
+from .sale import SalePage
+from .settings import SettingsDialog, TerminalSettings
+from .signin import SignInPage
+from .style import STYLE_SHEET
+from .texts import connection_words, kind_words, short_status
+
+log = logging.getLogger(__name__)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, engine: Engine, settings: TerminalSettings | None = None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.engine = engine
+        self.settings = settings
+        self.cashier = None
+        self.shift = None
+        self.refund_dialog: RefundDialog | None = None
+        self.top_up_dialog: TopUpDialog | None = None
+        self.report_dialog: ShiftReportDialog | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.setStyleSheet(STYLE_SHEET)
+
+        self.sign_in_page = SignInPage(engine)
+        self.sale_page = SalePage(engine)
+        self.stack = QStackedWidget(objectName="pages")
+        self.stack.addWidget(self.sign_in_page)
+        self.stack.addWidget(self.sale_page)
+
+        self.brand = QLabel(objectName="brandLabel")
+        self.cashier_banner = QLabel(objectName="cashierBanner")
+        self.close_shift_button = QPushButton(objectName="closeShiftButton", clicked=self.close_shift)
+        self.sign_out_button = QPushButton(objectName="signOutButton", clicked=self.sign_out)
+        self.settings_button = QPushButton(objectName="settingsButton", clicked=self.open_settings)
+        top = QHBoxLayout()
+        top.addWidget(self.brand)
+        top.addStretch(1)
+        top.addWidget(self.cashier_banner)
+        top.addSpacing(16)
+        for b in (self.close_shift_button, self.sign_out_button, self.settings_button):
+            b.setProperty("role", "quiet")
+            top.addWidget(b)
+        body = QWidget(objectName="body")
+        layout = QVBoxLayout(body)
+        layout.addLayout(top)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(body)
+
+        self.connection_status = QLabel(objectName="connectionStatus")
+        self.terminal_status = QLabel(objectName="terminalStatus")
+        self.cashier_status = QLabel(objectName="cashierStatus")
+        self.pending_status = QLabel(objectName="pendingStatus")
+        bar = self.statusBar()
+        bar.addWidget(self.connection_status, 1)
+        bar.addPermanentWidget(self.pending_status)
+        bar.addPermanentWidget(self.cashier_status)
+        bar.addPermanentWidget(self.terminal_status)
+
+        self.sign_in_page.signedIn.connect(self.signed_in)
+        self.sale_page.refundRequested.connect(self.open_refund)
+        self.sale_page.topUpRequested.connect(self.open_top_up)
+        engine.connectionChanged.connect(lambda *_: self._update_status())
+        engine.pendingChanged.connect(lambda *_: self._update_status())
+        engine.recoveryFinished.connect(self._recovered)
+        self.resize(1280, 800)
+        self.retranslate()
+        self.show_sign_in()
+
+    # ---------------------------------------------------------------- texts
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Cashier terminal"))
+        self.brand.setText(self.tr("Member card payments"))
+        self.close_shift_button.setText(self.tr("Close shift…"))
+        self.sign_out_button.setText(self.tr("Sign out"))
+        self.settings_button.setText(self.tr("Settings…"))
+        self._update_status()
+
+    def _update_status(self) -> None:
+        state = self.engine.state
+        self.connection_status.setText("● " + connection_words(state))
+        self.connection_status.setProperty("tone", "ok" if state == ONLINE else
+                                           "checking" if state == "connecting" else "error")
+        self.connection_status.style().unpolish(self.connection_status)
+        self.connection_status.style().polish(self.connection_status)
+        self.terminal_status.setText(self.tr("Terminal %1").replace("%1", self.engine.terminal_id))
+        if self.cashier is not None:
+            name = f"{self.cashier.name} ({self.cashier.cashier_id})"
+            self.cashier_status.setText(self.tr("Cashier %1").replace("%1", name))
+            self.cashier_banner.setText(self.tr("Shift %1 · %2").replace("%1", str(self.shift.shift_id))
+                                        .replace("%2", name))
+        else:
+            self.cashier_status.setText(self.tr("Nobody signed in"))
+            self.cashier_banner.setText("")
+        count = self.engine.pending_count
+        self.pending_status.setText(self.tr("Being checked: %1").replace("%1", str(count)))
+        self.pending_status.setProperty("tone", "checking" if count else "")
+        self.pending_status.style().unpolish(self.pending_status)
+        self.pending_status.style().polish(self.pending_status)
+
+    # ---------------------------------------------------------------- session
+
+    def show_sign_in(self) -> None:
+        self.cashier = None
+        self.sale_page.stop()
+        self.stack.setCurrentWidget(self.sign_in_page)
+        self.close_shift_button.setVisible(False)
+        self.sign_out_button.setVisible(False)
+        self.sign_in_page.reset()
+        self._update_status()
+
+    def signed_in(self, cashier) -> None:
+        self.cashier = cashier
+        self.shift = self.engine.outbox.open_shift(self.engine.terminal_id, cashier.cashier_id)
+        log.info("cashier %s signed in; shift %d", cashier.cashier_id, self.shift.shift_id)
+        self.sale_page.start(cashier, self.shift.shift_id, self.engine.outbox.ops_of_shift(self.shift.shift_id))
+        self.stack.setCurrentWidget(self.sale_page)
+        self.close_shift_button.setVisible(True)
+        self.sign_out_button.setVisible(True)
+        self._update_status()
+        self.sale_page.account_input.setFocus()
+
+    def sign_out(self) -> None:
+        if self.sale_page.busy_txn is not None:
+            self.sale_page._set_result("checking", self.tr("Wait for the current operation to finish."))
+            return
+        log.info("cashier %s signed out", self.cashier.cashier_id if self.cashier else "-")
+        self.show_sign_in()
+
+    def _recovered(self, ops) -> None:
+        loc = QLocale()
+        lines = [self.tr("Resolved after a restart:")]
+        for op in ops:
+            lines.append(f"{kind_words(op.kind)} {op.account_id} {money.format_minor(op.amount_minor, loc)}: "
+                         f"{short_status(op.status, op.pending)}")
+        self.sale_page.show_notice("\n".join(lines))
+        for op in ops:
+            self.sale_page._add_or_update(op)
+
+    # ---------------------------------------------------------------- actions
+
+    def open_refund(self, op) -> None:
+        self.refund_dialog = RefundDialog(self.sale_page, op, self)
+        self.refund_dialog.open()
+
+    def open_top_up(self, account_id: str) -> None:
+        if self.cashier is None or not self.cashier.can_top_up:
+            return
+        self.top_up_dialog = TopUpDialog(self.sale_page, account_id, self)
+        self.top_up_dialog.open()
+
+    def open_settings(self) -> None:
+        if self.settings is None:
+            return
+        self.settings_dialog = SettingsDialog(self.settings, self)
+        self.settings_dialog.accepted.connect(lambda: self.set_language(self.settings.language))
+        self.settings_dialog.open()
+
+    def set_language(self, setting: str) -> str:
+        return i18n.install(setting)
+
+    def close_shift(self) -> ShiftReportDialog | None:
+        """Close the open shift and show its report; refused while operations are unresolved."""
+        if self.shift is None:
+            return None
+        pending = [op for op in self.engine.unresolved() if op.shift_id == self.shift.shift_id]
+        if pending or self.sale_page.busy_txn is not None:
+            self.sale_page._set_result("checking", self.tr(
+                "The shift cannot close yet: %1 operation(s) are still being checked.")
+                .replace("%1", str(max(len(pending), 1))))
+            return None
+        shift = self.engine.outbox.close_shift(self.shift.shift_id, self.cashier.cashier_id)
+        report = build_report(shift, self.engine.outbox.ops_of_shift(shift.shift_id))
+        log.info("shift %d closed by %s", shift.shift_id, self.cashier.cashier_id)
+        self.shift = None
+        self.report_dialog = ShiftReportDialog(report, self)
+        self.report_dialog.open()
+        self.show_sign_in()
+        return self.report_dialog
+
+    def closeEvent(self, event) -> None:
+        # Unresolved operations stay in the outbox and are resolved at the next start.
+        self.engine.close()
+        super().closeEvent(event)

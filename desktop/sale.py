@@ -1,0 +1,449 @@
+"""The sale screen: scan or type an account, enter an amount, charge, see the result;
+the shift's history below, with refund and top-up.
+
+One sale at a time: from the moment a charge starts until the ledger has answered,
+the charge button, Enter and F12 do nothing, so one sale cannot be charged twice.
+A charge without an answer is shown as "being checked" while the engine retries it
+with the same txn id; "Next customer" clears the screen and leaves it to the engine
+(the account stays blocked for new charges until it is resolved). A keyboard-wedge
+scan that lands in the amount field (a burst of 8+ digits and Enter, faster than
+anyone types) is taken as an account, not as an amount.
+"""
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from PySide6.QtCore import QEvent, QLocale, QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from core import AccountNotFound, AccountInfo, InvalidRequest
+from core.validation import check_id
+
+from . import money
+from .engine import Refused
+from .keypad import Keypad
+from .outbox import Op
+from .texts import (account_status_words, amount_error_words, id_error_words, kind_words,
+                    refusal_words, short_status, status_words)
+
+SCAN_MIN_DIGITS = 8
+SCAN_MAX_GAP_S = 0.035      # a scanner types a character every few ms; people need 80+ ms
+
+
+class ScanDetector(QObject):
+    """Event filter on the amount field: notices a digit burst ended by Enter."""
+    scanned = Signal(str)
+
+    def __init__(self, field: QLineEdit):
+        super().__init__(field)
+        self.field = field
+        self._burst: list[str] = []
+        self._last_s = 0.0
+        field.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() != QEvent.Type.KeyPress:
+            return False
+        now = time.monotonic()
+        key, text = event.key(), event.text()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            burst, self._burst = "".join(self._burst), []
+            if (len(burst) >= SCAN_MIN_DIGITS and now - self._last_s <= SCAN_MAX_GAP_S * 3
+                    and self.field.text().endswith(burst)):
+                self.field.setText(self.field.text()[:-len(burst)])
+                self.scanned.emit(burst)
+                return True
+            return False
+        if text.isdigit() and len(text) == 1:
+            if now - self._last_s > SCAN_MAX_GAP_S:
+                self._burst = []
+            self._burst.append(text)
+        else:
+            self._burst = []
+        self._last_s = now
+        return False
+
+
+class SalePage(QWidget):
+    refundRequested = Signal(object)     # Op to refund
+    topUpRequested = Signal(str)         # account id typed so far
+
+    COLUMNS = 7
+
+    def __init__(self, engine, parent=None):
+        super().__init__(parent)
+        self.setObjectName("salePage")
+        self.engine = engine
+        self.cashier = None
+        self.shift_id: int | None = None
+        self.busy_txn: str | None = None          # the sale's operation until answered
+        self._account: AccountInfo | None = None
+        self._rows: dict[str, int] = {}           # txn id -> history row
+        self._ops: dict[str, Op] = {}
+
+        self.account_label, self.amount_label = QLabel(), QLabel()
+        self.account_input = QLineEdit(objectName="accountInput")
+        self.account_input.setMaxLength(64)
+        self.lookup_button = QPushButton(objectName="lookupButton", clicked=self.look_up)
+        self.account_error = QLabel(objectName="accountError", wordWrap=True)
+        self.account_error.setProperty("tone", "error")
+        self.balance_label = QLabel(objectName="balanceLabel", wordWrap=True)
+        self.amount_input = QLineEdit(objectName="amountInput")
+        self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
+        self.amount_error = QLabel(objectName="amountError", wordWrap=True)
+        self.amount_error.setProperty("tone", "error")
+        self.charge_button = QPushButton(objectName="chargeButton", clicked=self.charge)
+        self.charge_button.setProperty("role", "charge")
+        self.new_sale_button = QPushButton(objectName="newSaleButton", clicked=self.new_sale)
+        self.result_label = QLabel(objectName="resultLabel", wordWrap=True,
+                                   alignment=Qt.AlignmentFlag.AlignCenter)
+        self.notice_label = QLabel(objectName="noticeLabel", wordWrap=True)
+        self.notice_label.setProperty("tone", "info")
+        self.notice_label.hide()
+        self.keypad = Keypad(lambda: self.amount_input)
+        self.history_title = QLabel(objectName="historyTitle")
+        self.history_table = QTableWidget(0, self.COLUMNS, objectName="historyTable")
+        self.history_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.history_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.history_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.history_table.verticalHeader().hide()
+        self.history_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.history_table.itemSelectionChanged.connect(self._selection_changed)
+        self.refund_button = QPushButton(objectName="refundButton", clicked=self._ask_refund)
+        self.refund_button.setEnabled(False)
+        self.top_up_button = QPushButton(objectName="topUpButton",
+                                         clicked=lambda: self.topUpRequested.emit(self.account_input.text().strip()))
+
+        self.account_input.returnPressed.connect(self.look_up)
+        self.account_input.textEdited.connect(self._account_edited)
+        self.amount_input.returnPressed.connect(self.charge)
+        self.amount_input.textEdited.connect(lambda _t: self.amount_error.clear())
+        self.scan_detector = ScanDetector(self.amount_input)
+        self.scan_detector.scanned.connect(self._scanned_into_amount)
+        self.f12 = QShortcut(QKeySequence(Qt.Key.Key_F12), self, activated=self.charge)
+
+        form = QGridLayout()
+        form.setVerticalSpacing(6)
+        form.addWidget(self.account_label, 0, 0, 1, 2)
+        form.addWidget(self.account_input, 1, 0)
+        form.addWidget(self.lookup_button, 1, 1)
+        form.addWidget(self.account_error, 2, 0, 1, 2)
+        form.addWidget(self.balance_label, 3, 0, 1, 2)
+        form.addWidget(self.amount_label, 4, 0, 1, 2)
+        form.addWidget(self.amount_input, 5, 0, 1, 2)
+        form.addWidget(self.amount_error, 6, 0, 1, 2)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.charge_button, 3)
+        buttons.addWidget(self.new_sale_button, 1)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addWidget(self.result_label)
+        left.addWidget(self.notice_label)
+        left.addStretch(1)
+        top = QHBoxLayout()
+        top.addLayout(left, 3)
+        top.addSpacing(24)
+        top.addWidget(self.keypad, 2)
+        history_bar = QHBoxLayout()
+        history_bar.addWidget(self.history_title)
+        history_bar.addStretch(1)
+        history_bar.addWidget(self.top_up_button)
+        history_bar.addWidget(self.refund_button)
+        card = QFrame(objectName="saleCard")
+        card.setLayout(top)
+        outer = QVBoxLayout(self)
+        outer.addWidget(card, 3)
+        outer.addLayout(history_bar)
+        outer.addWidget(self.history_table, 2)
+
+        engine.opResolved.connect(self._resolved)
+        engine.opUncertain.connect(self._uncertain)
+        engine.connectionChanged.connect(lambda *_: self._update_buttons())
+        self._set_result("", "")
+        self.retranslate()
+        self._update_buttons()
+
+    # ---------------------------------------------------------------- texts
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        self.account_label.setText(self.tr("Account (scan the card or type)"))
+        self.account_input.setPlaceholderText(self.tr("Card or account number"))
+        self.lookup_button.setText(self.tr("Look up"))
+        self.amount_label.setText(self.tr("Amount"))
+        self.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
+        self.charge_button.setText(self.tr("Charge  (F12)"))
+        self.new_sale_button.setText(self.tr("Next customer"))
+        self.history_title.setText(self.tr("This shift"))
+        self.refund_button.setText(self.tr("Refund…"))
+        self.top_up_button.setText(self.tr("Top up…"))
+        self.history_table.setHorizontalHeaderLabels([
+            self.tr("Time"), self.tr("Type"), self.tr("Account"), self.tr("Amount"), self.tr("Result"),
+            self.tr("Balance after"), self.tr("Cashier")])
+        self._show_account()
+        for txn_id in self._rows:
+            self._fill_row(self._ops[txn_id])
+        if self._last_result:
+            self._show_decision(self._last_result[1])
+
+    _last_result: tuple | None = None
+
+    def _set_result(self, tone: str, text: str, *, remember: tuple | None = None) -> None:
+        self._last_result = remember
+        self.result_label.setText(text)
+        self.result_label.setProperty("tone", tone or "idle")
+        self.result_label.style().unpolish(self.result_label)
+        self.result_label.style().polish(self.result_label)
+
+    # ---------------------------------------------------------------- session
+
+    def start(self, cashier, shift_id: int, ops: list[Op]) -> None:
+        self.cashier, self.shift_id = cashier, shift_id
+        self.history_table.setRowCount(0)
+        self._rows.clear()
+        self._ops.clear()
+        for op in ops:
+            self._add_or_update(op)
+        for op in self.engine.unresolved():      # e.g. left by an earlier run
+            self._add_or_update(op)
+        self.top_up_button.setVisible(bool(cashier and cashier.can_top_up))
+        self.new_sale()
+
+    def stop(self) -> None:
+        self.cashier, self.shift_id = None, None
+        self.new_sale()
+
+    # ---------------------------------------------------------------- account
+
+    def _account_edited(self, _text: str) -> None:
+        self.account_error.clear()
+        if self._account is not None:
+            self._account = None
+            self._show_account()
+
+    def _scanned_into_amount(self, digits: str) -> None:
+        self.account_input.setText(digits)
+        self.look_up()
+
+    def look_up(self) -> None:
+        account_id = self.account_input.text().strip()
+        try:
+            check_id(account_id, "account_id")
+        except InvalidRequest as exc:
+            self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
+            self.account_input.setFocus()
+            return
+        self.account_error.clear()
+        self._account = None
+        self.balance_label.setText(self.tr("Looking up %1…").replace("%1", account_id))
+        self.amount_input.setFocus()
+        self.amount_input.selectAll()
+        self.engine.lookup(account_id, lambda info: self._looked_up(account_id, info),
+                           lambda exc: self._lookup_failed(account_id, exc))
+
+    def _looked_up(self, account_id: str, info: AccountInfo) -> None:
+        if self.account_input.text().strip() != account_id:
+            return                                   # the cashier has moved on
+        self._account = info
+        self._show_account()
+
+    def _lookup_failed(self, account_id: str, exc: Exception) -> None:
+        if self.account_input.text().strip() != account_id:
+            return
+        self._account = None
+        self.balance_label.clear()
+        if isinstance(exc, AccountNotFound):
+            self.account_error.setText(self.tr("Account: unknown account %1").replace("%1", account_id))
+        elif isinstance(exc, InvalidRequest):
+            self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
+        else:
+            self.account_error.setText(self.tr("Account: cannot look up now (no connection to the central server)"))
+        self.account_input.setFocus()
+        self.account_input.selectAll()
+
+    def _show_account(self) -> None:
+        info = self._account
+        if info is None:
+            if not self.account_input.text().strip():
+                self.balance_label.setText(self.tr("Scan a card to start"))
+            return
+        self.balance_label.setText(
+            self.tr("Account %1 · %2\nBalance %3").replace("%1", info.account_id)
+            .replace("%2", account_status_words(info.status))
+            .replace("%3", money.format_minor(info.balance_minor, QLocale())))
+        self.balance_label.setProperty("tone", "frozen" if info.status == "frozen" else "")
+
+    # ---------------------------------------------------------------- charge
+
+    def _update_buttons(self) -> None:
+        idle = self.busy_txn is None and self.cashier is not None
+        online = self.engine.state == "online"
+        self.charge_button.setEnabled(idle and online)
+        self.refund_button.setEnabled(idle and online and self._selected_refundable() is not None)
+        self.top_up_button.setEnabled(idle and online)
+
+    def _validated(self) -> tuple[str, int] | None:
+        account_id = self.account_input.text().strip()
+        ok = True
+        try:
+            check_id(account_id, "account_id")
+        except InvalidRequest as exc:
+            self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
+            ok = False
+        try:
+            amount_minor = money.parse_amount_minor(self.amount_input.text(),
+                                                    decimal_point=QLocale().decimalPoint())
+        except money.AmountError as exc:
+            self.amount_error.setText(amount_error_words(exc.reason))
+            ok = False
+        if not ok:
+            (self.account_input if self.account_error.text() else self.amount_input).setFocus()
+            return None
+        self.account_error.clear()
+        self.amount_error.clear()
+        return account_id, amount_minor
+
+    def charge(self) -> None:
+        """Enter in the amount field, F12 and the button all come here."""
+        if self.busy_txn is not None:
+            self._set_result("checking", refusal_words("busy"))
+            return
+        if self.cashier is None or self.shift_id is None:
+            return
+        checked = self._validated()
+        if checked is None:
+            return
+        self.start_operation("deduct", *checked)
+
+    def start_operation(self, kind: str, account_id: str, amount_minor: int, *,
+                        original_txn_id: str = "", approved_by: str = "") -> Op | None:
+        """Start a charge, refund or top-up as this screen's one operation in flight."""
+        if self.busy_txn is not None:
+            self._set_result("checking", refusal_words("busy"))
+            return None
+        try:
+            op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
+                                    shift_id=self.shift_id, original_txn_id=original_txn_id,
+                                    approved_by=approved_by)
+        except Refused as exc:
+            self._set_result("declined", refusal_words(exc.reason), remember=None)
+            return None
+        self.busy_txn = op.txn_id
+        self._update_buttons()
+        self._add_or_update(op)
+        loc = QLocale()
+        text = {"deduct": self.tr("Charging %1 to %2…"), "refund": self.tr("Refunding %1 to %2…"),
+                "credit": self.tr("Topping up %1 to %2…")}[kind]
+        self._set_result("working", text.replace("%1", money.format_minor(amount_minor, loc))
+                         .replace("%2", account_id))
+        return op
+
+    def _resolved(self, op: Op) -> None:
+        self._add_or_update(op)
+        if op.txn_id != self.busy_txn:
+            return
+        self.busy_txn = None
+        self._show_decision(op)
+        if op.applied:
+            if self.account_input.text().strip() == op.account_id:
+                self._account = AccountInfo(op.account_id, op.balance_after_minor,
+                                            self._account.status if self._account else "active", 0, "")
+                self._show_account()
+            if op.kind == "deduct":
+                self.amount_input.clear()
+            self.account_input.setFocus()
+            self.account_input.selectAll()
+        else:
+            self.amount_input.setFocus()
+        self._update_buttons()
+
+    def _show_decision(self, op: Op) -> None:
+        loc = QLocale()
+        if op.applied:
+            verb = {"deduct": self.tr("Approved: %1 charged"), "refund": self.tr("Refunded: %1"),
+                    "credit": self.tr("Topped up: %1")}[op.kind]
+            text = (verb.replace("%1", money.format_minor(op.amount_minor, loc)) + "\n"
+                    + self.tr("New balance %1").replace("%1", money.format_minor(op.balance_after_minor, loc)))
+            self._set_result("approved", text, remember=("approved", op))
+        else:
+            self._set_result("declined", status_words(op.status), remember=("declined", op))
+
+    def _uncertain(self, op: Op) -> None:
+        self._add_or_update(op)
+        if op.txn_id == self.busy_txn:
+            self._set_result("checking", self.tr(
+                "Being checked: the central server has not answered yet.\n"
+                "Do NOT charge again. The terminal keeps trying on its own."))
+
+    def new_sale(self) -> None:
+        """Clear the screen for the next customer. A charge still being checked stays
+        with the engine (counted in the status bar) and keeps its account blocked."""
+        self.busy_txn = None
+        self._account = None
+        self.account_input.clear()
+        self.amount_input.clear()
+        self.account_error.clear()
+        self.amount_error.clear()
+        self._set_result("", "")
+        self._show_account()
+        self._update_buttons()
+        self.account_input.setFocus()
+
+    def show_notice(self, text: str) -> None:
+        self.notice_label.setText(text)
+        self.notice_label.setVisible(bool(text))
+
+    # ---------------------------------------------------------------- history
+
+    def _add_or_update(self, op: Op) -> None:
+        if op.shift_id != self.shift_id and op.txn_id not in self._rows and not op.pending:
+            return
+        self._ops[op.txn_id] = op
+        if op.txn_id not in self._rows:
+            self.history_table.insertRow(0)
+            self._rows = {t: r + 1 for t, r in self._rows.items()}
+            self._rows[op.txn_id] = 0
+        self._fill_row(op)
+        self._update_buttons()
+
+    def _fill_row(self, op: Op) -> None:
+        row, loc = self._rows[op.txn_id], QLocale()
+        sign = -1 if op.kind == "deduct" else 1
+        cells = [datetime.fromtimestamp(op.created_ms / 1000).strftime("%H:%M:%S"), kind_words(op.kind),
+                 op.account_id, money.format_minor(sign * op.amount_minor, loc),
+                 short_status(op.status, op.pending),
+                 money.format_minor(op.balance_after_minor, loc) if op.balance_after_minor is not None and op.applied else "",
+                 op.cashier_id]
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setData(Qt.ItemDataRole.UserRole, op.txn_id)
+            if col in (3, 5):
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.history_table.setItem(row, col, item)
+
+    def op_at_row(self, row: int) -> Op | None:
+        item = self.history_table.item(row, 0)
+        return self._ops.get(item.data(Qt.ItemDataRole.UserRole)) if item else None
+
+    def _selected_refundable(self) -> Op | None:
+        rows = self.history_table.selectionModel().selectedRows() if self.history_table.selectionModel() else []
+        if not rows:
+            return None
+        op = self.op_at_row(rows[0].row())
+        return op if op and op.kind == "deduct" and op.applied else None
+
+    def _selection_changed(self) -> None:
+        self._update_buttons()
+
+    def _ask_refund(self) -> None:
+        op = self._selected_refundable()
+        if op is not None:
+            self.refundRequested.emit(op)

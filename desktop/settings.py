@@ -1,0 +1,208 @@
+"""The terminal's settings (terminal id, central Redis URL, language) and where its
+local data lives, plus the settings dialog shown on first run.
+
+Settings are kept with QSettings (the platform's native store, or an INI file given
+with ``--config`` / ``CASHIER_TERMINAL_CONFIG``). Local data (the outbox, logs) go
+to the platform's user data directory from platformdirs, or to ``--data-dir`` /
+``CASHIER_TERMINAL_DATA_DIR``. The dialog saves a Redis URL only after a connection
+to it has succeeded, and tests it on a worker thread.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+from PySide6.QtCore import QEvent, QSettings
+from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QVBoxLayout)
+
+from core import InvalidRequest
+from core.validation import check_id
+
+from . import i18n
+from .texts import id_error_words
+from .workers import Background
+
+APP_NAME = "cashier-terminal"
+ORG_NAME = "CashierLedger"
+DATA_DIR_ENV = "CASHIER_TERMINAL_DATA_DIR"
+CONFIG_ENV = "CASHIER_TERMINAL_CONFIG"
+
+
+def data_dir(override: str | os.PathLike | None = None) -> Path:
+    """Where the outbox and logs live (created if missing)."""
+    chosen = override or os.environ.get(DATA_DIR_ENV) or platformdirs.user_data_dir(APP_NAME, ORG_NAME)
+    path = Path(chosen)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class TerminalSettings:
+    """terminal_id, redis_url and language, persisted with QSettings."""
+
+    def __init__(self, config_path: str | os.PathLike | None = None):
+        path = config_path or os.environ.get(CONFIG_ENV)
+        self.q = QSettings(str(path), QSettings.Format.IniFormat) if path else QSettings(ORG_NAME, APP_NAME)
+
+    def _get(self, key: str, default: str = "") -> str:
+        value = self.q.value(key, default)
+        return str(value) if value is not None else default
+
+    @property
+    def terminal_id(self) -> str:
+        return self._get("terminal/id")
+
+    @property
+    def redis_url(self) -> str:
+        return self._get("terminal/redis_url")
+
+    @property
+    def language(self) -> str:
+        return self._get("ui/language", i18n.SYSTEM)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.terminal_id and self.redis_url)
+
+    def save(self, terminal_id: str | None = None, redis_url: str | None = None,
+             language: str | None = None) -> None:
+        if terminal_id is not None:
+            self.q.setValue("terminal/id", terminal_id)
+        if redis_url is not None:
+            self.q.setValue("terminal/redis_url", redis_url)
+        if language is not None:
+            self.q.setValue("ui/language", language)
+        self.q.sync()
+
+
+def probe_redis(url: str) -> str:
+    """Worker thread: connect to `url` and check it holds a ledger. Returns 'ok',
+    'no_ledger', or raises (the dialog shows why)."""
+    from core.connection import connect
+    from core.keys import META_KEY
+    client = connect(url, socket_timeout_s=3.0, connect_timeout_s=3.0)
+    try:
+        client.ping()
+        return "ok" if client.exists(META_KEY) else "no_ledger"
+    finally:
+        client.close()
+
+
+class SettingsDialog(QDialog):
+    """Terminal id, Redis URL (tested before saving) and language."""
+
+    def __init__(self, settings: TerminalSettings, parent=None, *, first_run: bool = False):
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.settings = settings
+        self.first_run = first_run
+        self._worker = Background(1, "settings")
+        self._tested_url: str | None = None
+
+        self.terminal_input = QLineEdit(settings.terminal_id, objectName="terminalIdInput")
+        self.terminal_input.setMaxLength(20)
+        self.url_input = QLineEdit(settings.redis_url or "redis://127.0.0.1:6379/0", objectName="redisUrlInput")
+        self.language_box = QComboBox(objectName="languageBox")
+        self.test_button = QPushButton(objectName="testConnectionButton", clicked=self.test_connection)
+        self.save_button = QPushButton(objectName="saveSettingsButton", clicked=self.save)
+        self.cancel_button = QPushButton(objectName="cancelSettingsButton", clicked=self.reject)
+        self.message = QLabel(objectName="settingsMessage", wordWrap=True)
+        self.save_button.setEnabled(False)
+        self.url_input.textChanged.connect(self._url_changed)
+
+        self.form = QFormLayout()
+        self.terminal_label, self.url_label, self.language_label = QLabel(), QLabel(), QLabel()
+        self.form.addRow(self.terminal_label, self.terminal_input)
+        self.form.addRow(self.url_label, self.url_input)
+        self.form.addRow(self.language_label, self.language_box)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.test_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        self.intro = QLabel(wordWrap=True)
+        layout.addWidget(self.intro)
+        layout.addLayout(self.form)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(560)
+        self.retranslate()
+        current = settings.language
+        self.language_box.setCurrentIndex(max(0, [i18n.SYSTEM, *i18n.LANGUAGES].index(current)
+                                              if current in (i18n.SYSTEM, *i18n.LANGUAGES) else 0))
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Terminal settings"))
+        self.intro.setText(self.tr("This terminal needs a name and the address of the central server. "
+                                   "The address is tested before it is saved."))
+        self.terminal_label.setText(self.tr("Terminal id"))
+        self.url_label.setText(self.tr("Central Redis URL"))
+        self.language_label.setText(self.tr("Language"))
+        self.test_button.setText(self.tr("Test connection"))
+        self.save_button.setText(self.tr("Save"))
+        self.cancel_button.setText(self.tr("Cancel"))
+        index = self.language_box.currentIndex()
+        self.language_box.clear()
+        # Language names stay in their own language so that anyone can find theirs.
+        self.language_box.addItem(self.tr("Same as the computer"), i18n.SYSTEM)
+        self.language_box.addItem("English", "en")
+        self.language_box.addItem("简体中文", "zh_CN")
+        self.language_box.setCurrentIndex(max(index, 0))
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def _url_changed(self) -> None:
+        self.save_button.setEnabled(self._tested_url == self.url_input.text().strip())
+
+    def test_connection(self) -> None:
+        url = self.url_input.text().strip()
+        if not url:
+            self.message.setText(self.tr("Central Redis URL: must not be empty"))
+            return
+        self.test_button.setEnabled(False)
+        self.message.setText(self.tr("Testing the connection…"))
+        self._worker.run(lambda: probe_redis(url), lambda answer: self._tested(url, answer),
+                         lambda exc: self._test_failed(exc))
+
+    def _tested(self, url: str, answer: str) -> None:
+        self.test_button.setEnabled(True)
+        self._tested_url = url
+        if answer == "ok":
+            self.message.setText(self.tr("Connected: the central server answers."))
+        else:
+            self.message.setText(self.tr("Connected, but the server holds no ledger yet: "
+                                         "run `cashierctl init` there first."))
+        self._url_changed()
+
+    def _test_failed(self, exc: Exception) -> None:
+        self.test_button.setEnabled(True)
+        self._tested_url = None
+        self._url_changed()
+        if isinstance(exc, InvalidRequest):
+            self.message.setText(self.tr("Central Redis URL: must start with redis://, rediss:// "
+                                         "or redis+cluster://"))
+        else:
+            self.message.setText(self.tr("Could not connect: %1").replace("%1", type(exc).__name__))
+
+    def save(self) -> None:
+        terminal_id = self.terminal_input.text().strip()
+        try:
+            check_id(terminal_id, "terminal_id")
+        except InvalidRequest as exc:
+            self.message.setText(id_error_words(self.tr("Terminal id"), exc.reason))
+            return
+        url = self.url_input.text().strip()
+        if url != self._tested_url:
+            self.message.setText(self.tr("Test the connection before saving."))
+            return
+        self.settings.save(terminal_id, url, self.language_box.currentData())
+        self.accept()
+
+    def done(self, result: int) -> None:
+        self._worker.wait(10_000)
+        super().done(result)

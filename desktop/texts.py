@@ -1,0 +1,133 @@
+"""Every message the terminal shows about money, in words a cashier can act on.
+
+Ledger statuses, refusals, amount and id errors and connection states are turned
+into translated sentences here (Qt context "Texts"), so that the screens never show
+a status code, an exception or a traceback.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication
+
+from . import money
+
+
+def status_words(status: str) -> str:
+    """The result of a decided operation, e.g. 'Declined: not enough money'."""
+    words = {
+        "APPLIED": QCoreApplication.translate("Texts", "Approved"),
+        "INSUFFICIENT_FUNDS": QCoreApplication.translate("Texts", "Declined: not enough money on the account"),
+        "ACCOUNT_NOT_FOUND": QCoreApplication.translate("Texts", "Declined: unknown account"),
+        "ACCOUNT_FROZEN": QCoreApplication.translate("Texts", "Declined: the account is frozen"),
+        "ORIGINAL_NOT_FOUND": QCoreApplication.translate("Texts", "Refund refused: the original charge was not found"),
+        "REFUND_EXCEEDS_ORIGINAL": QCoreApplication.translate("Texts", "Refund refused: more than the charge left to refund"),
+        "BALANCE_LIMIT_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the balance would pass its upper limit"),
+        "ACCOUNT_NOT_FROZEN": QCoreApplication.translate("Texts", "Declined: the account is not frozen"),
+        "ACCOUNT_EXISTS": QCoreApplication.translate("Texts", "Declined: the account already exists"),
+        "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
+        "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
+        "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
+    }
+    return words.get(status, QCoreApplication.translate("Texts", "Not made: unexpected answer, call support"))
+
+
+def short_status(status: str, pending: bool) -> str:
+    """One or two words for the history table."""
+    if pending:
+        return QCoreApplication.translate("Texts", "Being checked")
+    short = {
+        "APPLIED": QCoreApplication.translate("Texts", "Approved"),
+        "INSUFFICIENT_FUNDS": QCoreApplication.translate("Texts", "Not enough money"),
+        "ACCOUNT_NOT_FOUND": QCoreApplication.translate("Texts", "Unknown account"),
+        "ACCOUNT_FROZEN": QCoreApplication.translate("Texts", "Account frozen"),
+        "ORIGINAL_NOT_FOUND": QCoreApplication.translate("Texts", "Original not found"),
+        "REFUND_EXCEEDS_ORIGINAL": QCoreApplication.translate("Texts", "Exceeds original"),
+        "BALANCE_LIMIT_EXCEEDED": QCoreApplication.translate("Texts", "Balance limit"),
+    }
+    return short.get(status, QCoreApplication.translate("Texts", "Not made"))
+
+
+def kind_words(kind: str) -> str:
+    return {
+        "deduct": QCoreApplication.translate("Texts", "Charge"),
+        "refund": QCoreApplication.translate("Texts", "Refund"),
+        "credit": QCoreApplication.translate("Texts", "Top-up"),
+    }.get(kind, kind)
+
+
+def refusal_words(reason: str) -> str:
+    """Why a new operation was not started."""
+    return {
+        "offline": QCoreApplication.translate(
+            "Texts", "No connection to the central server: charges are refused until it is back."),
+        "not_initialized": QCoreApplication.translate(
+            "Texts", "The central server holds no account data: call support. Charges are refused."),
+        "unsafe": QCoreApplication.translate(
+            "Texts", "The central server is set up unsafely: call support. Charges are refused."),
+        "account_pending": QCoreApplication.translate(
+            "Texts", "A charge for this account is still being checked: wait for its result."),
+        "busy": QCoreApplication.translate(
+            "Texts", "The last charge is still being processed: wait for its result."),
+        "closed": QCoreApplication.translate("Texts", "The terminal is shutting down."),
+        "no_shift": QCoreApplication.translate("Texts", "No shift is open: sign in again."),
+    }.get(reason, QCoreApplication.translate("Texts", "Not started."))
+
+
+def amount_error_words(reason: str) -> str:
+    return {
+        money.EMPTY: QCoreApplication.translate("Texts", "Amount: enter an amount, e.g. 12.50"),
+        money.NOT_A_NUMBER: QCoreApplication.translate("Texts", "Amount: use digits and one decimal point, e.g. 12.50"),
+        money.NEGATIVE: QCoreApplication.translate("Texts", "Amount: must not be negative"),
+        money.TOO_MANY_DECIMALS: QCoreApplication.translate("Texts", "Amount: at most two decimals (fen)"),
+        money.ZERO: QCoreApplication.translate("Texts", "Amount: must be more than zero"),
+        money.TOO_LARGE: QCoreApplication.translate("Texts", "Amount: too large for one payment"),
+    }.get(reason, QCoreApplication.translate("Texts", "Amount: not a valid amount"))
+
+
+def id_error_words(field_label: str, reason: str) -> str:
+    """An id (account, cashier, terminal) that core.validation refused."""
+    if "empty" in reason:
+        return QCoreApplication.translate("Texts", "%1: must not be empty").replace("%1", field_label)
+    if "longer" in reason:
+        return QCoreApplication.translate("Texts", "%1: at most 64 characters").replace("%1", field_label)
+    return QCoreApplication.translate(
+        "Texts", "%1: only letters, digits and . _ : - are allowed").replace("%1", field_label)
+
+
+def connection_words(state: str) -> str:
+    return {
+        "connecting": QCoreApplication.translate("Texts", "Connecting to the central server…"),
+        "online": QCoreApplication.translate("Texts", "Connected"),
+        "offline": QCoreApplication.translate("Texts", "No connection to the central server: charges refused"),
+        "not_initialized": QCoreApplication.translate("Texts", "Central server has no account data: call support"),
+        "unsafe": QCoreApplication.translate("Texts", "Central server set up unsafely: call support"),
+    }.get(state, state)
+
+
+def account_status_words(status: str) -> str:
+    return {"active": QCoreApplication.translate("Texts", "Active"),
+            "frozen": QCoreApplication.translate("Texts", "Frozen")}.get(status, status)
+
+
+def signin_words(outcome: str, *, attempts_left: int = 0, locked_s: int = 0) -> str:
+    if outcome == "wrong_pin" and attempts_left > 0:
+        return QCoreApplication.translate(
+            "Texts", "Cashier id or PIN is wrong (%1 tries left before a lock).").replace("%1", str(attempts_left))
+    if outcome in ("wrong_pin", "unknown"):
+        return QCoreApplication.translate("Texts", "Cashier id or PIN is wrong.")
+    if outcome == "locked":
+        minutes = max(1, -(-locked_s // 60))
+        return QCoreApplication.translate(
+            "Texts", "Too many wrong PINs: this cashier is locked for %1 min.").replace("%1", str(minutes))
+    if outcome == "disabled":
+        return QCoreApplication.translate("Texts", "This cashier is disabled: ask the back office.")
+    if outcome == "not_supervisor":
+        return QCoreApplication.translate("Texts", "This cashier is not a supervisor.")
+    if outcome == "offline":
+        return QCoreApplication.translate("Texts", "Cannot reach the central server: check the network and try again.")
+    return QCoreApplication.translate("Texts", "Sign-in failed.")
+
+
+def pin_error_words(reason: str) -> str:
+    if "empty" in reason:
+        return QCoreApplication.translate("Texts", "PIN: enter your PIN")
+    return QCoreApplication.translate("Texts", "PIN: 4 to 12 digits")

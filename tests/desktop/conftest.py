@@ -1,0 +1,72 @@
+"""Fixtures for the terminal's tests: real Redis (db 3 via `redis_url`), a cashier
+registry with a cashier and a supervisor, and a factory for terminals (engine +
+main window, offscreen) whose worker threads are all waited for at teardown."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from core import Ledger  # noqa: E402
+from core.cashiers import CashierRegistry  # noqa: E402
+from core.connection import connect  # noqa: E402
+
+CASHIER, CASHIER_PIN = "c1", "1234"
+SUPERVISOR, SUPERVISOR_PIN = "sup", "9876"
+FAST = dict(call_deadline_s=1.0, socket_timeout_s=0.5, ping_interval_ms=200, retry_interval_ms=250)
+
+
+@pytest.fixture
+def registry(redis_url):
+    client = connect(redis_url)
+    reg = CashierRegistry(client)
+    reg.add(CASHIER, "Li Na", CASHIER_PIN)
+    reg.add(SUPERVISOR, "Wang Wei", SUPERVISOR_PIN, supervisor=True, can_top_up=True)
+    yield reg
+    client.close()
+
+
+@pytest.fixture
+def make_terminal(qtbot, tmp_path):
+    """make_terminal(url, name='T1', data_dir=None) -> MainWindow (engine started)."""
+    from desktop import i18n
+    from desktop.engine import Engine
+    from desktop.main_window import MainWindow
+    made = []
+
+    def make(url, terminal_id="T1", data_dir=None, **options):
+        engine = Engine(url, terminal_id, data_dir or tmp_path / f"data-{terminal_id}", **{**FAST, **options})
+        window = MainWindow(engine)
+        qtbot.addWidget(window)
+        window.show()
+        engine.start()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.engine.close()   # waits for every worker job
+    i18n.install("en")
+
+
+@pytest.fixture
+def terminal(make_terminal, redis_url, ledger, registry):
+    ledger.init()      # what `cashierctl init` does on a new installation
+    return make_terminal(redis_url)
+
+
+def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN):
+    page = window.sign_in_page
+    page.cashier_input.setText(cashier)
+    page.pin_input.setText(pin)
+    qtbot.mouseClick(page.sign_in_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.stack.currentWidget() is window.sale_page, timeout=5000)
+    qtbot.waitUntil(lambda: window.engine.state == "online", timeout=5000)
+
+
+def open_account(ledger: Ledger, account_id: str, initial_minor: int):
+    r = ledger.open_account(account_id, txn_id=f"open-{account_id}", initial_minor=initial_minor)
+    assert r.applied
