@@ -107,7 +107,9 @@ def run(ctx) -> None:
         variant_sha = client.script_load(VARIANT_PROLOGUE + body)
         before = client.xlen(part.journal)
         n = sized(probe["rps"], pipeline)
+        client.config_resetstat()
         r = redis_benchmark(server.port, cmd, n, pipeline=pipeline)
+        r["commandstats"] = client.info("commandstats")
         applied = applied_since(client, part, before)
         balance = int(client.hget(part.account(ACCOUNT), "bal"))
         r["applied_share"] = applied / n
@@ -163,6 +165,19 @@ def run(ctx) -> None:
     for pipeline, r in replay.items():
         ctx.row("1 ceiling", f"redis-benchmark, exact product SHA, replay path (fixed txn), -P {pipeline}",
                 f"{r['rps']:,.0f} replays/s", ratio=f"{r['rps'] / results[pipeline]['rps']:.2f}x of ceiling -P {pipeline}")
+    # server-side profile of one deduction: where Redis spends its time (INFO commandstats)
+    stats = c16["commandstats"]
+    n16 = c16["requests"]
+    evalsha = stats.get("cmdstat_evalsha", {})
+    inner = sorted(((k.removeprefix("cmdstat_"), v) for k, v in stats.items() if k != "cmdstat_evalsha"
+                    and v.get("calls", 0) >= n16 // 2), key=lambda kv: -kv[1]["usec"])
+    ctx.data["ceiling_profile"] = {"evalsha_usec_per_call": evalsha.get("usec_per_call", 0.0),
+                                   "inner": [(k, v["calls"] / n16, v["usec_per_call"]) for k, v in inner]}
+    ctx.row("1 ceiling", "server-side profile of one deduction (INFO commandstats, -P 16 run)",
+            f"{evalsha.get('usec_per_call', 0.0):.1f} µs of Redis CPU per EVALSHA",
+            ratio=f"→ at most {1e6 / max(1e-9, evalsha.get('usec_per_call', 1.0)):,.0f} deductions/s per Redis core",
+            note="inside the script, per deduction: " + ", ".join(
+                f"{k} ×{calls:.0f} {us:.2f} µs" for k, calls, us in ctx.data["ceiling_profile"]["inner"][:8]))
     p = ctx.data["ceiling_pipe"]
     ctx.row("1 ceiling", "redis-cli --pipe, exact product SHA, unique txn ids, 1 connection",
             f"{p['rps']:,.0f} deductions/s", ratio=f"{p['rps'] / c16['rps']:.2f}x of ceiling -P {PIPELINE}",
