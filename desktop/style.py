@@ -10,16 +10,16 @@ QMainWindow, QWidget#body { background: #eef1f5; }
 QWidget { font-size: 17px; color: #1f2a37; }
 QLabel#brandLabel { font-size: 20px; font-weight: 600; color: #2d4a6b; }
 QLabel#cashierBanner { color: #4b5b6e; }
-QFrame#saleCard, QFrame#signInCard { background: white; border: 1px solid #d8dee6; border-radius: 12px; padding: 16px; }
+QFrame#saleCard, QFrame#signInCard { background: white; border: 1px solid #d8dee6; border-radius: 12px; padding: 4px; }
 QLabel#signInTitle { font-size: 24px; font-weight: 600; padding: 8px; }
 QLineEdit { font-size: 24px; min-height: 52px; padding: 4px 12px; border: 2px solid #c5ced9;
             border-radius: 8px; background: white; }
 QLineEdit:focus { border-color: #3b74c4; }
-QLineEdit#amountInput { font-size: 34px; min-height: 64px; }
-QLabel#balanceLabel { font-size: 24px; min-height: 72px; color: #24384f; }
+QLineEdit#amountInput { font-size: 34px; min-height: 58px; }
+QLabel#balanceLabel { font-size: 22px; min-height: 56px; color: #24384f; }
 QLabel#balanceLabel[tone="frozen"] { color: #a3341f; }
 QLabel[tone="error"] { color: #b3261e; font-size: 16px; }
-QLabel#resultLabel { font-size: 26px; font-weight: 600; min-height: 92px; border-radius: 10px; padding: 8px; }
+QLabel#resultLabel { font-size: 24px; font-weight: 600; min-height: 72px; border-radius: 10px; padding: 6px; }
 QLabel#resultLabel[tone="idle"] { background: transparent; }
 QLabel#resultLabel[tone="working"] { background: #e7eef8; color: #2d4a6b; }
 QLabel#resultLabel[tone="approved"] { background: #e3f4e6; color: #1e6b32; border: 2px solid #7cc28d; }
@@ -30,11 +30,11 @@ QPushButton { min-height: 56px; padding: 0 18px; border-radius: 8px; border: 1px
               background: #f8fafc; font-size: 18px; }
 QPushButton:pressed { background: #dfe6ee; }
 QPushButton:disabled { color: #9aa6b2; background: #eef1f5; border-color: #d8dee6; }
-QPushButton[role="key"] { font-size: 28px; min-height: 72px; background: white; }
+QPushButton[role="key"] { font-size: 28px; min-height: 64px; background: white; }
 QPushButton[role="primary"] { background: #2f6fb8; color: white; border: none; font-weight: 600; }
 QPushButton[role="primary"]:disabled { background: #a9bdd6; color: #eef1f5; }
 QPushButton[role="charge"] { background: #2e7d4f; color: white; border: none; font-size: 26px;
-                             font-weight: 700; min-height: 76px; }
+                             font-weight: 700; min-height: 72px; }
 QPushButton[role="charge"]:disabled { background: #a7c4b3; color: #eef5f0; }
 QPushButton[role="quiet"] { min-height: 44px; background: transparent; border: 1px solid #c5ced9; font-size: 16px; }
 QTableWidget { background: white; border: 1px solid #d8dee6; border-radius: 8px; font-size: 16px;
@@ -43,6 +43,7 @@ QHeaderView::section { background: #f3f5f8; border: none; border-bottom: 1px sol
                        font-size: 15px; color: #4b5b6e; }
 QLabel#historyTitle { font-size: 18px; font-weight: 600; color: #2d4a6b; }
 QStatusBar { background: #dfe5ec; font-size: 16px; }
+QLineEdit#accountInput { min-height: 48px; }
 QStatusBar QLabel { padding: 2px 12px; font-size: 16px; }
 QLabel#connectionStatus[tone="ok"] { color: #1e6b32; }
 QLabel#connectionStatus[tone="error"] { color: #b3261e; font-weight: 600; }
