@@ -14,7 +14,9 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, event, inspect
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.exc import IntegrityError, ProgrammingError
+from sqlalchemy.exc import OperationalError as SAOperationalError
 from sqlalchemy.engine import Engine, make_url
 
 from .config import ConfigError
@@ -23,6 +25,7 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+MIGRATION_LOCK_KEY = 0x636173686D6967  # any constant shared by every instance
 
 
 class SchemaNotCurrent(Exception):
@@ -83,8 +86,20 @@ def current_revision(engine: Engine) -> str | None:
 def migrate(engine: Engine) -> tuple[str | None, str]:
     """Upgrade to the newest schema; answers (revision before, revision after)."""
     before = current_revision(engine)
-    with engine.begin() as conn:
-        command.upgrade(_alembic_config(conn), "head")
+    for attempt in range(3):
+        try:
+            with engine.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    # Several instances may start at once: one migrates, the others wait
+                    # here and then find nothing left to do.
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                command.upgrade(_alembic_config(conn), "head")
+            break
+        except (IntegrityError, ProgrammingError, SAOperationalError) as exc:
+            # SQLite has no advisory lock: a concurrent first migration makes one of
+            # them fail on "already exists"; running it again finds the tables there.
+            if attempt == 2 or "already exists" not in str(exc):
+                raise
     after = current_revision(engine)
     if before != after:
         log.info("database migrated", extra={"from_revision": before, "to_revision": after})
