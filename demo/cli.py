@@ -1,0 +1,260 @@
+"""`python -m demo`: a complete shop on one PC, proven end to end, stopped cleanly.
+
+Steps: choose Redis (`demo.redis_choice`: the configured one if it is safe to use, else
+a private redis-server with AOF in the data directory); start the reconcile service
+(`python -m reconcile_service run`) on an SQLite database in the data directory;
+create the ledger if Redis has none (or let the service restore it from the database);
+open the demo accounts and the demo cashier and print the credentials; make one charge
+end to end and print the database's row (`demo.shop`); then open a cashier terminal
+(`python -m desktop`) and wait until it is closed. Without a display (no DISPLAY or
+WAYLAND_DISPLAY on Linux, or ``--headless``) it says how to get one and stops after
+the check. Ctrl-C or SIGTERM stops everything the demo started, in order: terminal,
+reconcile service (warm: it finishes its batch), private Redis (fsyncs its AOF).
+
+Exit codes: 0 the shop ran and the end-to-end check passed; 1 the check failed;
+2 a usage or environment problem (message printed, no traceback); 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import platformdirs
+from redis.exceptions import RedisError
+
+from core import LedgerError
+from core.connection import redacted
+from core.money import format_minor
+
+from .redis_choice import DemoError, choose, free_port, new_session
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEFAULT_TIMEOUT_S = 30.0
+TERMINAL_ID = "DEMO-T1"
+CHILD_STOP_TIMEOUT_S = 15.0
+SOURCE_ROOT = Path(__file__).resolve().parent.parent     # holds core/, desktop/, reconcile_service/
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n\n")[0])
+    p.add_argument("--redis-url", help="Redis to use if it answers and its database is empty or the "
+                                       "demo's (env CASHIER_REDIS_URL; default redis://127.0.0.1:6379/15)")
+    p.add_argument("--private-redis", action="store_true",
+                   help="always start a private redis-server (AOF in the data directory)")
+    p.add_argument("--data-dir", help="where the demo keeps its Redis AOF, SQLite database, terminal "
+                                      "outbox and logs (default: the platform's user data directory)")
+    p.add_argument("--headless", action="store_true", help="do not open the terminal window")
+    p.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S,
+                   help="bound on each wait (server start, charge, reconcile) (default %(default)s)")
+    return p.parse_args(argv)
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def has_display() -> bool:
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True       # Windows and macOS always have a desktop session when a user runs this
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SOURCE_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Child:
+    """A child process the demo started, stopped politely (SIGTERM) and then firmly."""
+
+    def __init__(self, name: str, args: list[str], log_path: Path):
+        self.name = name
+        self.log_path = log_path
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=_child_env(), cwd=str(SOURCE_ROOT), **new_session())
+
+    def died(self) -> str | None:
+        """None while running, else a message with the end of its log."""
+        code = self.proc.poll()
+        if code is None:
+            return None
+        try:
+            tail = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
+        except OSError:
+            tail = []
+        return f"{self.name} exited with code {code}; last lines of {self.log_path}:\n    " + "\n    ".join(tail)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(CHILD_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(CHILD_STOP_TIMEOUT_S)
+        self.log.close()
+
+
+class DataDirLock:
+    """One demo per data directory: two would share one AOF and one SQLite file."""
+
+    def __init__(self, directory: Path):
+        self.path = directory / "demo.lock"
+        self.fh = None
+
+    def __enter__(self):
+        self.fh = open(self.path, "a+")
+        try:
+            if os.name == "nt":
+                import msvcrt
+                msvcrt.locking(self.fh.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.fh.close()
+            raise DemoError(f"another demo is running on {self.path.parent}; stop it first "
+                            "(or give this one its own --data-dir)") from None
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM behaves like Ctrl-C: the finally blocks stop every child."""
+    def handler(signum, _frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
+
+
+def database_has_data(database_url: str) -> bool:
+    from reconcile_service.db import make_engine
+    from reconcile_service.restore import database_partitions
+    engine = make_engine(database_url)
+    try:
+        return database_partitions(engine) is not None
+    except Exception:      # no tables yet (never migrated): nothing to restore
+        return False
+    finally:
+        engine.dispose()
+
+
+def start_reconcile(redis_url: str, database_url: str, data_dir: Path) -> tuple[Child, int]:
+    metrics_port = free_port()
+    args = [sys.executable, "-m", "reconcile_service", "run", "--redis-url", redis_url,
+            "--database-url", database_url, "--consumer-name", "demo", "--metrics-port", str(metrics_port),
+            "--log-format", "text", "--log-level", "INFO"]
+    return Child("reconcile service", args, data_dir / "reconcile.log"), metrics_port
+
+
+def run(args: argparse.Namespace) -> int:
+    from core import Ledger
+
+    from . import shop
+
+    started_s = time.monotonic()
+    data_dir = Path(args.data_dir or platformdirs.user_data_dir("cashier-demo", appauthor=False))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    headless = args.headless or not has_display()
+    with ExitStack() as stack:
+        stack.enter_context(DataDirLock(data_dir))
+        say(f"cashier demo: data in {data_dir}")
+        chosen = choose(args.redis_url, data_dir, force_private=args.private_redis)
+        if chosen.private:
+            stack.callback(chosen.private.stop)
+        say(f"redis:     {chosen.note}")
+
+        database_url = f"sqlite:///{data_dir / f'reconcile-{chosen.db_tag}.sqlite3'}"
+        had_books = database_has_data(database_url)
+        ledger = Ledger.from_url(chosen.url, auto_init=False)
+        stack.callback(ledger.close)
+        children: list[Child] = []
+        stack.callback(lambda: [child.stop() for child in reversed(children)])
+
+        def start_service() -> None:
+            child, port = start_reconcile(chosen.url, database_url, data_dir)
+            children.append(child)
+            say(f"reconcile: service started (pid {child.proc.pid}) on {redacted(database_url)}; "
+                f"metrics http://127.0.0.1:{port}/metrics; log {child.log_path}")
+
+        if had_books:           # Redis may have lost the ledger: the service restores it
+            start_service()
+            say(f"ledger:    {shop.ensure_ledger(ledger, True, args.timeout_s)}")
+        else:                   # a new shop: create the ledger first, then the service finds it
+            say(f"ledger:    {shop.ensure_ledger(ledger, False, args.timeout_s)}")
+            start_service()
+
+        say("demo shop:")
+        for line in shop.seed(ledger):
+            say(line)
+
+        say(f"checking the whole path: charge {format_minor(shop.CHECK_AMOUNT_MINOR)} on "
+            f"{shop.CHECK_ACCOUNT_ID} at terminal {shop.CHECK_TERMINAL_ID} by cashier {shop.DEMO_CASHIER_ID}")
+        try:
+            result = shop.charge_end_to_end(ledger, chosen.url, database_url, data_dir / "check-terminal",
+                                            args.timeout_s, alive=children[0].died)
+        except DemoError as exc:
+            say(f"end-to-end FAILED: {exc}")
+            return EXIT_CHECK_FAILED
+        row = result.db_row
+        say(f"  terminal -> ledger: {result.status}, balance after "
+            f"{format_minor(result.balance_after_minor)}, txn {result.txn_id}")
+        say(f"  redis journal:      entry {result.journal_id} (partition {row['journal_partition']})")
+        say(f"  database row:       ledger_entries txn_id={row['txn_id']} kind={row['kind']} "
+            f"account_id={row['account_id']} amount_minor={row['amount_minor']} "
+            f"balance_after_minor={row['balance_after_minor']} terminal_id={row['terminal_id']} "
+            f"cashier_id={row['cashier_id']} ({result.seconds_to_database:.2f} s after the charge)")
+        say(f"end-to-end OK: terminal -> Redis -> journal -> reconcile service -> database "
+            f"({time.monotonic() - started_s:.1f} s since start)")
+
+        terminal_args = [sys.executable, "-m", "desktop", "--config", str(data_dir / "terminal.ini"),
+                         "--redis-url", chosen.url, "--terminal-id", TERMINAL_ID,
+                         "--data-dir", str(data_dir / "terminal")]
+        if headless:
+            say("no display here, so no terminal window. To see it, run `python -m demo` in a desktop "
+                "session, or log in with `ssh -X` (X forwarding sets DISPLAY) and run it again; the shop's "
+                "data stays in the data directory between runs.")
+            say("demo finished: stopping what it started")
+            return EXIT_OK
+        terminal = Child("cashier terminal", terminal_args, data_dir / "terminal.log")
+        children.append(terminal)
+        say(f"terminal:  window opened (terminal id {TERMINAL_ID}); sign in as {shop.DEMO_CASHIER_ID!r} "
+            f"with PIN {shop.DEMO_CASHIER_PIN}. Close the window (or press Ctrl-C here) to stop the demo.")
+        while terminal.proc.poll() is None:
+            time.sleep(0.2)
+            if (problem := children[0].died()) is not None:
+                say(f"warning: {problem}")
+                break
+        say("terminal closed: stopping what the demo started")
+        return EXIT_OK
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.timeout_s <= 0:
+        print("python -m demo: --timeout-s must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    _stop_on_sigterm()
+    try:
+        code = run(args)
+    except DemoError as exc:
+        print(f"python -m demo: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (LedgerError, RedisError) as exc:
+        print(f"python -m demo: Redis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("python -m demo: interrupted; everything the demo started has been stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    say("demo stopped cleanly")
+    return code
