@@ -12,50 +12,31 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
 log = logging.getLogger(__name__)
 
 
-class _Delivery(QObject):
-    """Lives on the UI thread; its signals are emitted by the worker and so queued."""
-    done = Signal(object)
-    failed = Signal(object)
-
-    def __init__(self, owner: "Background", on_done, on_error):
-        super().__init__()
-        self._owner, self._on_done, self._on_error = owner, on_done, on_error
-        self.done.connect(self._deliver_done)
-        self.failed.connect(self._deliver_failed)
-
-    @Slot(object)
-    def _deliver_done(self, value) -> None:
-        self._owner._finished(self)
-        if self._on_done:
-            self._on_done(value)
-
-    @Slot(object)
-    def _deliver_failed(self, exc) -> None:
-        self._owner._finished(self)
-        if self._on_error:
-            self._on_error(exc)
-        else:
-            log.error("background job failed: %s: %s", type(exc).__name__, exc)
+class _Dispatcher(QObject):
+    """Lives on the UI thread for the pool's whole life; the workers emit its signal,
+    so delivery is queued to the UI thread. (One long-lived object rather than one
+    per job: dropping a per-job QObject from inside its own slot crashed PySide6.)"""
+    finished = Signal(int, bool, object)     # job id, succeeded, value or exception
 
 
 class _Job(QRunnable):
-    def __init__(self, fn: Callable[[], Any], delivery: _Delivery):
+    def __init__(self, job_id: int, fn: Callable[[], Any], dispatcher: _Dispatcher):
         super().__init__()
         self.setAutoDelete(True)
-        self._fn, self._delivery = fn, delivery
+        self._job_id, self._fn, self._dispatcher = job_id, fn, dispatcher
 
     def run(self) -> None:
         try:
             value = self._fn()
         except Exception as exc:        # delivered to on_error on the UI thread
-            self._delivery.failed.emit(exc)
+            self._dispatcher.finished.emit(self._job_id, False, exc)
         else:
-            self._delivery.done.emit(value)
+            self._dispatcher.finished.emit(self._job_id, True, value)
 
 
 class Background:
@@ -65,20 +46,30 @@ class Background:
         self.pool = QThreadPool()
         self.pool.setMaxThreadCount(threads)
         self.name = name
-        self._deliveries: set[_Delivery] = set()
+        self._dispatcher = _Dispatcher()
+        self._dispatcher.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._callbacks: dict[int, tuple] = {}
+        self._next_id = 0
 
     def run(self, fn: Callable[[], Any], on_done: Callable[[Any], None] | None = None,
             on_error: Callable[[Exception], None] | None = None) -> None:
-        delivery = _Delivery(self, on_done, on_error)
-        self._deliveries.add(delivery)      # kept alive until it has delivered
-        self.pool.start(_Job(fn, delivery))
+        self._next_id += 1
+        self._callbacks[self._next_id] = (on_done, on_error)
+        self.pool.start(_Job(self._next_id, fn, self._dispatcher))
 
-    def _finished(self, delivery: _Delivery) -> None:
-        self._deliveries.discard(delivery)
+    def _deliver(self, job_id: int, ok: bool, value) -> None:
+        on_done, on_error = self._callbacks.pop(job_id, (None, None))
+        if ok:
+            if on_done:
+                on_done(value)
+        elif on_error:
+            on_error(value)
+        else:
+            log.error("%s job failed: %s: %s", self.name, type(value).__name__, value)
 
     @property
     def busy(self) -> bool:
-        return bool(self._deliveries)
+        return bool(self._callbacks)
 
     def wait(self, timeout_ms: int = 30_000) -> bool:
         """Block until every job has run (for shutdown and tests). True when all did."""
