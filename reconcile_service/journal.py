@@ -194,19 +194,25 @@ class Consumer:
         return len(raw)
 
     def drain(self, *, stop=lambda: False, wait_for_pending: bool = True, progress=None) -> int:
-        """Apply everything there is now, in every partition; with `wait_for_pending`,
-        also wait until entries pending elsewhere are acknowledged or claimable."""
+        """Apply everything journaled up to now, in every partition; with `wait_for_pending`,
+        also wait until entries pending elsewhere are acknowledged or claimable.
+
+        The target is each stream's last id when the drain starts, so under a steady
+        stream of new sales the drain still ends."""
         total = 0
+        targets = {p.index: self.journal.state(p).last_generated_id for p in self.ledger.partitions}
         while not stop():
             handled = sum(self.step(part) for part in self.ledger.partitions)
             total += handled
             if progress and handled:
                 progress(total)
-            if handled:
-                continue
             states = [self.journal.state(p) for p in self.ledger.partitions]
             if all(s.lag == 0 for s in states) and (not wait_for_pending or all(s.pending == 0 for s in states)):
                 break
+            if all(s.applied_through(targets[s.partition]) for s in states):
+                break
+            if handled:
+                continue
             # Held by another consumer: it acks soon, or it is dead and becomes claimable.
             for p in self.ledger.partitions:
                 self._claim_cursor[p.index] = "0-0"
