@@ -1,8 +1,61 @@
 """Reasons found by profiling for targets the run missed, keyed by the `finding`
 name a part gives its target row. The report prints the reason for each missed
 target; a missed target without an entry here is reported as "not profiled yet".
-Profiles were taken with py-spy / pyinstrument on this machine (see the report).
+Client-side profiles: pyinstrument 5 (`pyinstrument /tmp/prof_deduct.py ledger 1`,
+one process, 6 s, private Redis); server-side: INFO commandstats taken by the
+ceiling and latency parts in the same run.
 """
 from __future__ import annotations
 
-FINDINGS: dict[str, str] = {}
+FINDINGS: dict[str, str] = {
+    "deduct_overhead": (
+        "pyinstrument, one process: of 5.90 s inside `Ledger.deduct`, 5.18 s is redis-py's `evalsha` (the very call "
+        "the bare loop makes) and ~0.72 s (~12%) is the Ledger layer itself: `_common` (4× `check_id`), the partition "
+        "computed twice per call (`_common` and again in `_hold_keys`, i.e. two crc32s), `_with_retry` entered twice "
+        "(once for `_check_policy`, once for the script, each taking a monotonic deadline), `read_cache.invalidate` "
+        "taking a lock on every write even when the cache is off, and `Status(...)`/`Result` construction in `_decode`. "
+        "On 2 cores every client-side microsecond competes with Redis for the same CPU, so with 2+ processes the ratio "
+        "falls below the single-process one. Fix in core (lead): see the report's list of core changes."),
+    "deduct_many_overhead": (
+        "pyinstrument, one process, batches of 100: `Pipeline.execute` 4.09 s of 5.85 s in `deduct_many`; the rest is "
+        "`_common`/`check_id` 0.51 s (8.6%), `_decode` 0.40 s (6.8%: `Result.__init__` + the `Status` enum call) and the "
+        "method's own loop 0.28 s including one `read_cache.invalidate` (lock) per request. The bare pipeline spends "
+        "0.6 s building the same arguments. Fix in core: validate a batch in one pass with one partition lookup per "
+        "request, skip cache invalidation when the cache is off, map status strings to `Status` with a dict."),
+    "deduct_many_50k": (
+        "Redis itself is the limit here, not the client: INFO commandstats in the ceiling run shows ~21 µs of Redis CPU "
+        "per deduct EVALSHA (see the server-side profile row), i.e. at most ~47,000 deductions/s on one Redis core even "
+        "with a zero-cost client, and redis-benchmark (C) with -P 16 stays below 50,000/s as well. The commands the "
+        "script runs (HSET×2, XADD, HMGET×2, EXPIRE, HINCRBY, TIME×2, ZRANGEBYSCORE, EXISTS) add up to only ~4-5 µs; "
+        "the remaining ~16 µs is Lua: argument checks (string.match on six arguments, key concatenations), script "
+        "invocation and reply building. 50,000/s on this 2-core box needs a cheaper script or more than one Redis "
+        "(Cluster: see part 4's spread rows)."),
+    "hot_ratio": (
+        "Only missed on the 3-master Cluster: one account lives in one slot, so all its deductions run on one of the "
+        "three redis-servers, while the spread load runs on all three in parallel. On standalone, where there is one "
+        "server either way, hot ≥ spread. Account splitting (shards of a hot account over slots) is the fix and is not "
+        "built yet (placeholder row)."),
+    "hot_28k": (
+        "Standalone: one account already reaches the spread figure (ratio ≥ 0.9), so the limit is the whole path, not "
+        "the hot key: the pipelined ceiling of the same script with a C client was under 40,000/s in this run, the "
+        "Python clients of `deduct_many` share the same 2 cores with Redis, and the run shared the machine with other "
+        "engineers' tests. Cluster: one hot account is served by one primary (see hot_ratio), and each `deduct_many` batch also pays "
+        "redis-py's RedisCluster routing per request (slot lookup per key) before the per-node pipeline goes out; on 2 "
+        "cores shared by three redis-servers and the clients, that primary gets well under one core. Needs account "
+        "splitting (not built yet)."),
+    "memory_record": (
+        "Measured over 100,000 records: INFO delta ~208 bytes per record = MEMORY USAGE 168 bytes (the key "
+        "`cs:{p0.0}:t:` + a 32-character txn id, and a 4-field listpack hash: f='deduct|<account>|<amount>', s, b, j) "
+        "plus the expires-dict entry of its TTL (~40 bytes). The miss is ~8 bytes. Fix in core/terminal: shorter txn "
+        "ids (a 22-character base64url UUID instead of 32 hex characters saves 10 bytes per record), or store the "
+        "record as one string value `status|balance|journal_id|fingerprint` instead of a hash (no field names or "
+        "listpack header)."),
+    "latency_p99": (
+        "Not Redis: INFO commandstats during the paced run shows tens of microseconds of Redis CPU per EVALSHA, and the "
+        "median service time is a fraction of a millisecond. The p99 tail (and the gap between service time and "
+        "time-from-schedule: p99 tens of ms from schedule vs ~2.5 ms service) is CPU run-queue waiting: the paced "
+        "client processes, redis-server and other engineers' test suites share 2 cores, and a descheduled client "
+        "delays every request scheduled behind it; only CPU starvation stalls a sender for tens of milliseconds. Fix "
+        "is deployment (Redis on its own core, clients on other machines as the terminals are), not code; "
+        "re-measure on an idle machine before drawing conclusions."),
+}
