@@ -410,14 +410,14 @@ class Ledger:
             if fingerprint and fingerprint.startswith("hold|"):
                 return fingerprint.split("|")[1]
 
-        def read_shards():     # a hold on a split account's shard: 't:<hold>#k'
+        def read_shards():     # a hold on a split account's shard: 't:<hold>#k' (s = APPLIED there)
             pipe = self.client.pipeline(transaction=False)
             for part in self.partitions:
                 for k in range(MAX_SHARDS):
-                    pipe.hget(f"{part.txn(hold_txn_id)}#{k}", "f")
+                    pipe.hmget(f"{part.txn(hold_txn_id)}#{k}", "f", "s")
             return pipe.execute()
-        for fingerprint in self._with_retry(read_shards, txn_id=None):
-            if fingerprint and fingerprint.startswith("hold|"):
+        for fingerprint, status in self._with_retry(read_shards, txn_id=None):
+            if fingerprint and fingerprint.startswith("hold|") and status == "APPLIED":
                 return fingerprint.split("|")[1]
         return None
 
@@ -1205,7 +1205,7 @@ class Ledger:
         holder = None
         for sub in view.shard_subs(include_missing=True):
             rec = view.records.get((sub, hold_txn_id)) or {}
-            if (rec.get("f") or "").startswith(f"hold|{sub}|"):
+            if rec.get("s") == "APPLIED" and (rec.get("f") or "").startswith(f"hold|{sub}|"):
                 holder = sub
         if holder is None:
             return self._resolve_hold_on(account_id, script, hold_txn_id, amount_minor, txn_id,
