@@ -52,8 +52,19 @@ def checked_txn(out: str) -> str:
 
 
 def no_process_uses(data_dir: Path) -> bool:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    """No child of the demo (they name the data dir in their arguments) is left running."""
+    ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     return str(data_dir) not in ps
+
+
+def private_redis_stopped(out: str) -> bool:
+    """redis-server renames its process, so ask its port instead."""
+    port = int(re.search(r"private redis-server on 127.0.0.1:(\d+)", out).group(1))
+    try:
+        redis.Redis(port=port, socket_connect_timeout=0.5).ping()
+    except redis.ConnectionError:
+        return True
+    return False
 
 
 def test_private_redis_end_to_end_twice(tmp_path):
@@ -67,6 +78,7 @@ def test_private_redis_end_to_end_twice(tmp_path):
     assert (row["amount_minor"], row["balance_after_minor"], row["terminal_id"]) == (-1250, 18750, "DEMO")
     assert any((data_dir / "redis").rglob("*.aof")), "the private Redis keeps an AOF"
     assert no_process_uses(data_dir), "the demo left a process running"
+    assert private_redis_stopped(first.stdout)
     assert "demo stopped cleanly" in first.stdout
 
     # A second run finds the shop where the first left it (AOF) and charges again.
@@ -88,6 +100,7 @@ def test_uses_the_configured_redis_and_leaves_other_data_alone(tmp_path):
         assert refused.returncode == 0, refused.stdout + refused.stderr
         assert "holds other data" in refused.stdout and "started a private redis-server" in refused.stdout
         assert client.keys("*") == ["someone-else:key"] and client.get("someone-else:key") == "theirs"
+        assert private_redis_stopped(refused.stdout)
 
         empty_url = f"redis://127.0.0.1:{server.port}/3"
         used = run_demo(tmp_path / "b", "--redis-url", empty_url)
@@ -106,3 +119,38 @@ def test_bad_redis_url_is_a_message_not_a_traceback(tmp_path):
     result = run_demo(tmp_path / "demo", "--redis-url", "http://nowhere")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "redis_url" in result.stderr.lower() + result.stdout.lower()
+
+
+def test_with_a_display_it_opens_the_terminal_and_sigterm_stops_everything(tmp_path):
+    """The window path, on Qt's offscreen platform: the terminal process starts; SIGTERM to
+    the demo stops the terminal, the reconcile service and the private Redis."""
+    import signal
+    import time
+    data_dir = tmp_path / "demo"
+    env = dict(os.environ, DISPLAY=":99", QT_QPA_PLATFORM="offscreen")
+    env.pop("CASHIER_REDIS_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "demo", "--private-redis", "--data-dir", str(data_dir)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("terminal:  window opened"):
+                break
+        out = "".join(lines)
+        assert "end-to-end OK" in out and "window opened" in out, out
+        ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
+        assert "-m desktop" in ps and str(data_dir) in ps, "the terminal process runs"
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, out + rest
+    assert "everything the demo started has been stopped" in rest
+    assert no_process_uses(data_dir) and private_redis_stopped(out)
