@@ -326,3 +326,41 @@ def test_shards_land_on_every_primary(cluster_ledger):
     m = cluster_ledger.merge_account("HOT", txn_id="m")
     assert m.applied and m.balance_minor == 50
     check_books(cluster_ledger, "HOT")
+
+
+# ---------------------------------------------------------------- cashierctl split / merge
+
+def test_split_and_merge_commands(ledger, redis_url, capsys):
+    import argparse
+    import json
+
+    from admin import split_commands
+
+    def run(*argv):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--redis-url", default=redis_url)
+        parser.add_argument("--json", action="store_true")
+        split_commands.register(parser.add_subparsers(dest="command", required=True))
+        args = parser.parse_args(list(argv))
+        code = args.func(args)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    ledger.open_account("HOT", txn_id="o", initial_minor=1234)
+    code, out, _ = run("--json", "split", "HOT", "--shards", "3", "--txn-id", "s-1")
+    assert code == 0 and json.loads(out) == {"status": "APPLIED", "balance_minor": 1234, "replayed": False,
+                                             "txn_id": "s-1", "account_id": "HOT", "kind": "split",
+                                             "shards": 3}
+    code, out, _ = run("split", "HOT", "--shards", "3", "--txn-id", "s-1")
+    assert code == 0 and "already done" in out and "12.34" in out
+    code, out, _ = run("split", "HOT", "--shards", "2")
+    assert code == 1 and "ALREADY_SPLIT" in out
+    code, _, err = run("split", "HOT", "--shards", "40")
+    assert code == 2 and "shards" in err and "Traceback" not in err
+    code, _, err = run("merge", "HOT", "--txn-id", "s-1")
+    assert code == 4 and "s-1" in err
+    code, out, _ = run("merge", "HOT", "--txn-id", "m-1")
+    assert code == 0 and "merge HOT: done" in out
+    assert ledger.balance("HOT") == 1234 and ledger.split_state("HOT").sh == 0
+    code, out, _ = run("merge", "HOT")
+    assert code == 1 and "NOT_SPLIT" in out
