@@ -5,6 +5,7 @@ URL forms (all take ``user:password@`` for ACL users and ``?`` options of redis-
     redis://127.0.0.1:6379/0                 standalone
     rediss://host:6380/0?ssl_ca_certs=/etc/cashier/ca.pem    TLS (also ssl_certfile, ssl_keyfile)
     redis+cluster://127.0.0.1:7000           Redis Cluster (any node; the rest are discovered)
+    redis+cluster://h1:7000,h2:7000,h3:7000  several seed nodes: survives the first one being down
     rediss+cluster://host:7000               Redis Cluster over TLS
 
 redis-py's own retries are switched off: `core.ledger` retries with the same txn id
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from redis.backoff import NoBackoff
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 
 from .errors import InvalidRequest, UnsafeRedisConfig
@@ -43,12 +44,27 @@ def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float
     options = dict(decode_responses=True, socket_timeout=socket_timeout_s,
                    socket_connect_timeout=connect_timeout_s)
     if scheme in ("redis+cluster", "rediss+cluster"):
-        plain = url.replace("+cluster", "", 1)
-        return RedisCluster.from_url(plain, retry=Retry(NoBackoff(), 0), **options)
+        plain, seeds = _split_seed_nodes(url.replace("+cluster", "", 1))
+        return RedisCluster.from_url(plain, retry=Retry(NoBackoff(), 0), startup_nodes=seeds, **options)
     if scheme in ("redis", "rediss", "unix"):
         return redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **options)
     raise InvalidRequest("redis_url", f"scheme {scheme!r} is not one of redis, rediss, "
                          "redis+cluster, rediss+cluster, unix")
+
+
+def _split_seed_nodes(url: str) -> tuple[str, list[ClusterNode]]:
+    """'redis://u:p@h1:1,h2:2/0' -> ('redis://u:p@h1:1/0', [ClusterNode(h2, 2)])."""
+    parts = urlsplit(url)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    first, *others = hosts.split(",")
+    seeds = []
+    for other in others:
+        host, _, port = other.rpartition(":")
+        if not host or not port.isdigit():
+            raise InvalidRequest("redis_url", f"cluster seed node {other!r} is not host:port")
+        seeds.append(ClusterNode(host, int(port)))
+    netloc = f"{userinfo}@{first}" if userinfo else first
+    return urlunsplit(parts._replace(netloc=netloc)), seeds
 
 
 def is_cluster(client) -> bool:

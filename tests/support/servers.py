@@ -100,7 +100,8 @@ class RedisClusterServers:
 
     @property
     def url(self) -> str:
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
+        """Every node as a seed, so clients survive any one node's death."""
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
 
     def start(self, attempts: int = 3) -> "RedisClusterServers":
         """Start the cluster; a port taken by someone else in between is retried on new ports."""
@@ -116,7 +117,10 @@ class RedisClusterServers:
     def _start_once(self) -> "RedisClusterServers":
         for _ in range(self.masters * (1 + self.replicas)):
             node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                               "--cluster-node-timeout", "2000", port=free_port(cluster_bus=True))
+                               "--cluster-node-timeout", "2000",
+                               # a replica may always take over (the tests kill primaries on purpose)
+                               "--cluster-replica-validity-factor", "0", "--repl-ping-replica-period", "1",
+                               port=free_port(cluster_bus=True))
             self.nodes.append(node.start())
         addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
         subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas",
@@ -128,6 +132,13 @@ class RedisClusterServers:
             return all("cluster_state:ok" in str(i) or (isinstance(i, dict) and i.get("cluster_state") == "ok")
                        for i in infos)
         wait_for(ready, 90, "cluster state ok")
+
+        def replicas_synced():
+            roles = [n.client().info("replication") for n in self.nodes]
+            replicas = [r for r in roles if r["role"] == "slave"]
+            return (len(replicas) == self.masters * self.replicas
+                    and all(r.get("master_link_status") == "up" for r in replicas))
+        wait_for(replicas_synced, 60, "replicas in sync")
         return self
 
     def primaries(self) -> list[RedisServer]:
