@@ -1025,7 +1025,7 @@ class Ledger:
         and the amount, so a retry that computes the same move replays it."""
         sid = shard_id(view.account_id, target)
         tgt = view.sub(sid)
-        if tgt is None:
+        if tgt is None or tgt.closed:       # a merge is under way: the root decides, fed by the sweep
             return 0
         need = amount_minor - tgt.available_minor
         sources = sorted((s for s in view.subs() if s.id != sid and s.available_minor > 0),
@@ -1093,6 +1093,8 @@ class Ledger:
                 if found:
                     return found
                 if view.root is None or view.record(account_id, txn_id) or not view.sh:
+                    if view.root is not None and not view.msh:
+                        self._split_accounts.pop(account_id, None)    # plain again for good
                     return root_op()
                 n = view.sh
                 if any(s.status != view.root.status for s in view.shard_subs()):
@@ -1149,6 +1151,8 @@ class Ledger:
                 if found:
                     return found
                 if view.root is None or view.record(account_id, txn_id) or not view.sh:
+                    if view.root is not None and not view.msh:
+                        self._split_accounts.pop(account_id, None)    # plain again for good
                     return root_op()
                 sid = shard_id(account_id, zlib.crc32(txn_id.encode()) % view.sh)
                 sub = view.sub(sid)
