@@ -21,7 +21,7 @@ from dataclasses import dataclass
 KEY_PATTERN = "~cs:*"
 
 # Commands the ledger scripts run inside Redis (checked against the caller's ACL).
-SCRIPT_COMMANDS = ("time", "exists", "hget", "hmget", "hset", "hincrby", "hdel", "hexists",
+SCRIPT_COMMANDS = ("time", "exists", "hget", "hmget", "hgetall", "hset", "hincrby", "hdel", "hexists",
                    "expire", "xadd", "sadd", "zadd", "zrem", "zscore", "zrangebyscore")
 # What a client library needs to connect, on a standalone Redis and on a Cluster. (redis-py
 # also sends CLIENT SETINFO, which Redis 7.0 lacks and redis-py ignores when refused.)
@@ -34,6 +34,9 @@ RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", 
                       "xinfo|stream", "xinfo|consumers", "xtrim", "xrange", "xlen",
                       "xgroup|create", "xgroup|createconsumer", "sscan", "smembers", "scard",
                       "script|load", "script|exists", "hsetnx", "hgetall", "zrange")
+# PIN attempts (core/lua/cashier_pin_attempt.lua) count failures and set a lock with
+# plain strings: granted on the cashier keys only, never on balances or the journal.
+CASHIER_SELECTOR = "(~cs:cashier:* +get +set +del +incr +pttl +pexpire)"
 FORBIDDEN_FOR_TERMINAL = ("set", "del", "unlink", "eval", "script|load", "script|flush",
                           "flushall", "flushdb", "config|set", "config|get", "keys", "debug",
                           "xdel", "xtrim", "xgroup|destroy", "rename", "restore", "migrate",
@@ -47,16 +50,19 @@ class AclUser:
     commands: tuple[str, ...]
     keys: str = KEY_PATTERN
     all_commands: bool = False
+    selectors: tuple[str, ...] = ()   # extra "(~keys +cmds)" rule sets (Redis 7 selectors)
 
     def rule_args(self) -> list[str]:
         """The arguments of `ACL SETUSER name ...` (reset first: the rules are the whole truth)."""
         args = ["reset", "on", f">{self.password}"]
         if self.all_commands:
             return args + ["~*", "&*", "+@all"]
-        return args + [self.keys, "resetchannels", "-@all", *(f"+{c}" for c in self.commands)]
+        return args + [self.keys, "resetchannels", "-@all", *(f"+{c}" for c in self.commands),
+                       *self.selectors]
 
     def line(self) -> str:
-        return " ".join(["ACL", "SETUSER", self.name, *self.rule_args()])
+        quoted = [f'"{a}"' if " " in a else a for a in self.rule_args()]
+        return " ".join(["ACL", "SETUSER", self.name, *quoted])
 
 
 def ledger_users(terminal_password: str = "<terminal-password>",
@@ -66,8 +72,8 @@ def ledger_users(terminal_password: str = "<terminal-password>",
                  admin_user: str = "cashier-admin") -> list[AclUser]:
     terminal = tuple(dict.fromkeys(SCRIPT_COMMANDS + CONNECT_COMMANDS + TERMINAL_COMMANDS))
     reconcile = tuple(dict.fromkeys(terminal + RECONCILE_COMMANDS))
-    return [AclUser(terminal_user, terminal_password, terminal),
-            AclUser(reconcile_user, reconcile_password, reconcile),
+    return [AclUser(terminal_user, terminal_password, terminal, selectors=(CASHIER_SELECTOR,)),
+            AclUser(reconcile_user, reconcile_password, reconcile, selectors=(CASHIER_SELECTOR,)),
             AclUser(admin_user, admin_password, (), all_commands=True)]
 
 

@@ -44,6 +44,22 @@ def test_terminal_user_runs_the_ledger(secured):
     assert terminal.journal("A-1")[0].kind == "refund"
 
 
+def test_terminal_user_signs_cashiers_in_and_locks_them(secured):
+    from core.cashiers import CashierRegistry
+    admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret",
+                        decode_responses=True)
+    CashierRegistry(admin).add("c7", "Li Na", "4321")
+    terminal = redis.Redis(port=secured.port, username="cashier-terminal", password="t-secret",
+                           decode_responses=True)
+    registry = CashierRegistry(terminal, max_failures=2)
+    assert registry.verify("c7", "4321").ok
+    assert not registry.verify("c7", "0000").ok
+    assert not registry.verify("c7", "0000").ok
+    assert not registry.verify("c7", "4321").ok            # locked after repeated failures
+    with pytest.raises(NoPermissionError):                 # the string rights stop at cashier keys
+        terminal.set("cs:{p0.0}:a:A-1", "1")
+
+
 @pytest.mark.parametrize("command", [
     ("SET", "cs:x", "1"), ("DEL", "cs:{p0.0}:a:A-1"), ("EVAL", "return 1", "0"),
     ("SCRIPT", "LOAD", "return 1"), ("SCRIPT", "FLUSH"), ("FLUSHALL",), ("FLUSHDB",),
@@ -63,6 +79,8 @@ def test_the_forbidden_list_is_not_granted():
     terminal = ledger_users(**PASSWORDS)[0]
     granted = {c.lstrip("+") for c in terminal.rule_args() if c.startswith("+")}
     assert not granted & set(FORBIDDEN_FOR_TERMINAL)
+    # selectors grant string commands on cashier keys only
+    assert all(sel.startswith("(~cs:cashier:* ") for sel in terminal.selectors)
 
 
 def test_scripts_after_restart_come_from_the_admin_side(secured):
