@@ -1,7 +1,8 @@
 """Command line of the reconcile service (`reconcile-service`, entry point `main`).
 
 Subcommands: run (the daemon; --once drains, reconciles once and exits), migrate,
-reconcile, restore, status (--json). Exit codes: 0 fine; 1 a discrepancy is open
+reconcile, restore, status (--json), self-test (offline check of the installation);
+--version. Exit codes: 0 fine; 1 a discrepancy is open
 that was not repaired; 2 a configuration or usage mistake; 3 Redis or the database
 stayed away past the deadline; 4 the operation was refused (schema not migrated,
 nothing to restore, unsafe Redis); 130 interrupted. Operator mistakes get one clear
@@ -54,7 +55,9 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
+    from core import __version__
     parser = argparse.ArgumentParser(prog="reconcile-service", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"reconcile-service {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", parents=[common], help="the daemon")
     run.add_argument("--once", action="store_true", help="drain, reconcile once and exit")
@@ -67,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("--json", action="store_true")
     st = sub.add_parser("status", parents=[common], help="lag per partition, last pass, open discrepancies")
     st.add_argument("--json", action="store_true", help="machine-readable output")
+    sub.add_parser("self-test", help="check the installation offline (Lua scripts, migrations on a "
+                                     "scratch SQLite database, psycopg); needs no server")
     return parser
 
 
@@ -97,6 +102,9 @@ class Progress:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "self-test":
+        from .selftest import run_selftest
+        return run_selftest()
     try:
         flags = {name: getattr(args, name) for name in _SETTING_FLAGS}
         settings = load_settings(flags, config_path=args.config)

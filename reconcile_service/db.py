@@ -2,7 +2,7 @@
 
 PostgreSQL through psycopg 3 is the production database; SQLite is the embedded
 default. Migrations run in code (an Alembic `Config` built here, pointing at the
-package's own `migrations/` folder) so they work from a wheel or a PyInstaller bundle
+package's own `migrations/` folder, found through `core.resources.resource_path`) so they work from a wheel or a PyInstaller bundle
 without an alembic.ini on disk.
 """
 from __future__ import annotations
@@ -19,11 +19,15 @@ from sqlalchemy.exc import IntegrityError, ProgrammingError
 from sqlalchemy.exc import OperationalError as SAOperationalError
 from sqlalchemy.engine import Engine, make_url
 
+from core.resources import resource_path
+
 from .config import ConfigError
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+# Shipped files are found through core.resources, the one helper that knows where they
+# live in a checkout, a wheel and a PyInstaller bundle.
+MIGRATIONS_DIR = resource_path("reconcile_service", "migrations")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATION_LOCK_KEY = 0x636173686D6967  # any constant shared by every instance
 

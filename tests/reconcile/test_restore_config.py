@@ -168,3 +168,23 @@ def test_migrate_is_idempotent_and_status_requires_it(redis_url, pg_url, capsys)
     assert {"account_id", "balance_minor", "status", "created_at", "updated_at"} <= \
         {c["name"] for c in inspect(engine).get_columns("accounts")}
     engine.dispose()
+
+
+def test_self_test_and_version_need_no_server(capsys):
+    """Offline check of the installation: Lua scripts, migrations on a scratch SQLite
+    database in a temp dir, psycopg; a broken migrations folder fails with one line."""
+    assert run_cli("self-test", redis_url="redis://127.0.0.1:1/0", database_url=None) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("reconcile-service self-test: OK") and "migrated on SQLite" in out
+    assert len(out.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_:
+        run_cli("--version", redis_url="redis://127.0.0.1:1/0", database_url=None)
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("reconcile-service ")
+
+
+def test_self_test_reports_a_missing_migration_folder(monkeypatch, tmp_path, capsys):
+    from reconcile_service import db as db_module
+    monkeypatch.setattr(db_module, "MIGRATIONS_DIR", tmp_path / "nowhere")
+    assert run_cli("self-test", redis_url="redis://127.0.0.1:1/0", database_url=None) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("reconcile-service self-test: FAILED") and "Traceback" not in out
