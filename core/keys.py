@@ -6,6 +6,7 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
     cs:meta                          hash   ledger settings: partitions, created_ms
     cs:{<tag>}:j                     stream journal of the partition (consumer group "reconcile")
     cs:{<tag>}:accts                 set    account ids of the partition
+    cs:{<tag>}:ack                   string counter bumped before WAIT (Ledger(wait_replicas=...))
     cs:{<tag>}:a:<account_id>        hash   bal (minor units), st (active|frozen), ct (ms), lj (last journal id)
     cs:{<tag>}:t:<txn_id>            hash   idempotency record: f (request fingerprint), s (status),
                                             b (balance), j (journal id), r (refunded so far),

@@ -49,10 +49,14 @@ class _SplitRoute(Exception):
         self.status, self.shards = status, shards
         super().__init__(status)
 
+class NotReplicated(Exception):
+    """WAIT returned fewer replicas than required: the change is not yet safe."""
+
+
 # Errors after which the request may or may not have run: retrying with the same
 # txn id is safe because the script is idempotent.
 _RETRYABLE = (ConnectionError, TimeoutError, BusyLoadingError, ClusterDownError,
-              TryAgainError, ReadOnlyError)
+              TryAgainError, ReadOnlyError, NotReplicated)
 
 
 def _is_retryable_response(exc: ResponseError) -> bool:
@@ -137,6 +141,12 @@ class Ledger:
         production pass False so that a Redis that lost its data is never mistaken
         for a new one.
     allow_evicting_policy: FOR TESTS ONLY: skip the maxmemory-policy check.
+    wait_replicas / wait_timeout_ms: acknowledge a change only once this many replicas
+        hold it (WAIT after every write; default 0: off). Closes the window in which a
+        primary that dies right after answering takes an acknowledged change with it
+        (asynchronous replication, see docs/reliability.md). When the replicas do not
+        confirm in time the call is retried with the same txn id and, past the
+        deadline, raises LedgerUnavailable: the outcome is unknown, never "approved".
     read_cache_max_age_s: let balance()/available()/account() answer from a per-process
         cache up to this old (default 0: off). For display only; see `core.read_cache`.
     """
@@ -145,7 +155,8 @@ class Ledger:
                  retry: RetryPolicy | None = None, auto_init: bool = True,
                  partitions: int | None = None, allow_evicting_policy: bool = False,
                  scripts: ScriptRunner | None = None, read_cache_max_age_s: float = 0.0,
-                 read_cache_max_entries: int = 10_000):
+                 read_cache_max_entries: int = 10_000, wait_replicas: int = 0,
+                 wait_timeout_ms: int = 200):
         self.client = client
         self.retention_s = v.check_retention(retention_s)
         self.retry = retry or RetryPolicy()
@@ -156,6 +167,12 @@ class Ledger:
         self._schema: KeySchema | None = None
         self._policy_checked_at = float("-inf")
         self.read_cache = ReadCache(read_cache_max_age_s, read_cache_max_entries)
+        if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int) or wait_replicas < 0:
+            raise InvalidRequest("wait_replicas", "must be a whole number >= 0")
+        if isinstance(wait_timeout_ms, bool) or not isinstance(wait_timeout_ms, int) or wait_timeout_ms < 1:
+            raise InvalidRequest("wait_timeout_ms", "must be a whole number of milliseconds >= 1")
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
         # accounts this process knows to be split (shard count) or recently merged (0);
         # every other account is taken as plain until its root script says otherwise
         self._split_accounts: dict[str, int] = {}
@@ -247,11 +264,21 @@ class Ledger:
                         type(error).__name__, attempt, delay, txn_id)
             time.sleep(delay)
 
+    def _script(self, name: str, keys: Sequence[str], args: Sequence[Any]):
+        """Run a writing script; with wait_replicas, answer only once replicas hold it."""
+        if not self.wait_replicas:
+            return self.scripts.call(self.client, name, keys, args)
+        return self._run_pipeline(self._node_client(keys[0]), [(keys, args)], name)[0]
+
+    def _node_client(self, key: str):
+        """The client of the node owning `key` (the client itself on a standalone Redis)."""
+        return self.client.get_node_from_key(key).redis_connection if is_cluster(self.client) else self.client
+
     def _run(self, script: str, kind: str, keys: Sequence[str], args: Sequence[Any],
              account_id: str, amount_minor: int, txn_id: str) -> Result:
         self._with_retry(self._check_policy, txn_id=txn_id)
         try:
-            reply = self._with_retry(self.scripts.call, self.client, script, keys, args, txn_id=txn_id)
+            reply = self._with_retry(self._script, script, keys, args, txn_id=txn_id)
         finally:
             self.read_cache.invalidate(account_id)
         return self._decode(reply, kind, account_id, amount_minor, txn_id)
@@ -434,7 +461,7 @@ class Ledger:
         part = self.schema.partition_of(account_id)
         keys = [part.account(account_id), part.holds(account_id), part.hold_expiries(account_id)]
         started = time.monotonic()
-        reply = self._with_retry(self.scripts.call, self.client, "available", keys, [], txn_id=None)
+        reply = self._with_retry(self.scripts.call, self.client, "available", keys, [], txn_id=None)  # read-only
         if not reply:
             raise AccountNotFound(account_id)
         value = (int(reply[0]), int(reply[1]))
@@ -459,7 +486,7 @@ class Ledger:
         keys = [part.account(account_id), part.hold_expiries(account_id), part.journal,
                 part.holds(account_id), part.hold_expiries(account_id), *map(part.txn, expired)]
         args = ["-", account_id, "0", "", terminal_id, "", *expired]
-        reply = self._with_retry(self.scripts.call, self.client, "expire_holds", keys, args, txn_id=None)
+        reply = self._with_retry(self._script, "expire_holds", keys, args, txn_id=None)
         if reply and reply[0] == "INVALID":
             raise InvalidRequest(*reply[3].split(": ", 1))
         return int(reply[0])
@@ -611,29 +638,43 @@ class Ledger:
         replies: list = [None] * len(calls)
         for node, positions in by_node.values():
             batch = [(calls[p][1], calls[p][2]) for p in positions]
-            try:
-                node_replies = self._run_pipeline(node.redis_connection, batch)
-            except (MovedError, AskError) as exc:
-                # slots moved (resharding, failover): learn the new layout, retry the batch
-                self.client.nodes_manager.initialize()
-                raise ClusterDownError(str(exc)) from exc
+            node_replies = self._run_pipeline(node.redis_connection, batch)
             for p, reply in zip(positions, node_replies):
                 replies[p] = reply
         return replies
 
-    def _run_pipeline(self, client, batch) -> list:
-        sha = self.scripts["deduct"].sha
+    def _run_pipeline(self, client, batch, name: str = "deduct") -> list:
+        """Run `name` for each (keys, args) of `batch` on one connection, in one round trip.
+
+        With wait_replicas the pipeline ends with INCR of a key in the first key's slot
+        and WAIT: the INCR moves this connection's replication offset to "now", so WAIT
+        also covers a replay whose original write came through another connection.
+        """
+        script = self.scripts[name]
         for _ in range(2):
             pipe = client.pipeline(transaction=False)
             for keys, args in batch:
-                pipe.evalsha(sha, len(keys), *keys, *args)
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+            if self.wait_replicas:
+                first_key = batch[0][0][0]
+                pipe.incr(first_key[:first_key.index("}") + 1] + ":ack")
+                pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms)
             replies = pipe.execute(raise_on_error=False)
             if not any(isinstance(r, NoScriptError) for r in replies):
                 break
-            self.scripts.load(client, self.scripts["deduct"])   # then re-run: replays answer the ones that ran
+            self.scripts.load(client, script)   # then re-run: replays answer the ones that ran
         for reply in replies:
+            if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
+                self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry
+                raise ClusterDownError(str(reply))
             if isinstance(reply, Exception):
                 raise reply
+        if self.wait_replicas:
+            confirmed = replies[-1]
+            replies = replies[:-2]
+            if confirmed < self.wait_replicas:
+                raise NotReplicated(f"{confirmed} of {self.wait_replicas} replicas confirmed "
+                                    f"within {self.wait_timeout_ms} ms")
         return replies
 
     # ---------------------------------------------------------------- reads
@@ -800,7 +841,7 @@ class Ledger:
                         return Result(Status.ACCOUNT_HAS_HOLDS, view.total_minor, False, txn_id,
                                       account_id, "merge", 0)
                     continue
-                reply = self._with_retry(self.scripts.call, self.client, "merge", keys,
+                reply = self._with_retry(self._script, "merge", keys,
                                          [txn_id, account_id, 0, self.retention_s, terminal_id or "",
                                           cashier_id or "", view.total_minor], txn_id=txn_id)
                 if reply[0] == "MERGE_INCOMPLETE":
@@ -1121,7 +1162,7 @@ class Ledger:
                                 part.hold_expiries(sid)]
                         args = [txn_id, sid, amount_minor, self.retention_s, terminal_id or "",
                                 cashier_id or "", kind, phase, n, others, hold_ttl_s]
-                        reply = self._with_retry(self.scripts.call, self.client, "shard_spend", keys, args,
+                        reply = self._with_retry(self._script, "shard_spend", keys, args,
                                                  txn_id=txn_id)
                         if reply[0] == "STALE":
                             stale = True
@@ -1162,7 +1203,7 @@ class Ledger:
                 keys = [part.account(sid), part.sub_txn(sid, txn_id), part.journal]
                 args = [txn_id, sid, amount_minor, self.retention_s, terminal_id or "", cashier_id or "",
                         kind, original, "1"]
-                reply = self._with_retry(self.scripts.call, self.client, "credit", keys, args, txn_id=txn_id)
+                reply = self._with_retry(self._script, "credit", keys, args, txn_id=txn_id)
                 if reply[0] == "SHARD_CLOSED":
                     continue
                 result = self._decode(reply, kind, account_id, amount_minor, txn_id)

@@ -83,3 +83,90 @@ def test_primary_killed_replica_promoted():
     print(figures)
     assert figures["doubled"] == 0
     assert figures["acknowledged"] > 100
+
+
+def test_wait_option_refuses_to_acknowledge_what_no_replica_holds():
+    """A primary whose replica has stopped keeps accepting writes; with wait_replicas=1
+    the ledger does not acknowledge them (LedgerUnavailable, outcome unknown)."""
+    from core import LedgerUnavailable
+    cluster = RedisClusterServers(masters=3, replicas=1).start()
+    try:
+        safe = Ledger.from_url(cluster.url, wait_replicas=1, wait_timeout_ms=100,
+                               retry=RetryPolicy(deadline_s=0.5))
+        safe.open_account("W-1", txn_id="open-W-1", initial_minor=100)
+        assert safe.deduct("W-1", 1, txn_id="d-1").balance_minor == 99
+        node = safe.client.get_node_from_key(safe.schema.partition_of("W-1").account("W-1"))
+        replica = next(n for n in cluster.nodes
+                       if n.client().info("replication").get("master_port") == node.port)
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(LedgerUnavailable) as info:
+                safe.deduct("W-1", 1, txn_id="d-2")
+            assert "d-2" in str(info.value)
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        # the same txn id, once the replica is back, is confirmed exactly once
+        wait_for(lambda: safe.deduct("W-1", 1, txn_id="d-2").balance_minor == 98, 20, "replica back")
+        assert safe.balance("W-1") == 98
+    finally:
+        cluster.cleanup()
+
+
+def stalled_replica_failover(ledger_options: dict, stall_s: float) -> dict:
+    """The worst case of asynchronous replication: the replica stalls (SIGSTOP), the
+    primary keeps acknowledging, then dies; the stale replica is promoted. The stalled
+    replica's socket buffers still take a few MB of the replication stream, so the run
+    writes more than that (long terminal/cashier ids make each entry bigger)."""
+    cluster = RedisClusterServers(masters=3, replicas=1).start()
+    try:
+        ledger = Ledger.from_url(cluster.url, retry=RetryPolicy(deadline_s=0.3), **ledger_options)
+        ledger.open_account("S-1", txn_id="open-S-1", initial_minor=1_000_000)
+        node = ledger.client.get_node_from_key(ledger.schema.partition_of("S-1").account("S-1"))
+        primary = next(n for n in cluster.nodes if n.port == node.port)
+        replica = next(n for n in cluster.nodes
+                       if n.client().info("replication").get("master_port") == node.port)
+        wait_for(lambda: replica.client().info("replication")["master_link_status"] == "up", 10)
+        replica.proc.send_signal(signal.SIGSTOP)
+        acked, unknown = [], []
+        deadline = time.monotonic() + stall_s
+        i = 0
+        while time.monotonic() < deadline:
+            txn = f"s-{i}"
+            try:
+                if ledger.deduct("S-1", 1, txn_id=txn, terminal_id="T" * 64, cashier_id="C" * 64).applied:
+                    acked.append(txn)
+            except LedgerUnavailable:
+                unknown.append(txn)
+            i += 1
+        primary.kill(signal.SIGKILL)
+        replica.proc.send_signal(signal.SIGCONT)
+        survivors = [n for n in cluster.nodes if n is not primary]
+        wait_for(lambda: all("cluster_state:ok" in str(n.client().cluster("info")) or
+                             n.client().cluster("info").get("cluster_state") == "ok" for n in survivors), 30)
+        after = Ledger.from_url(cluster.url)
+        jkey = after.schema.partition_of("S-1").journal
+        holder = {}
+        wait_for(lambda: holder.setdefault("j", after.client.xrange(jkey)) is not None, 30, "promoted replica")
+        journal = {f["txn"] for _, f in holder["j"]}
+        lost = [t for t in acked if t not in journal]
+        # every unknown outcome is settled by retrying the same txn id: exactly once
+        for txn in unknown:
+            after.deduct("S-1", 1, txn_id=txn)
+        journal = [f["txn"] for _, f in after.client.xrange(jkey)]
+        assert len(journal) == len(set(journal))
+        return {"acknowledged": len(acked), "unknown_then_retried": len(unknown),
+                "lost_acknowledged": len(lost)}
+    finally:
+        cluster.cleanup()
+
+
+def test_stalled_replica_loses_acknowledged_changes_without_wait():
+    figures = stalled_replica_failover({}, stall_s=8.0)
+    record("stalled replica + primary killed, asynchronous acknowledgement", figures)
+    assert figures["lost_acknowledged"] > 0
+
+
+def test_wait_acknowledgement_closes_the_gap():
+    figures = stalled_replica_failover({"wait_replicas": 1, "wait_timeout_ms": 50}, stall_s=1.0)
+    record("stalled replica + primary killed, WAIT 1 replica", figures)
+    assert figures["lost_acknowledged"] == 0 and figures["unknown_then_retried"] > 0
