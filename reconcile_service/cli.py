@@ -42,6 +42,8 @@ def _common() -> argparse.ArgumentParser:
     g.add_argument("--reconcile-interval-s", type=float, help="seconds between the daemon's passes")
     g.add_argument("--trim-interval-s", type=float)
     g.add_argument("--trim-keep-s", type=float, help="keep applied journal entries this long")
+    g.add_argument("--hold-expiry-interval-s", type=float,
+                   help="seconds between journaling the release of expired holds")
     g.add_argument("--restore-on-start", action=argparse.BooleanOptionalAction, default=None,
                    help="restore a Redis that lost everything before consuming")
     g.add_argument("--metrics-host")
@@ -76,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _SETTING_FLAGS = ("redis_url", "database_url", "consumer_name", "batch_size", "block_ms", "claim_idle_ms",
-                  "reconcile_interval_s", "trim_interval_s", "trim_keep_s", "restore_on_start",
+                  "reconcile_interval_s", "trim_interval_s", "trim_keep_s", "hold_expiry_interval_s",
+                  "restore_on_start",
                   "metrics_host", "metrics_port", "retry_deadline_s", "log_level", "log_format")
 
 
@@ -214,6 +217,12 @@ def _print_status(info: dict, as_json: bool) -> None:
               f"{lp['discrepancies_found']} found, {lp['repairs_made']} repaired")
     else:
         print("last pass: none yet")
+    holds = info.get("holds") or {}
+    print(f"active holds: {holds.get('active_count', 0)} holding {holds.get('active_minor', 0)} minor units "
+          f"on {holds.get('accounts', 0)} account(s); {holds.get('expired_unreleased', 0)} expired, "
+          "release not journaled yet")
+    for h in holds.get("by_account", []):
+        print(f"  {h['account_id']}: {h['count']} active hold(s), {h['sum_minor']} minor units")
     print(f"open discrepancies: {info['open_discrepancies']}")
     for d in info["discrepancies"]:
         print(f"  #{d['id']} {d['kind']} {d['account_id'] or ''} {d['txn_id'] or ''}: {d['cause']}")

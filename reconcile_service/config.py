@@ -43,6 +43,7 @@ class Settings:
     reconcile_interval_s: float = 300.0    # the daemon's reconciliation passes
     trim_interval_s: float = 60.0
     trim_keep_s: float = 3600.0            # keep applied entries this long (recent-history reads)
+    hold_expiry_interval_s: float = 10.0   # journal the release of expired holds this often
     restore_on_start: bool = True          # the daemon restores lost accounts before consuming
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9464               # 0 = no HTTP endpoint
@@ -61,7 +62,7 @@ _TYPES: dict[str, tuple[type, float | None]] = {
     "redis_url": (str, None), "database_url": (str, None), "consumer_name": (str, None),
     "batch_size": (int, 1), "block_ms": (int, 0), "claim_idle_ms": (int, 0),
     "reconcile_interval_s": (float, 0.0), "trim_interval_s": (float, 0.0),
-    "trim_keep_s": (float, 0.0), "restore_on_start": (bool, None), "metrics_host": (str, None),
+    "trim_keep_s": (float, 0.0), "hold_expiry_interval_s": (float, 0.0), "restore_on_start": (bool, None), "metrics_host": (str, None),
     "metrics_port": (int, 0), "retry_deadline_s": (float, 0.0), "first_backoff_s": (float, 0.0),
     "max_backoff_s": (float, 0.0), "log_level": (str, None), "log_format": (str, None),
 }

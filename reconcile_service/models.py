@@ -175,3 +175,31 @@ class Discrepancy(Base):
     last_pass_id: Mapped[int | None] = mapped_column(BigInteger)
     found_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Hold(Base):
+    """One hold (pre-authorisation) and how it was resolved, from the journal kinds `hold`,
+    `capture`, `void` and `hold_expire` (whose `orig` is the hold's txn id). Rows are
+    built order-independently: the hold's own fields come from its `hold` entry, the
+    resolution from the resolving entry with the lowest journal position (a hold
+    resolves once; a second resolution is a violation the invariant checker reports)."""
+    __tablename__ = "holds"
+    hold_txn_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)     # the sub-balance ('A' or 'A#k')
+    amount_minor: Mapped[int | None] = mapped_column(BigInteger)                # None until the hold entry came
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # active | captured | voided | expired | lost (Redis lost it; restore does not bring holds back)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    captured_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    resolved_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    resolved_kind: Mapped[str | None] = mapped_column(String(32))
+    hold_journal_partition: Mapped[int | None] = mapped_column(Integer)
+    hold_journal_id: Mapped[str | None] = mapped_column(String(JOURNAL_ID_LEN))
+    hold_journal_pos: Mapped[str | None] = mapped_column(String(POS_LEN))
+    resolved_journal_id: Mapped[str | None] = mapped_column(String(JOURNAL_ID_LEN))
+    resolved_journal_pos: Mapped[str | None] = mapped_column(String(POS_LEN))
+    created_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (Index("ix_holds_status_expires", "status", "expires_at"),
+                      Index("ix_holds_account_id", "account_id"))

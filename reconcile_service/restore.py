@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 
 from redis.exceptions import ResponseError
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
@@ -28,8 +28,8 @@ from core.keys import CONSUMER_GROUP, META_KEY, KeySchema
 
 from .journal import Consumer
 from .metrics import Metrics
-from .models import Account
-from .store import get_setting
+from .models import Account, Hold
+from .store import get_setting, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,15 @@ def prepare_partitions(ledger: Ledger, partitions: int) -> KeySchema:
     return schema
 
 
+def _holds_lost(engine: Engine, account_id: str) -> None:
+    """restore_account brings back balance and status, not holds: the account's holds
+    that were active are gone from Redis (their money is available again), so the
+    database stops showing them as active."""
+    with engine.begin() as conn:
+        conn.execute(update(Hold).where(Hold.account_id == account_id, Hold.status == "active")
+                     .values(status="lost", resolved_kind="restore", updated_at=utcnow()))
+
+
 def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics, *,
             batch_size: int = 500, claim_idle_ms: int = 30_000, progress=None, stop=lambda: False) -> RestoreReport:
     empty = not redis_has_ledger(ledger)
@@ -128,6 +137,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
             if result.status is Status.APPLIED:
                 report.accounts_restored += 1
                 metrics.restored_accounts.inc()
+                _holds_lost(engine, r.account_id)
             elif result.status is Status.ACCOUNT_EXISTS:
                 report.accounts_present += 1      # came back meanwhile: never overwritten
             else:

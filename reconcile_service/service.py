@@ -27,6 +27,7 @@ from core.connection import redacted
 
 from .config import Settings
 from .db import make_engine, migrate, require_current_schema
+from .holds import HoldSweeper, summary as holds_summary
 from .journal import Consumer, Journal
 from .metrics import Metrics, MetricsServer
 from .models import JournalProgress, ReconcilePass
@@ -81,6 +82,7 @@ class Service:
         self.stop_requested = False
         self.consumer: Consumer | None = None
         self.reconciler: Reconciler | None = None
+        self.hold_sweeper: HoldSweeper | None = None
         self._signals = 0
 
     # ------------------------------------------------------------ plumbing
@@ -171,6 +173,7 @@ class Service:
         self.consumer = Consumer(self.ledger, self.engine, self.consumer_name, batch_size=s.batch_size,
                                  claim_idle_ms=s.claim_idle_ms, metrics=self.metrics)
         self.reconciler = Reconciler(self.ledger, self.engine, self.metrics, self.consumer_name)
+        self.hold_sweeper = HoldSweeper(self.ledger, self.engine)
         return report
 
     def run_restore(self, progress=None) -> RestoreReport:
@@ -187,9 +190,13 @@ class Service:
     def reconcile_cycle(self, *, drain: bool = True, progress=None) -> PassReport:
         """Drain (optionally), pass; after repairs, drain their entries and pass again so
         that the answer reflects the repaired state."""
-        assert self.consumer and self.reconciler
+        assert self.consumer and self.reconciler and self.hold_sweeper
         if drain:
+            # what the database knows of expired holds first, so their release is
+            # journaled and drained with everything else
             self.consumer.drain(stop=lambda: self.stop_requested)
+            if self.hold_sweeper.sweep():
+                self.consumer.drain(stop=lambda: self.stop_requested)
         report = self.reconciler.run_pass(progress=progress)
         if report.repairs and not self.stop_requested:
             self.consumer.drain(stop=lambda: self.stop_requested)
@@ -217,7 +224,7 @@ class Service:
         log.info("reconcile service starting", extra=self.describe())
         ready = False
         now = time.monotonic()
-        next_lag = next_trim = now
+        next_lag = next_trim = next_holds = now
         next_pass = now + s.reconcile_interval_s
         delay = s.first_backoff_s
         while not self.stop_requested:
@@ -245,6 +252,9 @@ class Service:
                     if trimmed:
                         log.debug("journal trimmed", extra={"entries": trimmed})
                     next_trim = now + s.trim_interval_s
+                if s.hold_expiry_interval_s and now >= next_holds and handled == 0:
+                    self.hold_sweeper.sweep()
+                    next_holds = time.monotonic() + s.hold_expiry_interval_s
                 if now >= next_pass and handled == 0:
                     self.reconciler.run_pass()
                     next_pass = time.monotonic() + s.reconcile_interval_s
@@ -292,6 +302,7 @@ class Service:
                                 "accounts_in_flight": last.accounts_in_flight,
                                 "discrepancies_found": last.discrepancies_found,
                                 "repairs_made": last.repairs_made}
+        out["holds"] = holds_summary(self.engine)
         count, items = open_discrepancies(self.engine)
         out["open_discrepancies"] = count
         out["discrepancies"] = items

@@ -23,13 +23,15 @@ from sqlalchemy.engine import Connection, Engine
 
 from core import JournalEntry
 
-from .models import (Account, Discrepancy, DuplicateEntry, JournalProgress, LedgerEntry,
+from .models import (Account, Discrepancy, DuplicateEntry, Hold, JournalProgress, LedgerEntry,
                      LedgerSetting, QuarantinedEntry, journal_pos)
 
 log = logging.getLogger(__name__)
 
 # Kinds that set the account's status; every other kind leaves it as it is.
 STATUS_BY_KIND = {"open": "active", "freeze": "frozen", "unfreeze": "active"}
+# Kinds that resolve a hold (orig = the hold's txn id), and the hold status each sets.
+HOLD_RESOLUTIONS = {"capture": "captured", "void": "voided", "hold_expire": "expired"}
 
 
 def utcnow() -> datetime:
@@ -168,6 +170,7 @@ def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry]
                                                              for d in result.duplicates])
     if effective:
         result.accounts_changed = _upsert_accounts(conn, partition, effective, now)
+        _upsert_holds(conn, effective, now)
         _advance_progress(conn, partition, effective, now)
 
 
@@ -221,6 +224,56 @@ def _upsert_accounts(conn: Connection, partition: int, effective: Iterable[Journ
     ))
     conn.execute(stmt, rows)
     return len(rows)
+
+
+def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: datetime) -> None:
+    """One row per hold touched by the batch. Merged per hold in Python first (one
+    statement may not upsert a row twice), then upserted so that any commit order gives
+    the same row: hold fields from the newest `hold` entry, the resolution from the
+    oldest resolving entry."""
+    rows: dict[str, dict] = {}
+    for e in sorted(effective, key=lambda e: journal_pos(e.journal_id)):
+        if e.kind == "hold":
+            hold_id = e.txn_id
+        elif e.kind in HOLD_RESOLUTIONS and e.original_txn_id:
+            hold_id = e.original_txn_id
+        else:
+            continue
+        row = rows.setdefault(hold_id, dict(
+            hold_txn_id=hold_id, account_id=e.account_id, amount_minor=None, expires_at=None,
+            status="active", captured_minor=0, resolved_txn_id=None, resolved_kind=None,
+            hold_journal_partition=None, hold_journal_id=None, hold_journal_pos=None,
+            resolved_journal_id=None, resolved_journal_pos=None, created_at=None, resolved_at=None,
+            updated_at=now))
+        if e.kind == "hold":        # sorted: the newest hold entry wins (a re-applied hold)
+            row.update(account_id=e.account_id, amount_minor=e.hold_minor,
+                       expires_at=ms_to_datetime(e.expires_ms) if e.expires_ms else None,
+                       hold_journal_partition=e.partition, hold_journal_id=e.journal_id,
+                       hold_journal_pos=journal_pos(e.journal_id), created_at=ms_to_datetime(e.occurred_ms))
+        elif row["resolved_journal_pos"] is None:   # sorted: the oldest resolution wins
+            row.update(status=HOLD_RESOLUTIONS[e.kind], resolved_kind=e.kind, resolved_txn_id=e.txn_id,
+                       captured_minor=-e.amount_minor if e.kind == "capture" else 0,
+                       resolved_journal_id=e.journal_id, resolved_journal_pos=journal_pos(e.journal_id),
+                       resolved_at=ms_to_datetime(e.occurred_ms))
+    if not rows:
+        return
+    ins = insert_for(conn, Hold)
+    ex, tbl = ins.excluded, Hold.__table__.c
+    hold_wins = (ex.hold_journal_pos.isnot(None)
+                 & (tbl.hold_journal_pos.is_(None) | (ex.hold_journal_pos > tbl.hold_journal_pos)))
+    res_wins = (ex.resolved_journal_pos.isnot(None)
+                & (tbl.resolved_journal_pos.is_(None) | (ex.resolved_journal_pos < tbl.resolved_journal_pos)))
+    pick = lambda cond, col: case((cond, getattr(ex, col)), else_=getattr(tbl, col))
+    stmt = ins.on_conflict_do_update(index_elements=["hold_txn_id"], set_=dict(
+        **{c: pick(hold_wins, c) for c in ("account_id", "amount_minor", "expires_at", "hold_journal_partition",
+                                           "hold_journal_id", "created_at")},
+        **{c: pick(res_wins, c) for c in ("status", "captured_minor", "resolved_txn_id", "resolved_kind",
+                                          "resolved_journal_id", "resolved_at")},
+        # the position columns last: the conditions above read the stored (old) values
+        hold_journal_pos=pick(hold_wins, "hold_journal_pos"),
+        resolved_journal_pos=pick(res_wins, "resolved_journal_pos"),
+        updated_at=ex.updated_at))
+    conn.execute(stmt, [rows[k] for k in sorted(rows)])
 
 
 def _advance_progress(conn: Connection, partition: int, effective: list[JournalEntry],
