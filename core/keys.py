@@ -139,8 +139,10 @@ class KeySchema:
             raise ValueError(f"partitions must be 1..{MAX_PARTITIONS}")
         self.partitions = partitions
         self.all = tuple(Partition(i, partition_tag(i, partitions)) for i in range(partitions))
+        # the hot path of every call: remember recent ids' partitions
+        self.partition_of = lru_cache(maxsize=65536)(self._partition_of)
 
-    def partition_of(self, account_id: str) -> Partition:
+    def _partition_of(self, account_id: str) -> Partition:
         """The partition of an account id, or of a shard id '<account_id>#<k>'."""
         if SHARD_SEPARATOR in account_id:
             parsed = parse_shard_id(account_id)

@@ -49,6 +49,14 @@ class _SplitRoute(Exception):
         self.status, self.shards = status, shards
         super().__init__(status)
 
+_STATUS_BY_NAME = {s.value: s for s in Status}
+
+
+def status_of(stored: str | None) -> str | None:
+    """The status of an idempotency record's 's' field (APPLIED is stored as 'A')."""
+    return "APPLIED" if stored == "A" else stored
+
+
 class NotReplicated(Exception):
     """WAIT returned fewer replicas than required: the change is not yet safe."""
 
@@ -233,9 +241,10 @@ class Ledger:
         return schema
 
     def _check_policy(self) -> None:
-        if self.allow_evicting_policy:
-            return
         now = time.monotonic()
+        if self.allow_evicting_policy:
+            self._policy_checked_at = now
+            return
         if now - self._policy_checked_at >= EVICTION_CHECK_INTERVAL_S:
             check_eviction_policy(self.client)
             self._policy_checked_at = now
@@ -276,7 +285,8 @@ class Ledger:
 
     def _run(self, script: str, kind: str, keys: Sequence[str], args: Sequence[Any],
              account_id: str, amount_minor: int, txn_id: str) -> Result:
-        self._with_retry(self._check_policy, txn_id=txn_id)
+        if time.monotonic() - self._policy_checked_at >= EVICTION_CHECK_INTERVAL_S:
+            self._with_retry(self._check_policy, txn_id=txn_id)
         try:
             reply = self._with_retry(self._script, script, keys, args, txn_id=txn_id)
         finally:
@@ -296,7 +306,7 @@ class Ledger:
             raise TxnConflict(txn_id, detail, requested)
         if status == "NOT_INITIALIZED":
             raise LedgerNotInitialized(f"the journal of account {account_id!r}'s partition is missing")
-        return Result(Status(status), int(balance), bool(replayed), txn_id, account_id, kind,
+        return Result(_STATUS_BY_NAME[status], int(balance), bool(replayed), txn_id, account_id, kind,
                       amount_minor, detail)
 
     def _common(self, account_id, txn_id, terminal_id, cashier_id) -> Partition:
@@ -444,7 +454,7 @@ class Ledger:
                     pipe.hmget(f"{part.txn(hold_txn_id)}#{k}", "f", "s")
             return pipe.execute()
         for fingerprint, status in self._with_retry(read_shards, txn_id=None):
-            if fingerprint and fingerprint.startswith("hold|") and status == "APPLIED":
+            if fingerprint and fingerprint.startswith("hold|") and status_of(status) == "APPLIED":
                 return fingerprint.split("|")[1]
         return None
 
@@ -1113,7 +1123,7 @@ class Ledger:
             if rec["f"] != expected:
                 raise TxnConflict(txn_id, rec["f"], expected)
             if rec["s"] != "PASS":
-                return Result(Status(rec["s"]), int(rec["b"]), True, txn_id, view.account_id, kind,
+                return Result(Status(status_of(rec["s"])), int(rec["b"]), True, txn_id, view.account_id, kind,
                               amount_minor, rec.get("j") or "")
         return None
 
@@ -1223,7 +1233,7 @@ class Ledger:
             holder = None
             for sub in view.shard_subs(include_missing=True):
                 rec = view.records.get((sub, original)) or {}
-                if rec.get("s") == "APPLIED" and (rec.get("f") or "").startswith((f"deduct|{sub}|", f"capture|{sub}|")):
+                if status_of(rec.get("s")) == "APPLIED" and (rec.get("f") or "").startswith((f"deduct|{sub}|", f"capture|{sub}|")):
                     holder = sub
             part = self.schema.partition_of(holder or account_id)
             acct = holder or account_id
@@ -1250,7 +1260,7 @@ class Ledger:
         holder = None
         for sub in view.shard_subs(include_missing=True):
             rec = view.records.get((sub, hold_txn_id)) or {}
-            if rec.get("s") == "APPLIED" and (rec.get("f") or "").startswith(f"hold|{sub}|"):
+            if status_of(rec.get("s")) == "APPLIED" and (rec.get("f") or "").startswith(f"hold|{sub}|"):
                 holder = sub
         if holder is None:
             return self._resolve_hold_on(account_id, script, hold_txn_id, amount_minor, txn_id,

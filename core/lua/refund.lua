@@ -43,7 +43,7 @@ if not orig[1] then
   local routed = split_route(acct_key, ARGV[8])
   if routed then return routed end
 end
-if orig[2] ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
+if status_of(orig[2]) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
   return decide(txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end
 local refunded = tonumber(orig[3] or '0')

@@ -50,7 +50,7 @@ if kind == 'hold' then fp = fp .. '|' .. ttl_hold end
 local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j', 'ph')
 if rec[1] then
   if rec[1] ~= fp then return {'TXN_CONFLICT', 0, 0, rec[1]} end
-  if rec[2] ~= 'PASS' then return {rec[2], tonumber(rec[3]), 1, rec[4] or ''} end
+  if rec[2] ~= 'PASS' then return {status_of(rec[2]), tonumber(rec[3]), 1, rec[4] or ''} end
   if tonumber(rec[5] or '0') >= tonumber(phase) then return {'PASS', tonumber(rec[3]), 1, ''} end
 end
 if not initialized(jkey) then return NOT_INITIALIZED end

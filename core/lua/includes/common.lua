@@ -112,22 +112,34 @@ local function check_request(allow_zero_amount, max_amount_minor)
       or check_keys(prefix, KEYS[1], KEYS[2], ARGV[2], ARGV[1])
 end
 
+-- APPLIED, by far the most common decision, is stored as 'A': 16 bytes less per
+-- idempotency record (Redis's allocator size classes), millions of records a week.
+local function stored_status(status)
+  if status == 'APPLIED' then return 'A' end
+  return status
+end
+
+local function status_of(stored)
+  if stored == 'A' then return 'APPLIED' end
+  return stored
+end
+
 -- The stored first decision for this txn, as a replay; a conflict reply when the
 -- same txn id arrives with a different request; nil when the txn id is new.
 local function replay(txn_key, fingerprint)
   local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j')
   if not rec[1] then return nil end
   if rec[1] ~= fingerprint then return {'TXN_CONFLICT', 0, 0, rec[1]} end
-  return {rec[2], tonumber(rec[3]), 1, rec[4] or ''}
+  return {status_of(rec[2]), tonumber(rec[3]), 1, rec[4] or ''}
 end
 
 -- Store the first decision for this txn id, and answer it.
 local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id)
   journal_id = journal_id or ''
   if journal_id ~= '' then
-    redis.call('HSET', txn_key, 'f', fingerprint, 's', status, 'b', balance, 'j', journal_id)
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', balance, 'j', journal_id)
   else
-    redis.call('HSET', txn_key, 'f', fingerprint, 's', status, 'b', balance)
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', balance)
   end
   redis.call('EXPIRE', txn_key, ttl_s)
   return {status, balance, 0, journal_id}
