@@ -228,7 +228,17 @@ class Ledger:
             DEFAULT_PARTITIONS_CLUSTER if is_cluster(self.client) else DEFAULT_PARTITIONS_STANDALONE)
         self.client.hsetnx(META_KEY, "partitions", wanted)
         self.client.hsetnx(META_KEY, "created_ms", int(time.time() * 1000))
-        schema = KeySchema(int(self.client.hget(META_KEY, "partitions")))
+        return self.prepare_partitions(int(self.client.hget(META_KEY, "partitions")))
+
+    def prepare_partitions(self, partitions: int) -> KeySchema:
+        """Create the journal streams and consumer groups of `partitions` partitions and
+        load the scripts, *without* writing cs:meta.
+
+        A restore uses this: it rebuilds balances first and writes cs:meta last, so
+        terminals (auto_init=False) keep seeing "not initialised" instead of declining
+        sales on accounts that are not back yet.
+        """
+        schema = KeySchema(partitions)
         for part in schema.all:
             try:
                 # Group at 0 so that the reconcile service sees every entry ever written.
