@@ -167,7 +167,7 @@ class Consumer:
         raw += [(eid, {"__deleted__": "1"}) for eid in deleted]
         started = time.perf_counter()
         self._own_pending[part.index] = True      # until the ack below has happened
-        result: BatchResult = apply_batch(self.engine, part.index, raw)
+        result: BatchResult = apply_batch(self.engine, part.index, raw, len(self.ledger.partitions))
         self.metrics.database_up.set(1)
         ids = [eid for eid, _ in entries]
         if ids:

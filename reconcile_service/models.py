@@ -9,10 +9,17 @@ Journal positions: a Redis stream id ``<ms>-<seq>`` is kept as written (`journal
 and as `journal_pos`, 34 digits (ms padded to 15, seq to 19), whose text order is the
 stream order under any collation, so SQL can take maxima and compare positions.
 
-The balance identity, per account::
+The balance identity, per Redis account hash (a plain account, or a sub-balance of a
+split account: its root or a shard 'A#k')::
 
-    accounts.balance_minor == SUM(ledger_entries.amount_minor)
-                            + SUM(duplicate_entries.amount_minor)
+    sub_balances.balance_minor == SUM(ledger_entries.amount_minor WHERE account_id = it)
+                                + SUM(duplicate_entries.amount_minor WHERE account_id = it)
+
+and per account as customers see it (`root_account_id`; internal transfers between
+sub-balances excluded, so money in flight between two halves of a transfer still counts)::
+
+    accounts.balance_minor == SUM(amount_minor of its entries and duplicates, kinds other
+                                  than xfer_out / xfer_in, over every sub-balance)
 
 A duplicate (a txn id applied twice in Redis) is refused by the unique `txn_id` of
 `ledger_entries` but did change the Redis balance, so it is kept in `duplicate_entries`
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, Integer, String, Text, UniqueConstraint, Index
+from sqlalchemy import BigInteger, Boolean, DateTime, Integer, String, Text, UniqueConstraint, Index
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID_LEN = 64          # core.validation's limit for account, txn, terminal and cashier ids
@@ -58,6 +65,30 @@ class Account(Base):
     status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
 
 
+class SubBalance(Base):
+    """What one Redis account hash holds, built from its own entries: a plain account, a
+    split account's root, or one of its shards ('A#k'). The reconcile pass compares these
+    rows with Redis like with like; `accounts` shows each account once (its total).
+    `shards` (root: the current shard count, 0 when not split) and `closed` (shard: closed
+    by a merge) follow the entry with the highest position that sets them."""
+    __tablename__ = "sub_balances"
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    root_account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False, index=False)
+    balance_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    last_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    last_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    closed: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    closed_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    shards: Mapped[int] = mapped_column(Integer, nullable=False)
+    split_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    __table_args__ = (Index("ix_sub_balances_root", "root_account_id"),)
+
+
 class LedgerEntry(Base):
     __tablename__ = "ledger_entries"
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
@@ -75,8 +106,14 @@ class LedgerEntry(Base):
     journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
     journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
     applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # split accounts: the account the entry counts towards ('A' for 'A#k'), and transfers
+    root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    transfer_id: Mapped[str | None] = mapped_column(String(32))
+    peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_ledger_entries_position"),
-                      Index("ix_ledger_entries_account_pos", "account_id", "journal_pos"))
+                      Index("ix_ledger_entries_account_pos", "account_id", "journal_pos"),
+                      Index("ix_ledger_entries_root", "root_account_id"),
+                      Index("ix_ledger_entries_transfer", "transfer_id"))
 
 
 class DuplicateEntry(Base):
@@ -103,7 +140,11 @@ class DuplicateEntry(Base):
     compensation_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),)
+    root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    transfer_id: Mapped[str | None] = mapped_column(String(32))
+    peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),
+                      Index("ix_duplicate_entries_root", "root_account_id"))
 
 
 class QuarantinedEntry(Base):

@@ -16,7 +16,7 @@ EXIT_OK, EXIT_FAILED = 0, 1
 # every deployment needs.
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "restore_account", "open_account",
                     "expire_holds", "sub_balance")
-REQUIRED_TABLES = {"accounts", "ledger_entries"}
+REQUIRED_TABLES = {"accounts", "ledger_entries", "holds", "sub_balances"}
 
 
 def check() -> str:

@@ -22,9 +22,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from core import JournalEntry
+from core.keys import KeySchema
 
 from .models import (Account, Discrepancy, DuplicateEntry, Hold, JournalProgress, LedgerEntry,
-                     LedgerSetting, QuarantinedEntry, journal_pos)
+                     LedgerSetting, QuarantinedEntry, SubBalance, journal_pos)
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ log = logging.getLogger(__name__)
 STATUS_BY_KIND = {"open": "active", "freeze": "frozen", "unfreeze": "active"}
 # Kinds that resolve a hold (orig = the hold's txn id), and the hold status each sets.
 HOLD_RESOLUTIONS = {"capture": "captured", "void": "voided", "hold_expire": "expired"}
+# Internal transfers between sub-balances of a split account: they move money inside one
+# account, so an account's total (`accounts`) leaves them out; its sub-balances count them.
+TRANSFER_KINDS = ("xfer_out", "xfer_in")
 
 
 def utcnow() -> datetime:
@@ -70,7 +74,9 @@ def _row(entry: JournalEntry, now: datetime) -> dict:
                 terminal_id=entry.terminal_id or None, cashier_id=entry.cashier_id or None,
                 original_txn_id=entry.original_txn_id or None,
                 occurred_at=ms_to_datetime(entry.occurred_ms), journal_partition=entry.partition,
-                journal_id=entry.journal_id, journal_pos=journal_pos(entry.journal_id))
+                journal_id=entry.journal_id, journal_pos=journal_pos(entry.journal_id),
+                root_account_id=entry.account_root, transfer_id=entry.transfer_id or None,
+                peer_account_id=entry.peer_id or None)
 
 
 def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[JournalEntry], list[dict]]:
@@ -83,7 +89,8 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
             journal_pos(entry_id)
             if not entry.txn_id or not entry.account_id or not entry.kind:
                 raise ValueError("empty txn, acct or kind")
-            if len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32:
+            if (len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32
+                    or len(entry.account_root) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
                 raise ValueError("id longer than the schema allows")
             good.append(entry)
         except (KeyError, ValueError, TypeError) as exc:
@@ -93,8 +100,10 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
     return good, bad
 
 
-def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]]) -> BatchResult:
-    """Apply one batch of stream entries of `partition` in one database transaction."""
+def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
+                partitions: int | None = None) -> BatchResult:
+    """Apply one batch of stream entries of `partition` in one database transaction.
+    `partitions` (the ledger's count) places a split account's row in its root's partition."""
     entries, quarantine = parse_entries(partition, raw)
     result = BatchResult()
     now = utcnow()
@@ -111,12 +120,12 @@ def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]])
                          evidence_json=q["fields_json"], status="open", found_at=now)
                     for q in quarantine if q["journal_id"] in new_q])
         if entries:
-            _apply_entries(conn, partition, entries, result, now)
+            _apply_entries(conn, partition, entries, result, now, partitions)
     return result
 
 
 def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry],
-                   result: BatchResult, now: datetime) -> None:
+                   result: BatchResult, now: datetime, partitions: int | None = None) -> None:
     entries = sorted(entries, key=lambda e: journal_pos(e.journal_id))
     # Within one batch the first (oldest) occurrence of a txn id goes to ledger_entries;
     # later ones are duplicate candidates like any conflicting row.
@@ -169,7 +178,8 @@ def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry]
                 conn.execute(insert_for(conn, Discrepancy), [_duplicate_discrepancy(d, now)
                                                              for d in result.duplicates])
     if effective:
-        result.accounts_changed = _upsert_accounts(conn, partition, effective, now)
+        _upsert_sub_balances(conn, partition, effective, now)
+        result.accounts_changed = _upsert_accounts(conn, effective, now, partitions)
         _upsert_holds(conn, effective, now)
         _advance_progress(conn, partition, effective, now)
 
@@ -187,27 +197,88 @@ def _duplicate_discrepancy(dup: dict, now: datetime) -> dict:
                 found_at=now, resolved_at=now if dup["status"] == "no_effect" else None)
 
 
-def _upsert_accounts(conn: Connection, partition: int, effective: Iterable[JournalEntry],
-                     now: datetime) -> int:
+def _upsert_sub_balances(conn: Connection, partition: int, effective: Iterable[JournalEntry],
+                         now: datetime) -> int:
+    """Each Redis account hash's row: net change, last position, status, split state."""
+    delta: dict[str, int] = defaultdict(int)
+    last: dict[str, JournalEntry] = {}
+    status: dict[str, tuple[str, str]] = {}
+    closed: dict[str, tuple[bool, str]] = {}
+    shards: dict[str, tuple[int, str]] = {}
+    created: dict[str, int] = {}
+    roots: dict[str, str] = {}
+    for e in effective:
+        a, pos = e.account_id, journal_pos(e.journal_id)
+        roots[a] = e.account_root
+        delta[a] += e.amount_minor
+        if a not in last or pos > journal_pos(last[a].journal_id):
+            last[a] = e
+        if e.kind in STATUS_BY_KIND and (a not in status or pos > status[a][1]):
+            status[a] = (STATUS_BY_KIND[e.kind], pos)
+        if e.kind in ("shard_open", "shard_close") and (a not in closed or pos > closed[a][1]):
+            closed[a] = (e.kind == "shard_close", pos)
+        if e.kind in ("split", "merge") and a == e.account_root and (a not in shards or pos > shards[a][1]):
+            shards[a] = (e.shards if e.kind == "split" else 0, pos)
+        created[a] = min(created.get(a, e.occurred_ms), e.occurred_ms)
+    rows = []
+    for a in sorted(delta):   # one lock order for every writer: no deadlocks
+        lj = last[a].journal_id
+        st, st_pos = status.get(a, ("active", ""))
+        cl, cl_pos = closed.get(a, (False, ""))
+        sh, sh_pos = shards.get(a, (0, ""))
+        rows.append(dict(account_id=a, root_account_id=roots[a], balance_minor=delta[a], status=st,
+                         created_at=ms_to_datetime(created[a]), updated_at=now, journal_partition=partition,
+                         last_journal_id=lj, last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
+                         closed=cl, closed_journal_pos=cl_pos, shards=sh, split_journal_pos=sh_pos))
+    ins = insert_for(conn, SubBalance)
+    ex, tbl = ins.excluded, SubBalance.__table__.c
+    newer = ex.last_journal_pos > tbl.last_journal_pos
+    stmt = ins.on_conflict_do_update(index_elements=["account_id"], set_=dict(
+        balance_minor=tbl.balance_minor + ex.balance_minor,
+        status=case((ex.status_journal_pos > tbl.status_journal_pos, ex.status), else_=tbl.status),
+        status_journal_pos=greatest(conn, tbl.status_journal_pos, ex.status_journal_pos),
+        closed=case((ex.closed_journal_pos > tbl.closed_journal_pos, ex.closed), else_=tbl.closed),
+        closed_journal_pos=greatest(conn, tbl.closed_journal_pos, ex.closed_journal_pos),
+        shards=case((ex.split_journal_pos > tbl.split_journal_pos, ex.shards), else_=tbl.shards),
+        split_journal_pos=greatest(conn, tbl.split_journal_pos, ex.split_journal_pos),
+        created_at=least(conn, tbl.created_at, ex.created_at),
+        updated_at=ex.updated_at,
+        last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
+        last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
+    ))
+    conn.execute(stmt, rows)
+    return len(rows)
+
+
+def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: datetime,
+                     partitions: int | None) -> int:
+    """One row per account as customers see it (a split account's root): the net change
+    of every sub-balance except internal transfers; position and status from the
+    root's own entries only (a shard's positions are in other partitions)."""
+    schema = KeySchema(partitions) if partitions else None
     delta: dict[str, int] = defaultdict(int)
     last: dict[str, JournalEntry] = {}
     status: dict[str, tuple[str, str]] = {}
     created: dict[str, int] = {}
     for e in effective:
-        pos = journal_pos(e.journal_id)
-        delta[e.account_id] += e.amount_minor
-        if e.account_id not in last or pos > journal_pos(last[e.account_id].journal_id):
-            last[e.account_id] = e
-        if e.kind in STATUS_BY_KIND and (e.account_id not in status or pos > status[e.account_id][1]):
-            status[e.account_id] = (STATUS_BY_KIND[e.kind], pos)
-        created[e.account_id] = min(created.get(e.account_id, e.occurred_ms), e.occurred_ms)
+        root, pos = e.account_root, journal_pos(e.journal_id)
+        delta[root] += 0 if e.kind in TRANSFER_KINDS else e.amount_minor
+        created[root] = min(created.get(root, e.occurred_ms), e.occurred_ms)
+        if e.account_id != root:
+            continue
+        if root not in last or pos > journal_pos(last[root].journal_id):
+            last[root] = e
+        if e.kind in STATUS_BY_KIND and (root not in status or pos > status[root][1]):
+            status[root] = (STATUS_BY_KIND[e.kind], pos)
     rows = []
-    for account_id in sorted(delta):   # one lock order for every writer: no deadlocks
-        lj = last[account_id].journal_id
-        st, st_pos = status.get(account_id, ("active", ""))
-        rows.append(dict(account_id=account_id, balance_minor=delta[account_id], status=st,
-                         created_at=ms_to_datetime(created[account_id]), updated_at=now,
-                         journal_partition=partition, last_journal_id=lj,
+    for root in sorted(delta):   # one lock order for every writer: no deadlocks
+        lj = last[root].journal_id if root in last else "0-0"
+        part = last[root].partition if root in last else (
+            schema.partition_of(root).index if schema else effective_partition(effective, root))
+        st, st_pos = status.get(root, ("active", ""))
+        rows.append(dict(account_id=root, balance_minor=delta[root], status=st,
+                         created_at=ms_to_datetime(created[root]), updated_at=now,
+                         journal_partition=part, last_journal_id=lj,
                          last_journal_pos=journal_pos(lj), status_journal_pos=st_pos))
     ins = insert_for(conn, Account)
     ex = ins.excluded
@@ -219,11 +290,18 @@ def _upsert_accounts(conn: Connection, partition: int, effective: Iterable[Journ
         status_journal_pos=greatest(conn, tbl.status_journal_pos, ex.status_journal_pos),
         created_at=least(conn, tbl.created_at, ex.created_at),
         updated_at=ex.updated_at,
+        journal_partition=case((newer, ex.journal_partition), else_=tbl.journal_partition),
         last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))
     conn.execute(stmt, rows)
     return len(rows)
+
+
+def effective_partition(entries: Iterable[JournalEntry], root: str) -> int:
+    """Without the ledger's partition count: the partition of the root's shard entry
+    (a placeholder until the root's own entries arrive and set it)."""
+    return next(e.partition for e in entries if e.account_root == root)
 
 
 def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: datetime) -> None:
