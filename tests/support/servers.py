@@ -48,6 +48,14 @@ def wait_for(predicate, timeout_s: float = 10.0, what: str = "condition") -> Non
     raise TimeoutError(f"timed out waiting for {what}")
 
 
+def _answers(port: int) -> bool:
+    """The server is up, even if it wants a password first."""
+    try:
+        return redis.Redis(port=port, socket_timeout=0.5).ping()
+    except (redis.AuthenticationError, redis.ResponseError) as exc:
+        return "NOAUTH" in str(exc) or "AUTH" in str(exc).upper()
+
+
 class RedisServer:
     """One redis-server process on a free port, in its own temp directory."""
 
@@ -66,7 +74,7 @@ class RedisServer:
                 "--dir", str(self.dir), "--save", "", "--appendonly", "no",
                 "--logfile", str(self.dir / "redis.log"), *self.extra_args]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: redis.Redis(port=self.port, socket_timeout=0.5).ping(), what=f"redis on {self.port}")
+        wait_for(lambda: _answers(self.port), what=f"redis on {self.port}")
         return self
 
     def client(self, **kw) -> redis.Redis:
