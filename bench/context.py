@@ -57,6 +57,10 @@ class Context:
             self._pg_dsn = pg_bench_dsn()
         return self._pg_dsn
 
+    def pg_dsn_for(self, database: str) -> str:
+        """DSN of another dedicated database of the bench's own (created if missing)."""
+        return pg_bench_dsn(database)
+
     def row(self, part: str, measurement: str, figure: str, *, ratio: str = "", target: str = "",
             met: bool | None = None, note: str = "", finding: str | None = None) -> Row:
         r = Row(part, measurement, figure, ratio, target, met, note)

@@ -4,14 +4,14 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import cache, ceiling, client, compare, hot, latency, memory, pending
+from . import cache, ceiling, client, compare, hot, latency, memory, pending, reconcile
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
     "client": (client.run, "2+3: bare redis-py vs Ledger.deduct / deduct_many"),
     "hot": (hot.run, "4: one hot account vs many, standalone and 3-master Cluster"),
     "latency": (latency.run, "5: deduct latency at half of peak, open loop"),
-    "reconcile": (pending.reconcile_drain, "6: reconcile drain (pending)"),
+    "reconcile": (reconcile.run, "6: reconcile drain vs raw COPY; journal lag at 10,000 deductions/s"),
     "memory": (memory.run, "7: memory per account / idempotency record"),
     "terminal": (pending.terminal, "8: terminal Charge latency (pending)"),
     "compare": (compare.run, "issue 9: comparison of deduction methods"),
