@@ -4,7 +4,7 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import cache, ceiling, client, compare, hot, latency, memory, pending, reconcile
+from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, terminal
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -13,7 +13,7 @@ PARTS = {
     "latency": (latency.run, "5: deduct latency at half of peak, open loop"),
     "reconcile": (reconcile.run, "6: reconcile drain vs raw COPY; journal lag at 10,000 deductions/s"),
     "memory": (memory.run, "7: memory per account / idempotency record"),
-    "terminal": (pending.terminal, "8: terminal Charge latency (pending)"),
+    "terminal": (terminal.run, "8: terminal Charge -> result shown; start-up"),
     "compare": (compare.run, "issue 9: comparison of deduction methods"),
     "cache": (cache.run, "issue 9: read-side cache for hot balances"),
 }

@@ -29,10 +29,14 @@ def test_bench_smoke_writes_report(tmp_path):
     text = report.read_text()
     assert "| Part | Measurement | Figure | Ratio | Target | Met | Notes |" in text
     assert "## Issue 9: deduction methods rerun side by side" in text
-    for part in ("1 ceiling", "2 baseline", "3 product", "4 hot account", "5 latency", "7 memory"):
+    for part in ("1 ceiling", "2 baseline", "3 product", "4 hot account", "5 latency", "6 reconcile drain",
+                 "7 memory", "8 terminal"):
         assert f"| {part} |" in text, part
-    assert "pending (reconcile service not yet built)" in text
-    assert "split: not built yet" in text
+    assert "pending" not in text and "not built yet" not in text
+    assert "entries/s" in text and "raw COPY" in text                  # part 6 measured
+    assert "skipped in smoke" in text                                  # part 6's lag run
+    assert "chargeButton" in text and "--self-test" in text            # part 8 measured
+    assert "split into 4 shards" in text                               # issue 6 split rows
     assert "FAILED" not in text, proc.stdout + proc.stderr
     assert (tmp_path / "benchmarks" / "throughput_vs_concurrency.png").stat().st_size > 0
     assert proc.returncode == 0, proc.stdout + proc.stderr
