@@ -1,0 +1,208 @@
+"""The invariant checker (issue 8): judges a ledger run by reading Redis and the database
+of record, and reports every violation with its evidence. Reusable from tests and from
+`cashierctl verify`; it lives here because it reads the database (core never imports it).
+
+For every account and sub-balance it checks: opening + credits + refunds + compensations
+- deductions - captures (restores 0; internal transfers +/- on sub-balances, left out of
+an account's total) == the Redis balance == the database balance == the sum of its
+ledger entries (+ recorded duplicates, the identity of `reconcile_service.models`); each
+kind's amount has its kind's sign; every journal entry still in Redis is in the database
+exactly once (or recorded as a duplicate or quarantined) and every duplicate was
+reversed; no balance is negative, in Redis or in the database; no hold is resolved twice
+(captured and voided, ...) in the database, nor resolved differently from its Redis
+record where that still exists. It drains the journal first (or, with drain=False,
+compares only sub-balances whose entries are all applied, like the reconcile pass).
+"""
+from __future__ import annotations
+
+import os
+import socket
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from core import Ledger
+from core.keys import CONSUMER_GROUP
+
+from .journal import Consumer, Journal
+from .metrics import Metrics
+from .models import (Account, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, SubBalance,
+                     journal_pos)
+from .store import account_balance_at
+
+# The sign each kind's amount must have: +1 positive, -1 negative, 0 zero, None either.
+KIND_SIGN = {"open": None, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1,
+             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0,
+             "split": 0, "merge": 0, "shard_open": 0, "shard_close": 0, "xfer_out": -1, "xfer_in": 1}
+TRANSFER_KINDS = ("xfer_out", "xfer_in")
+STREAM_SCAN_LIMIT = 500_000
+
+
+@dataclass
+class Violation:
+    kind: str
+    account_id: str | None
+    detail: str
+    evidence: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "account_id": self.account_id, "detail": self.detail,
+                "evidence": self.evidence}
+
+
+@dataclass
+class VerifyReport:
+    checked: dict = field(default_factory=lambda: defaultdict(int))
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def add(self, kind: str, account_id: str | None, detail: str, **evidence) -> None:
+        self.violations.append(Violation(kind, account_id, detail, evidence))
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "checked": dict(self.checked),
+                "violations": [v.as_dict() for v in self.violations]}
+
+
+def drain(ledger: Ledger, engine: Engine) -> int:
+    """Apply everything journaled so far (as a consumer of the group), then leave the group."""
+    name = f"verify-{socket.gethostname()}-{os.getpid()}"
+    consumer = Consumer(ledger, engine, name, batch_size=500, claim_idle_ms=30_000, metrics=Metrics())
+    applied = consumer.drain(wait_for_pending=True)
+    for part in ledger.partitions:
+        mine = [c for c in ledger.client.xinfo_consumers(part.journal, CONSUMER_GROUP) if c["name"] == name]
+        if mine and mine[0]["pending"] == 0:
+            ledger.client.xgroup_delconsumer(part.journal, CONSUMER_GROUP, name)
+    return applied
+
+
+def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> VerifyReport:
+    report = VerifyReport()
+    if drain_first:
+        report.checked["entries_drained"] = drain(ledger, engine)
+    journal = Journal(ledger)
+    ids = [a for p in ledger.partitions for a in ledger.account_ids(p)]
+    live = ledger.accounts(ids)
+    states = {p.index: journal.state(p) for p in ledger.partitions}
+    with engine.connect() as conn:
+        subs = {r.account_id: r for r in conn.execute(select(SubBalance)).all()}
+        accounts = {r.account_id: r for r in conn.execute(select(Account)).all()}
+        by_sub: dict[str, int] = defaultdict(int)
+        by_root: dict[str, int] = defaultdict(int)
+        formula: dict[str, int] = defaultdict(int)
+        for table in (LedgerEntry, DuplicateEntry):
+            for acct, root, kind, total, low, high, n in conn.execute(select(
+                    table.account_id, table.root_account_id, table.kind, func.sum(table.amount_minor),
+                    func.min(table.amount_minor), func.max(table.amount_minor), func.count())
+                    .group_by(table.account_id, table.root_account_id, table.kind)):
+                total, root = int(total), root or acct
+                report.checked["entries" if table is LedgerEntry else "duplicates"] += int(n)
+                by_sub[acct] += total
+                sign = KIND_SIGN.get(kind, "unknown")
+                if sign == "unknown":
+                    report.add("unknown_kind", root, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
+                elif sign is not None and ((sign == 1 and low <= 0) or (sign == -1 and high >= 0)
+                                           or (sign == 0 and (low, high) != (0, 0))):
+                    report.add("wrong_sign", root, f"{kind} entries of {acct} with amounts {low}..{high}",
+                               kind=kind, low=int(low), high=int(high))
+                if kind not in TRANSFER_KINDS:
+                    by_root[root] += total
+                    if kind in ("open", "credit", "refund", "compensate", "restore"):
+                        formula[root] += abs(total) if kind != "open" else total
+                    elif kind in ("deduct", "capture"):
+                        formula[root] -= abs(total)
+        open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
+        positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
+                     for r in conn.execute(select(t.journal_partition, t.journal_id))}
+        twice = conn.execute(select(LedgerEntry.original_txn_id, func.count(), func.min(LedgerEntry.kind),
+                                    func.max(LedgerEntry.kind)).where(
+            LedgerEntry.kind.in_(("capture", "void", "hold_expire"))).group_by(LedgerEntry.original_txn_id)
+            .having(func.count() > 1)).all()
+        holds = conn.execute(select(Hold)).all()
+        in_flight = set()
+        for account_id, info in live.items():
+            if info is None:
+                continue
+            report.checked["redis_sub_balances"] += 1
+            part = ledger.schema.partition_of(account_id).index
+            lj = info.last_journal_id or "0-0"
+            if info.balance_minor < 0:
+                report.add("negative_balance", account_id, f"Redis balance {info.balance_minor}")
+            if not states[part].applied_through(lj):
+                in_flight.add(account_id)
+                continue
+            row = subs.get(account_id)
+            if row is None:
+                report.add("missing_in_db", account_id, "Redis has it, the database has no row for it",
+                           redis_balance_minor=info.balance_minor)
+                continue
+            db_bal = row.balance_minor if row.last_journal_pos == journal_pos(lj) else \
+                account_balance_at(conn, account_id, journal_pos(lj))
+            if db_bal != info.balance_minor:
+                report.add("balance_mismatch", account_id,
+                           f"Redis {info.balance_minor} != database {db_bal} at journal position {lj}",
+                           redis_balance_minor=info.balance_minor, db_balance_minor=db_bal, journal_id=lj)
+    report.checked["in_flight_skipped"] = len(in_flight)
+    for account_id, row in subs.items():
+        report.checked["db_sub_balances"] += 1
+        if row.balance_minor < 0:
+            report.add("negative_balance", account_id, f"database balance {row.balance_minor}")
+        if row.balance_minor != by_sub.get(account_id, 0):
+            report.add("identity", account_id, f"sub_balances {row.balance_minor} != sum of its entries "
+                       f"{by_sub.get(account_id, 0)}", db_balance_minor=row.balance_minor)
+        if live.get(account_id) is None:
+            root = subs.get(row.root_account_id)
+            if row.account_id == row.root_account_id or row.balance_minor or (root and root.shards):
+                report.add("missing_in_redis", account_id, "the database has it, Redis does not",
+                           db_balance_minor=row.balance_minor)
+    subs_of: dict[str, list[str]] = defaultdict(list)
+    for account_id, row in subs.items():
+        subs_of[row.root_account_id].append(account_id)
+    for root, row in accounts.items():
+        report.checked["accounts"] += 1
+        if row.balance_minor < 0:
+            report.add("negative_balance", root, f"database total {row.balance_minor}")
+        if not (row.balance_minor == by_root.get(root, 0) == formula.get(root, 0)):
+            report.add("identity", root, f"accounts {row.balance_minor}, sum of entries {by_root.get(root, 0)}, "
+                       f"opening + credits + refunds + compensations - deductions - captures "
+                       f"{formula.get(root, 0)} differ")
+        if live.get(root) is None or any(a in in_flight for a in subs_of.get(root, [root])):
+            continue
+        redis_total = ledger.balance(root)
+        if redis_total != row.balance_minor:
+            report.add("balance_mismatch", root, f"Redis total {redis_total} != database total "
+                       f"{row.balance_minor}", redis_balance_minor=redis_total, db_balance_minor=row.balance_minor)
+    for dup in open_dups:
+        report.add("duplicate_not_reversed", dup.account_id, f"txn {dup.txn_id} ({dup.kind} "
+                   f"{dup.amount_minor:+d}) applied twice in Redis and not reversed (status {dup.status})",
+                   txn_id=dup.txn_id, journal_id=dup.journal_id)
+    stream_entries = 0
+    for part in ledger.partitions:
+        for entry_id, _fields in ledger.client.xrange(part.journal, count=STREAM_SCAN_LIMIT):
+            stream_entries += 1
+            if (part.index, entry_id) not in positions and states[part.index].applied_through(entry_id):
+                report.add("entry_missing_in_db", None, f"journal entry {part.index}/{entry_id} is "
+                           "acknowledged but not in the database", fields=_fields)
+    report.checked["stream_entries"] = stream_entries
+    for hold_id, n, first, last in twice:
+        report.add("hold_resolved_twice", None, f"hold {hold_id} resolved {n} times ({first} .. {last})",
+                   hold_txn_id=hold_id)
+    pipe = ledger.client.pipeline(transaction=False)
+    for h in holds:
+        pipe.hget(ledger.schema.partition_of(h.account_id).sub_txn(h.account_id, h.hold_txn_id), "hs")
+    redis_states = pipe.execute() if holds else []
+    for h, hs in zip(holds, redis_states):
+        report.checked["holds"] += 1
+        if h.amount_minor is not None and h.captured_minor > h.amount_minor:
+            report.add("capture_exceeds_hold", h.account_id, f"hold {h.hold_txn_id}: captured "
+                       f"{h.captured_minor} of {h.amount_minor}")
+        resolved = ("captured", "voided", "expired")
+        if hs in resolved and h.status in resolved and hs != h.status:
+            report.add("hold_resolved_twice", h.account_id, f"hold {h.hold_txn_id} is {h.status} in the "
+                       f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
+    return report
