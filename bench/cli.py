@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(duration_s=duration_s, smoke=args.smoke, out_dir=out_dir)
     started = time.perf_counter()
     load_start = machine.load_average()
+    uptime_start = machine.uptime()
+    print(f"[bench] before: {uptime_start}", flush=True)
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     failed = []
     try:
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": date, "duration_s": f"{duration_s:g}",
             "wall_s": f"{time.perf_counter() - started:.0f} s",
             "load_start": load_start, "load_end": machine.load_average(),
+            "uptime_start": uptime_start, "uptime_end": machine.uptime(),
             "machine": machine.describe(ctx.redis.client(), ctx._pg_dsn),
         }
         path = report.write(ctx, meta, out_dir)

@@ -125,8 +125,10 @@ class LedgerDriver(_Base):
     def name(self) -> str:
         return "Ledger.deduct" if self.batch == 1 else f"Ledger.deduct_many({self.batch})"
 
+    ledger_kwargs: dict = {}          # extra Ledger options (e.g. wait_replicas) for the workers
+
     def worker(self, index: int, procs: int):
-        ledger = Ledger.from_url(self.url)
+        ledger = Ledger.from_url(self.url, **self.ledger_kwargs)
         _ = ledger.schema
         reqs = self._requests(index)
         applied = Status.APPLIED

@@ -76,3 +76,12 @@ def load_average() -> str:
         return " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "n/a"
+
+
+def uptime() -> str:
+    """The `uptime` line (time, up, users, load averages), or the load average alone."""
+    import subprocess
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip() or load_average()
+    except (OSError, subprocess.SubprocessError):
+        return load_average()

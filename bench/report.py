@@ -142,6 +142,25 @@ def _cache_lines(ctx) -> list[str]:
     return lines
 
 
+def _split_lines(ctx) -> list[str]:
+    """Issue 6: unsplit vs split one account, computed from this run's part 4 figures."""
+    out = []
+    for topology in ("standalone", "3-master Cluster"):
+        for batch, what in ((1, "`deduct`"), (100, "`deduct_many(100)`")):
+            unsplit = ctx.data.get(f"hot_{topology}_{batch}")
+            splits = {k: ctx.data.get(f"split_{topology}_{batch}_{k}") for k in (4, 8)}
+            if not unsplit or not all(splits.values()):
+                continue
+            u = unsplit[0].throughput_per_s
+            out.append(f"- {topology}, {what}: unsplit {u:,.0f}/s; 4 shards {splits[4].throughput_per_s:,.0f}/s "
+                       f"({splits[4].throughput_per_s / u:.2f}x); 8 shards {splits[8].throughput_per_s:,.0f}/s "
+                       f"({splits[8].throughput_per_s / u:.2f}x).")
+    if not out:
+        return ["- Not measured in this run."]
+    from .findings import SPLIT_FINDING
+    return out + ["", SPLIT_FINDING]
+
+
 def _pick(ctx, name: str, layout: str, clients: int):
     for m in ctx.comparison:
         if m.name == name and m.extra["layout"] == layout and m.procs == clients:
@@ -228,6 +247,8 @@ def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
                     f"(load average at start {meta['load_start']}, at end {meta['load_end']}; the end figure includes this run's own "
                     "worker processes, up to 32 in the comparison). Absolute figures drift with that; "
                     "the ratios, measured back to back in the same run, are what this report stands on.", "",
+                    f"- `uptime` before the run: `{meta.get('uptime_start', meta['load_start'])}`",
+                    f"- `uptime` after the run: `{meta.get('uptime_end', meta['load_end'])}`", "",
                     "## Machine", "", "| | |", "|---|---|"]
     for k, v in meta["machine"].items():
         L.append(f"| {k} | {_esc(v)} |")
@@ -245,6 +266,7 @@ def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
             L.append(f"- **{key}**: {FINDINGS.get(key, 'not profiled yet.')}")
     else:
         L.append("- None in this run.")
+    L += ["", "### Issue 6: what splitting a hot account shows", ""] + _split_lines(ctx)
     L += ["", "### How each part is measured", "",
           "- Every load runs in separate worker processes (fork), each with its own connection, started together behind a "
           "barrier; throughput = operations / mean worker run time. Each deduction takes 1 minor unit; the final balances are "
@@ -263,6 +285,19 @@ def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
           "replies, hiredis), so the ratio isolates the `Ledger` layer's own cost.",
           "- **5.** Open loop: each process sends on a fixed schedule (rate / processes), latency counted from the "
           "scheduled time (coordinated omission included); service time shown next to it.",
+          "- **6.** The journal is filled first (1,000 accounts opened, then 1-minor-unit deductions via `deduct_many`); "
+          "for each run the consumer group is reset to 0 and the dedicated database `cashier_bench_reconcile` is dropped "
+          "and migrated, then 1 or 2 `python -m reconcile_service run` daemons start on the backlog (their start-up is "
+          "excluded: timing starts when the first entry is taken). XINFO GROUPS lag + pending is polled every 20 ms "
+          "until 0; then the rows in `ledger_entries` and the total of `accounts` are checked against Redis. Raw COPY: "
+          "the same rows, built as the service builds them, COPYed in one transaction into `LIKE ledger_entries "
+          "INCLUDING ALL`. Lag: one caught-up daemon while worker processes pace deductions open-loop; every 100 ms, "
+          "now minus the stream-id time of the oldest entry not yet acknowledged (XPENDING min, else the first entry "
+          "after last-delivered-id).",
+          "- **8.** `bench.terminal_probe`, in its own process: the real `MainWindow` on Qt's offscreen platform with the "
+          "engine's production settings, a cashier created with `CashierRegistry`, sign-in through the sign-in page; "
+          "per charge: account and amount typed into the fields, `QTest.mouseClick` on `chargeButton`, then the event "
+          "loop is pumped (polling every 0.2 ms, like `qtbot.waitUntil`) until `resultLabel` shows the decision.",
           "- **7.** INFO `used_memory` deltas over the stated number of records, cross-checked with `MEMORY USAGE`.",
           "- Servers: a private `redis-server` on a free loopback port and a private 3-master Redis Cluster, both "
           "persistence off; PostgreSQL contenders use their own database on the machine's server.", ""]

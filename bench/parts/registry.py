@@ -4,11 +4,12 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, terminal
+from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, terminal, wait
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
     "client": (client.run, "2+3: bare redis-py vs Ledger.deduct / deduct_many"),
+    "wait": (wait.run, "3 (optional): Ledger.deduct with wait_replicas=1 on a primary + replica"),
     "hot": (hot.run, "4: one hot account vs many, standalone and 3-master Cluster"),
     "latency": (latency.run, "5: deduct latency at half of peak, open loop"),
     "reconcile": (reconcile.run, "6: reconcile drain vs raw COPY; journal lag at 10,000 deductions/s"),
