@@ -67,7 +67,9 @@ def main(argv=None) -> int:
     directory = data_dir(args.data_dir)
     setup_logging(directory)
     log = logging.getLogger("desktop")
-    engine = Engine(args.redis_url or settings.redis_url, args.terminal_id or settings.terminal_id, directory)
+    engine = Engine(args.redis_url or settings.redis_url, args.terminal_id or settings.terminal_id, directory,
+                    hold_ttl_s=settings.hold_minutes * 60,
+                    read_cache_max_age_s=settings.read_cache_max_age_ms / 1000)
     log.info("terminal %s starting; data in %s", engine.terminal_id, directory)
     window = MainWindow(engine, settings)
     window.show()

@@ -1,5 +1,6 @@
-"""The refund dialog (full or partial, approved by a supervisor's PIN) and the
-top-up dialog (for cashiers allowed to top up).
+"""The refund dialog (full or partial, approved by a supervisor's PIN), the top-up
+dialog (for cashiers allowed to top up) and the complete-sale dialog (the final
+amount of a held sale: all of the hold or less, the rest is released).
 
 A refund needs a supervisor's id and PIN every time: the PIN is checked on a
 worker thread and the approval it yields is used up by this one refund
@@ -18,6 +19,7 @@ from core.cashiers import check_pin
 from core.validation import check_id
 
 from . import money
+from .keypad import Keypad
 from .outbox import Op
 from .texts import amount_error_words, id_error_words, pin_error_words, signin_words
 
@@ -193,6 +195,102 @@ class TopUpDialog(QDialog):
             self.message.setText(amount_error_words(exc.reason))
             return
         if self.sale.start_operation("credit", account_id, amount_minor) is None:
+            self.message.setText(self.sale.result_label.text())
+            return
+        self.accept()
+
+
+class CompleteSaleDialog(QDialog):
+    """Complete a held sale: the final amount (pre-filled with the amount typed on the
+    sale screen when it fits the hold, else the whole hold), at most the held amount;
+    the rest of the hold is released by the same capture."""
+
+    def __init__(self, sale_page, hold: Op, parent=None):
+        super().__init__(parent)
+        self.setObjectName("completeSaleDialog")
+        self.sale = sale_page
+        self.hold = hold
+        typed = sale_page.typed_amount_minor()
+        prefill = typed if typed is not None and typed <= hold.amount_minor else hold.amount_minor
+        self.summary = QLabel(objectName="completeSummary", wordWrap=True)
+        self.amount_input = QLineEdit(money.format_plain(prefill), objectName="completeAmountInput")
+        self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
+        self.preview = QLabel(objectName="completePreview", wordWrap=True)
+        self.message = QLabel(objectName="completeMessage", wordWrap=True)
+        self.message.setProperty("tone", "error")
+        self.keypad = Keypad(lambda: self.amount_input)
+        self.keypad.setMaximumHeight(300)
+        self.confirm_button = QPushButton(objectName="completeConfirmButton", clicked=self.confirm)
+        self.confirm_button.setProperty("role", "charge")
+        self.cancel_button = QPushButton(objectName="completeCancelButton", clicked=self.reject)
+        self.amount_label = QLabel()
+        form = QFormLayout()
+        form.addRow(self.amount_label, self.amount_input)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button, 1)
+        buttons.addWidget(self.confirm_button, 2)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addLayout(form)
+        layout.addWidget(self.preview)
+        layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(560)
+        self.amount_input.returnPressed.connect(self.confirm)
+        self.amount_input.textChanged.connect(self._update_preview)
+        self.retranslate()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        loc = QLocale()
+        self.setWindowTitle(self.tr("Complete sale"))
+        self.summary.setText(
+            self.tr("Hold of %1 on account %2. Enter the final amount: at most the hold; "
+                    "the rest goes back to the account.")
+            .replace("%1", money.format_minor(self.hold.amount_minor, loc))
+            .replace("%2", self.hold.account_id))
+        self.amount_label.setText(self.tr("Final amount"))
+        self.confirm_button.setText(self.tr("Complete sale"))
+        self.cancel_button.setText(self.tr("Cancel"))
+        self._update_preview()
+
+    def _final_minor(self) -> int:
+        """The typed final amount; raises money.AmountError."""
+        return money.parse_amount_minor(self.amount_input.text(), decimal_point=QLocale().decimalPoint())
+
+    def _update_preview(self) -> None:
+        self.message.clear()
+        try:
+            final_minor = self._final_minor()
+        except money.AmountError:
+            self.preview.clear()
+            return
+        loc = QLocale()
+        if final_minor > self.hold.amount_minor:
+            self.preview.clear()
+            return
+        self.preview.setText(self.tr("Charge %1 · release %2")
+                             .replace("%1", money.format_minor(final_minor, loc))
+                             .replace("%2", money.format_minor(self.hold.amount_minor - final_minor, loc)))
+
+    def confirm(self) -> None:
+        try:
+            final_minor = self._final_minor()
+        except money.AmountError as exc:
+            self.message.setText(amount_error_words(exc.reason))
+            return
+        if final_minor > self.hold.amount_minor:
+            self.message.setText(self.tr("Amount: at most %1 (the hold)")
+                                 .replace("%1", money.format_minor(self.hold.amount_minor, QLocale())))
+            return
+        if self.sale.start_operation("capture", self.hold.account_id, final_minor,
+                                     original_txn_id=self.hold.txn_id) is None:
             self.message.setText(self.sale.result_label.text())
             return
         self.accept()

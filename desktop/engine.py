@@ -1,5 +1,6 @@
-"""The terminal's engine: sends charges, refunds and top-ups to the central ledger
-without ever losing or doubling one, and watches the connection to Redis.
+"""The terminal's engine: sends charges, refunds, top-ups and holds (hold, capture,
+void) to the central ledger without ever losing or doubling one, reads accounts for
+display, and watches the connection to Redis.
 
 Every operation gets its txn id here and is committed to the local outbox before
 the first send (on the single, ordered operations worker). The ledger answers with
@@ -10,12 +11,15 @@ until Redis answers, including, first thing after a restart, the ones a crash or
 power cut left behind. A connection monitor pings Redis every `ping_interval_ms`;
 while Redis is unreachable new operations are refused with a plain reason.
 All results come back to the UI thread as Qt signals; nothing here blocks it.
+Display reads (`lookup`) may answer from the ledger's per-process read cache
+(`read_cache_max_age_s`, display only: every operation is decided in its Lua script
+on the live balance and answers the fresh balance).
 """
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -39,6 +43,12 @@ DEFAULT_CALL_DEADLINE_S = 3.0        # one send of one operation, retries includ
 DEFAULT_SOCKET_TIMEOUT_S = 2.0
 DEFAULT_PING_INTERVAL_MS = 2000
 DEFAULT_RETRY_INTERVAL_MS = 1500
+DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capped by the retention)
+DEFAULT_READ_CACHE_MAX_AGE_S = 0.5   # display reads only; 0 turns the cache off
+MAX_READ_CACHE_MAX_AGE_S = 1.0
+
+# one letter per kind in txn ids: '<terminal>-<letter>-<32 hex>'
+TXN_LETTERS = {"deduct": "d", "refund": "r", "credit": "c", "hold": "h", "capture": "k", "void": "v"}
 
 
 class Refused(Exception):
@@ -50,8 +60,23 @@ class Refused(Exception):
 
 
 def new_txn_id(terminal_id: str, kind: str) -> str:
-    """A fresh txn id: '<terminal>-<d|r|c>-<32 hex>' (at most 55 characters)."""
-    return f"{terminal_id[:20]}-{kind[0]}-{uuid.uuid4().hex}"
+    """A fresh txn id: '<terminal>-<d|r|c|h|k|v>-<32 hex>' (at most 55 characters)."""
+    return f"{terminal_id[:20]}-{TXN_LETTERS[kind]}-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountView:
+    """An account as the sale screen shows it: status, balance, available (balance -
+    active holds), all in minor units, and when it was read (ms)."""
+    account_id: str
+    status: str
+    balance_minor: int
+    available_minor: int
+    read_ms: int
+
+    @property
+    def held_minor(self) -> int:
+        return max(0, self.balance_minor - self.available_minor)
 
 
 class Engine(QObject):
@@ -65,11 +90,17 @@ class Engine(QObject):
                  call_deadline_s: float = DEFAULT_CALL_DEADLINE_S,
                  socket_timeout_s: float = DEFAULT_SOCKET_TIMEOUT_S,
                  ping_interval_ms: int = DEFAULT_PING_INTERVAL_MS,
-                 retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS, parent=None):
+                 retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS,
+                 hold_ttl_s: int = DEFAULT_HOLD_TTL_S,
+                 read_cache_max_age_s: float = DEFAULT_READ_CACHE_MAX_AGE_S, parent=None):
         super().__init__(parent)
         self.terminal_id = terminal_id
+        read_cache_max_age_s = min(max(0.0, float(read_cache_max_age_s)), MAX_READ_CACHE_MAX_AGE_S)
         self.ledger = Ledger.from_url(redis_url, auto_init=False, socket_timeout_s=socket_timeout_s,
-                                      retry=RetryPolicy(deadline_s=call_deadline_s))
+                                      retry=RetryPolicy(deadline_s=call_deadline_s),
+                                      read_cache_max_age_s=read_cache_max_age_s)
+        # a hold lasts at most the ledger's idempotency retention (its record must outlive it)
+        self.hold_ttl_s = max(1, min(int(hold_ttl_s), self.ledger.retention_s))
         self.registry = CashierRegistry(self.ledger.client)
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
         self.ops = Background(1, "operations")     # money operations, strictly in order
@@ -116,6 +147,11 @@ class Engine(QObject):
         except Exception:   # closing a dead connection must not stop shutdown
             pass
         self.outbox.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once close() ran: the outbox and Redis are gone; screens must not read."""
+        return self._closed
 
     @property
     def pending_count(self) -> int:
@@ -185,11 +221,18 @@ class Engine(QObject):
     def submit(self, kind: str, account_id: str, amount_minor: int, cashier_id: str, *,
                shift_id: int | None, original_txn_id: str = "", approved_by: str = "") -> Op:
         """Start one operation. Returns the Op (pending); its answer comes as a signal.
-        Raises Refused (nothing saved or sent) when it must not start."""
+        Raises Refused (nothing saved or sent) when it must not start.
+
+        kind: deduct, refund (original_txn_id = the charge or capture), credit, hold
+        (reserved for `hold_ttl_s`), capture (original_txn_id = the hold; amount = what
+        is taken, at most the held amount) or void (original_txn_id = the hold; amount =
+        the held amount, for the history: the ledger is asked to release all of it)."""
         self.check_can_start(account_id)
+        if kind in ("capture", "void") and not original_txn_id:
+            raise ValueError(f"{kind} needs the hold's txn id")
         op = Op(new_txn_id(self.terminal_id, kind), kind, account_id, amount_minor, self.terminal_id,
                 cashier_id, shift_id, now_ms(), original_txn_id=original_txn_id,
-                approved_by=approved_by)
+                approved_by=approved_by, ttl_s=self.hold_ttl_s if kind == "hold" else 0)
         self._unresolved[op.txn_id] = op
         self.pendingChanged.emit(len(self._unresolved))
         self.ops.run(lambda: self._send(op, first=True), self._sent,
@@ -223,6 +266,16 @@ class Engine(QObject):
             elif op.kind == "credit":
                 result = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id,
                                             terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+            elif op.kind == "hold":       # the same ttl_s on every send: same request, same answer
+                result = self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s,
+                                          terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+            elif op.kind == "capture":
+                result = self.ledger.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
+                                             account_id=op.account_id, terminal_id=op.terminal_id,
+                                             cashier_id=op.cashier_id)
+            elif op.kind == "void":
+                result = self.ledger.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id,
+                                          terminal_id=op.terminal_id, cashier_id=op.cashier_id)
             else:
                 result = self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
                                             original_txn_id=op.original_txn_id,
@@ -298,7 +351,14 @@ class Engine(QObject):
     # ---------------------------------------------------------------- reads
 
     def lookup(self, account_id: str, on_done, on_error) -> None:
-        self.reads.run(lambda: self.ledger.account(account_id), on_done, on_error)
+        """Read an account for display (status, balance, available) on a worker: an
+        AccountView to on_done, or the exception (AccountNotFound, ...) to on_error.
+        May answer from the read cache (at most `read_cache_max_age_s` old)."""
+        def read() -> AccountView:
+            info = self.ledger.account(account_id)
+            balance_minor, available_minor = self.ledger.balances(account_id)   # one instant
+            return AccountView(account_id, info.status, balance_minor, available_minor, now_ms())
+        self.reads.run(read, on_done, on_error)
 
     def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> None:
         self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)

@@ -3,7 +3,9 @@ shift's life (opened at the first sign-in, closed with a shift report).
 
 The status bar always shows the connection to the central Redis
 (`connectionStatus`), the terminal id, the signed-in cashier and how many charges
-are still being resolved. When the engine resolves operations that an earlier run
+are still being resolved. A shift may close with holds still open: the report lists
+them, and they stay on the sale screen of the next shift until completed, released
+or expired. When the engine resolves operations that an earlier run
 left unresolved, the sale screen says so in plain words. Closing a shift is refused
 while operations are still being checked, so the report is always complete.
 """
@@ -16,7 +18,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QS
                                QVBoxLayout, QWidget)
 
 from . import i18n, money
-from .dialogs import RefundDialog, TopUpDialog
+from .dialogs import CompleteSaleDialog, RefundDialog, TopUpDialog
 from .engine import ONLINE, Engine
 from .report import ShiftReportDialog, build_report
 from .sale import SalePage
@@ -38,6 +40,7 @@ class MainWindow(QMainWindow):
         self.shift = None
         self.refund_dialog: RefundDialog | None = None
         self.top_up_dialog: TopUpDialog | None = None
+        self.complete_dialog: CompleteSaleDialog | None = None
         self.report_dialog: ShiftReportDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.setStyleSheet(STYLE_SHEET)
@@ -80,6 +83,7 @@ class MainWindow(QMainWindow):
         self.sign_in_page.signedIn.connect(self.signed_in)
         self.sale_page.refundRequested.connect(self.open_refund)
         self.sale_page.topUpRequested.connect(self.open_top_up)
+        self.sale_page.completeRequested.connect(self.open_complete_sale)
         engine.connectionChanged.connect(lambda *_: self._update_status())
         engine.pendingChanged.connect(lambda *_: self._update_status())
         engine.recoveryFinished.connect(self._recovered)
@@ -169,6 +173,10 @@ class MainWindow(QMainWindow):
         self.refund_dialog = RefundDialog(self.sale_page, op, self)
         self.refund_dialog.open()
 
+    def open_complete_sale(self, hold) -> None:
+        self.complete_dialog = CompleteSaleDialog(self.sale_page, hold, self)
+        self.complete_dialog.open()
+
     def open_top_up(self, account_id: str) -> None:
         if self.cashier is None or not self.cashier.can_top_up:
             return
@@ -196,7 +204,9 @@ class MainWindow(QMainWindow):
                 .replace("%1", str(max(len(pending), 1))))
             return None
         shift = self.engine.outbox.close_shift(self.shift.shift_id, self.cashier.cashier_id)
-        report = build_report(shift, self.engine.outbox.ops_of_shift(shift.shift_id))
+        report = build_report(shift, self.engine.outbox.ops_of_shift(shift.shift_id),
+                              open_holds=[h for h in self.engine.outbox.open_holds()
+                                          if h.shift_id == shift.shift_id])
         log.info("shift %d closed by %s", shift.shift_id, self.cashier.cashier_id)
         self.shift = None
         self.report_dialog = ShiftReportDialog(report, self)

@@ -7,8 +7,12 @@ crash or power cut. A pending row is retried with the same txn id and the same
 request until Redis answers (the ledger's scripts are idempotent, so a retry of a
 charge that did run answers the first decision with replayed=True and takes no
 money twice). The table is also the terminal's history: shifts and the operations
-made in them. One connection, shared by the UI thread and the single operations
-worker under a lock; every call is short.
+made in them. Holds (pre-authorised sales) are rows of kind 'hold' with their time
+to live; the capture or void that resolves a hold names it in `original_txn_id`,
+and `hold_state` derives what a hold is now (open, completed, released, expired)
+from those rows. Schema changes are migrated in place (PRAGMA user_version). One
+connection, shared by the UI thread and the single operations worker under a lock;
+every call is short.
 """
 from __future__ import annotations
 
@@ -22,7 +26,16 @@ PENDING, RESOLVED = "pending", "resolved"
 # statuses of resolved rows besides core.Status values: nothing changed in the ledger
 INVALID, CONFLICT = "INVALID", "CONFLICT"
 NOT_SENT = "NOT_SENT"   # never saved, so never sent (e.g. the local disk failed); not stored
-KINDS = ("deduct", "refund", "credit")
+KINDS = ("deduct", "refund", "credit", "hold", "capture", "void")
+HOLD_RESOLUTIONS = ("capture", "void")
+SCHEMA_VERSION = 2
+# A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
+# the moment Redis applied the hold differ a little, and the ledger decides anyway
+# (a late completion is declined with HOLD_EXPIRED, in words).
+HOLD_GRACE_MS = 60_000
+# states of a hold, derived from the outbox (see hold_state)
+HOLD_OPEN, HOLD_CHECKING, HOLD_CAPTURED, HOLD_RELEASED, HOLD_EXPIRED_STATE, HOLD_GONE = (
+    "open", "checking", "captured", "released", "expired", "gone")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS shifts (
@@ -35,7 +48,7 @@ CREATE TABLE IF NOT EXISTS shifts (
 );
 CREATE TABLE IF NOT EXISTS ops (
     txn_id               TEXT    PRIMARY KEY,
-    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit')),
+    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void')),
     account_id           TEXT    NOT NULL,
     amount_minor         INTEGER NOT NULL CHECK (amount_minor > 0),
     original_txn_id      TEXT    NOT NULL DEFAULT '',
@@ -51,11 +64,13 @@ CREATE TABLE IF NOT EXISTS ops (
     attempts             INTEGER NOT NULL DEFAULT 0,
     last_error           TEXT    NOT NULL DEFAULT '',
     resolved_ms          INTEGER,
-    recovered            INTEGER NOT NULL DEFAULT 0
+    recovered            INTEGER NOT NULL DEFAULT 0,
+    ttl_s                INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ops_state ON ops (state, created_ms);
 CREATE INDEX IF NOT EXISTS ops_shift ON ops (shift_id, created_ms);
 CREATE INDEX IF NOT EXISTS ops_original ON ops (original_txn_id);
+CREATE INDEX IF NOT EXISTS ops_kind ON ops (kind, account_id, created_ms);
 """
 
 
@@ -84,6 +99,7 @@ class Op:
     last_error: str = ""
     resolved_ms: int | None = None
     recovered: bool = False
+    ttl_s: int = 0                       # holds: how long the amount is reserved
 
     @property
     def pending(self) -> bool:
@@ -92,6 +108,11 @@ class Op:
     @property
     def applied(self) -> bool:
         return self.state == RESOLVED and self.status == "APPLIED"
+
+    @property
+    def expires_ms(self) -> int:
+        """Holds: the earliest moment the hold can lapse (Redis applied it at or after created_ms)."""
+        return self.created_ms + self.ttl_s * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +127,7 @@ class Shift:
 
 _OP_COLUMNS = ("txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, created_ms, "
                "original_txn_id, approved_by, state, status, balance_after_minor, replayed, attempts, "
-               "last_error, resolved_ms, recovered")
+               "last_error, resolved_ms, recovered, ttl_s")
 
 
 def _op(row) -> Op:
@@ -129,7 +150,35 @@ class Outbox:
         if mode.lower() != "wal":
             raise RuntimeError(f"the outbox at {self.path} cannot use WAL (got {mode})")
         self._db.execute("PRAGMA synchronous=FULL")   # a committed txn id survives a power cut
-        self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring an outbox of an earlier version up to SCHEMA_VERSION, in one transaction.
+        Version 1 (no user_version) allowed only deduct/refund/credit and had no ttl_s;
+        SQLite cannot change a CHECK constraint, so the ops table is rebuilt."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        has_ops = self._db.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ops'").fetchone()[0]
+        if version >= SCHEMA_VERSION:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if has_ops:
+                self._db.execute("ALTER TABLE ops RENAME TO ops_v1")
+                for index in ("ops_state", "ops_shift", "ops_original", "ops_kind"):
+                    self._db.execute(f"DROP INDEX IF EXISTS {index}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            if has_ops:
+                columns = ", ".join(c for c in _OP_COLUMNS.split(", ") if c != "ttl_s")
+                self._db.execute(f"INSERT INTO ops ({columns}) SELECT {columns} FROM ops_v1")
+                self._db.execute("DROP TABLE ops_v1")
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -151,9 +200,9 @@ class Outbox:
             raise ValueError(f"kind {op.kind!r}")
         self._exec(
             "INSERT INTO ops (txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, "
-            "created_ms, original_txn_id, approved_by) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "created_ms, original_txn_id, approved_by, ttl_s) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (op.txn_id, op.kind, op.account_id, op.amount_minor, op.terminal_id, op.cashier_id,
-             op.shift_id, op.created_ms, op.original_txn_id, op.approved_by))
+             op.shift_id, op.created_ms, op.original_txn_id, op.approved_by, op.ttl_s))
 
     def note_attempt(self, txn_id: str, error: str = "") -> None:
         self._exec("UPDATE ops SET attempts = attempts + 1, last_error = ? WHERE txn_id = ?",
@@ -190,6 +239,30 @@ class Outbox:
             "SELECT coalesce(sum(amount_minor), 0) FROM ops WHERE kind = 'refund' AND original_txn_id = ? "
             "AND (state = 'pending' OR status = 'APPLIED')", (original_txn_id,))[0][0]
 
+    # ---------------------------------------------------------------- holds
+
+    def resolutions_of(self, hold_txn_id: str) -> list[Op]:
+        """The captures and voids of one hold made here, oldest first."""
+        return [_op(r) for r in self._all(
+            f"SELECT {_OP_COLUMNS} FROM ops WHERE original_txn_id = ? AND kind IN ('capture', 'void') "
+            "ORDER BY created_ms, rowid", (hold_txn_id,))]
+
+    def hold_state(self, hold: Op, at_ms: int | None = None) -> str:
+        return hold_state(hold, self.resolutions_of(hold.txn_id), now_ms() if at_ms is None else at_ms)
+
+    def open_holds(self, account_id: str | None = None, at_ms: int | None = None) -> list[Op]:
+        """Applied holds of this terminal (any shift) that may still be completed or
+        released, newest first; `account_id` narrows them to one account."""
+        at_ms = now_ms() if at_ms is None else at_ms
+        sql = (f"SELECT {_OP_COLUMNS} FROM ops WHERE kind = 'hold' AND state = 'resolved' "
+               "AND status = 'APPLIED' AND created_ms + ttl_s * 1000 + ? > ?")
+        params: tuple = (HOLD_GRACE_MS, at_ms)
+        if account_id is not None:
+            sql += " AND account_id = ?"
+            params += (account_id,)
+        holds = [_op(r) for r in self._all(sql + " ORDER BY created_ms DESC, rowid DESC", params)]
+        return [h for h in holds if self.hold_state(h, at_ms) in (HOLD_OPEN, HOLD_CHECKING)]
+
     # ---------------------------------------------------------------- shifts
 
     def open_shift(self, terminal_id: str, cashier_id: str) -> Shift:
@@ -215,3 +288,22 @@ class Outbox:
         self._exec("UPDATE shifts SET closed_ms = ?, closed_by = ? WHERE shift_id = ? AND closed_ms IS NULL",
                    (now_ms(), cashier_id, shift_id))
         return self.shift(shift_id)
+
+
+def hold_state(hold: Op, resolutions: list[Op], at_ms: int) -> str:
+    """What an applied hold is now, from the captures/voids of it made here: checking
+    (one is being sent), captured, released, expired, gone (the ledger no longer knows
+    it) or open. Only the ledger decides; this is the terminal's view for the screen."""
+    for op in resolutions:
+        if op.pending:
+            return HOLD_CHECKING
+    for op in resolutions:
+        if op.applied:
+            return HOLD_CAPTURED if op.kind == "capture" else HOLD_RELEASED
+        final = {"HOLD_ALREADY_CAPTURED": HOLD_CAPTURED, "HOLD_ALREADY_VOIDED": HOLD_RELEASED,
+                 "HOLD_EXPIRED": HOLD_EXPIRED_STATE, "HOLD_NOT_FOUND": HOLD_GONE}.get(op.status)
+        if final:
+            return final
+    if at_ms >= hold.expires_ms + HOLD_GRACE_MS:
+        return HOLD_EXPIRED_STATE
+    return HOLD_OPEN

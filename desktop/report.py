@@ -3,7 +3,10 @@ shown when a shift closes and printed, saved as PDF (QPrinter) or saved as CSV.
 
 Only approved operations count in the sums (a decline moves no money); declines
 are counted on their own line. Sums are integers in minor units; the net is
-charges minus refunds, top-ups are listed apart (money taken in at the till).
+charges plus completed sales (captures) minus refunds, top-ups are listed apart
+(money taken in at the till). Holds and released holds are listed by kind too, but
+they move no money: a hold only reserves it until a capture takes it. Holds made in
+the shift and still open at its close are listed on their own line.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from . import money
 from .outbox import Op, Shift
 from .texts import kind_words
 
-KIND_ORDER = ("deduct", "refund", "credit")
+KIND_ORDER = ("deduct", "capture", "refund", "credit", "hold", "void")
+MONEY_MOVING_KINDS = ("deduct", "capture", "refund", "credit")
 
 
 @dataclass
@@ -42,15 +46,20 @@ class ShiftReport:
     by_cashier: dict[str, dict[str, Tally]] = field(default_factory=dict)
     declined_count: int = 0
     pending_count: int = 0
+    open_holds: Tally = field(default_factory=Tally)
 
     @property
     def net_minor(self) -> int:
-        """Charges minus refunds (what the shift took from accounts)."""
-        return self.by_kind["deduct"].sum_minor - self.by_kind["refund"].sum_minor
+        """Charges and completed sales minus refunds (what the shift took from accounts)."""
+        return (self.by_kind["deduct"].sum_minor + self.by_kind["capture"].sum_minor
+                - self.by_kind["refund"].sum_minor)
 
 
-def build_report(shift: Shift, ops: list[Op]) -> ShiftReport:
+def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> ShiftReport:
+    """`open_holds`: holds of this shift that were still open when it closed."""
     report = ShiftReport(shift, {k: Tally() for k in KIND_ORDER})
+    for hold in open_holds:
+        report.open_holds.add(hold.amount_minor)
     cashiers: dict[str, dict[str, Tally]] = defaultdict(lambda: {k: Tally() for k in KIND_ORDER})
     for op in ops:
         if op.pending:
@@ -78,6 +87,9 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                         t.count, t.sum_minor, money.format_plain(t.sum_minor)])
         w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "declined",
                     report.declined_count, 0, "0.00"])
+        w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "open_holds",
+                    report.open_holds.count, report.open_holds.sum_minor,
+                    money.format_plain(report.open_holds.sum_minor)])
         w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "net",
                     "", report.net_minor, money.format_plain(report.net_minor)])
 
@@ -130,7 +142,8 @@ class ShiftReportDialog(QDialog):
         head = lambda cells: "<tr>" + "".join(f"<th align='left'>{html.escape(c)}</th>" for c in cells) + "</tr>"  # noqa: E731
         cols = [self.tr("Kind"), self.tr("Count"), self.tr("Sum")]
         all_cashiers, declined = self.tr("All cashiers"), self.tr("Declined")
-        net, by_cashier = self.tr("Net (charges minus refunds)"), self.tr("By cashier")
+        net, by_cashier = self.tr("Net (charges and completed sales minus refunds)"), self.tr("By cashier")
+        reserved = self.tr("(reserved only)")
         parts = ["<h2>" + html.escape(self.tr("Shift report")) + "</h2>",
                  "<p>" + html.escape(self.tr("Terminal %1, shift %2").replace("%1", r.shift.terminal_id)
                                      .replace("%2", str(r.shift.shift_id))) + "<br>"
@@ -140,10 +153,16 @@ class ShiftReportDialog(QDialog):
                  f"<h3>{html.escape(all_cashiers)}</h3>",
                  "<table cellspacing='0' cellpadding='6' border='1'>" + head(cols)]
         for kind, t in r.by_kind.items():
-            parts.append(f"<tr><td>{html.escape(kind_words(kind))}</td><td>{t.count}</td><td>{fmt(t.sum_minor)}</td></tr>")
+            label = kind_words(kind) + ("" if kind in MONEY_MOVING_KINDS else " " + reserved)
+            parts.append(f"<tr><td>{html.escape(label)}</td><td>{t.count}</td><td>{fmt(t.sum_minor)}</td></tr>")
         parts.append(f"<tr><td>{html.escape(declined)}</td><td>{r.declined_count}</td><td></td></tr>")
         parts.append(f"<tr><td><b>{html.escape(net)}</b></td><td></td>"
                      f"<td><b>{fmt(r.net_minor)}</b></td></tr></table>")
+        if r.open_holds.count:
+            parts.append("<p><b>" + html.escape(
+                self.tr("%1 hold(s) of this shift still open (%2): complete or release them in the next shift.")
+                .replace("%1", str(r.open_holds.count)).replace("%2", money.format_minor(r.open_holds.sum_minor, loc)))
+                + "</b></p>")
         if r.pending_count:
             parts.append("<p><b>" + html.escape(self.tr("%1 operation(s) still being checked are not counted.")
                                                  .replace("%1", str(r.pending_count))) + "</b></p>")

@@ -1,5 +1,6 @@
-"""The sale screen: scan or type an account, enter an amount, charge, see the result;
-the shift's history below, with refund and top-up.
+"""The sale screen: scan or type an account, enter an amount, charge (or hold, and
+later complete the sale or release the hold), see the result; the shift's history
+below, with refund and top-up.
 
 One sale at a time: from the moment a charge starts until the ledger has answered,
 the charge button, Enter and F12 do nothing, so one sale cannot be charged twice.
@@ -7,28 +8,36 @@ A charge without an answer is shown as "being checked" while the engine retries 
 with the same txn id; "Next customer" clears the screen and leaves it to the engine
 (the account stays blocked for new charges until it is resolved). A keyboard-wedge
 scan that lands in the amount field (a burst of 8+ digits and Enter, faster than
-anyone types) is taken as an account, not as an amount.
+anyone types) is taken as an account, not as an amount. The account on screen shows
+its status, balance, the amount on hold and the available balance; it is re-read
+every `DISPLAY_REFRESH_MS` while it stays on screen (display reads may come from the
+ledger's short read cache; every operation's own answer is fresh and shown at once).
+A hold is completed or released from the hold panel: it acts on the hold selected in
+the history, or else on the newest open hold of the account on screen.
 """
 from __future__ import annotations
 
 import time
 from datetime import datetime
 
-from PySide6.QtCore import QEvent, QLocale, QObject, Qt, Signal
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, QLocale, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core import AccountNotFound, AccountInfo, InvalidRequest
+from core import AccountNotFound, InvalidRequest
 from core.validation import check_id
 
 from . import money
-from .engine import Refused
+from .engine import ONLINE, AccountView, Refused
 from .keypad import Keypad
-from .outbox import Op
-from .texts import (account_status_words, amount_error_words, id_error_words, kind_words,
-                    refusal_words, short_status, status_words)
+from .outbox import HOLD_OPEN, Op, now_ms
+from .texts import (account_status_words, amount_error_words, hold_state_words, id_error_words,
+                    kind_words, refusal_words, short_status, status_words)
 
+DISPLAY_REFRESH_MS = 3000   # re-read the account on screen this often (may hit the read cache)
 SCAN_MIN_DIGITS = 8
 SCAN_MAX_GAP_S = 0.035      # a scanner types a character every few ms; people need 80+ ms
 
@@ -67,9 +76,14 @@ class ScanDetector(QObject):
         return False
 
 
+def clock_time(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000).strftime("%H:%M")
+
+
 class SalePage(QWidget):
     refundRequested = Signal(object)     # Op to refund
     topUpRequested = Signal(str)         # account id typed so far
+    completeRequested = Signal(object)   # hold Op to complete (capture)
 
     COLUMNS = 7
 
@@ -80,7 +94,8 @@ class SalePage(QWidget):
         self.cashier = None
         self.shift_id: int | None = None
         self.busy_txn: str | None = None          # the sale's operation until answered
-        self._account: AccountInfo | None = None
+        self._account: AccountView | None = None
+        self._refreshing = False
         self._rows: dict[str, int] = {}           # txn id -> history row
         self._ops: dict[str, Op] = {}
 
@@ -97,6 +112,11 @@ class SalePage(QWidget):
         self.amount_error.setProperty("tone", "error")
         self.charge_button = QPushButton(objectName="chargeButton", clicked=self.charge)
         self.charge_button.setProperty("role", "charge")
+        self.hold_button = QPushButton(objectName="holdButton", clicked=self.hold)
+        self.hold_info = QLabel(objectName="holdInfoLabel", wordWrap=True)
+        self.complete_button = QPushButton(objectName="completeSaleButton", clicked=self.complete_sale)
+        self.complete_button.setProperty("role", "primary")
+        self.release_button = QPushButton(objectName="releaseHoldButton", clicked=self.release_hold)
         self.new_sale_button = QPushButton(objectName="newSaleButton", clicked=self.new_sale)
         self.result_label = QLabel(objectName="resultLabel", wordWrap=True,
                                    alignment=Qt.AlignmentFlag.AlignCenter)
@@ -126,6 +146,8 @@ class SalePage(QWidget):
         self.scan_detector = ScanDetector(self.amount_input)
         self.scan_detector.scanned.connect(self._scanned_into_amount)
         self.f12 = QShortcut(QKeySequence(Qt.Key.Key_F12), self, activated=self.charge)
+        self.f9 = QShortcut(QKeySequence(Qt.Key.Key_F9), self, activated=self.hold)
+        self.refresh_timer = QTimer(self, interval=DISPLAY_REFRESH_MS, timeout=self.refresh_account)
 
         form = QGridLayout()
         form.setVerticalSpacing(6)
@@ -139,10 +161,18 @@ class SalePage(QWidget):
         form.addWidget(self.amount_error, 6, 0, 1, 2)
         buttons = QHBoxLayout()
         buttons.addWidget(self.charge_button, 3)
-        buttons.addWidget(self.new_sale_button, 1)
+        buttons.addWidget(self.hold_button, 2)
+        buttons.addWidget(self.new_sale_button, 2)
+        hold_panel = QFrame(objectName="holdPanel")
+        hold_row = QHBoxLayout(hold_panel)
+        hold_row.setContentsMargins(10, 4, 4, 4)
+        hold_row.addWidget(self.hold_info, 1)
+        hold_row.addWidget(self.complete_button)
+        hold_row.addWidget(self.release_button)
         left = QVBoxLayout()
         left.addLayout(form)
         left.addLayout(buttons)
+        left.addWidget(hold_panel)
         left.addWidget(self.result_label)
         left.addWidget(self.notice_label)
         top = QHBoxLayout()
@@ -185,6 +215,9 @@ class SalePage(QWidget):
         self.amount_label.setText(self.tr("Amount"))
         self.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
         self.charge_button.setText(self.tr("Charge  (F12)"))
+        self.hold_button.setText(self.tr("Hold  (F9)"))
+        self.complete_button.setText(self.tr("Complete sale…"))
+        self.release_button.setText(self.tr("Release hold"))
         self.new_sale_button.setText(self.tr("Next customer"))
         self.history_title.setText(self.tr("This shift"))
         self.refund_button.setText(self.tr("Refund…"))
@@ -195,6 +228,7 @@ class SalePage(QWidget):
         self._show_account()
         for txn_id in self._rows:
             self._fill_row(self._ops[txn_id])
+        self._show_hold_panel(self.target_hold())
         if self._last_result:
             self._show_decision(self._last_result[1])
 
@@ -218,11 +252,15 @@ class SalePage(QWidget):
             self._add_or_update(op)
         for op in self.engine.unresolved():      # e.g. left by an earlier run
             self._add_or_update(op)
+        for hold in self.engine.outbox.open_holds():   # holds of earlier shifts still open
+            self._add_or_update(hold, any_shift=True)
         self.top_up_button.setVisible(bool(cashier and cashier.can_top_up))
+        self.refresh_timer.start()
         self.new_sale()
 
     def stop(self) -> None:
         self.cashier, self.shift_id = None, None
+        self.refresh_timer.stop()
         self.new_sale()
 
     # ---------------------------------------------------------------- account
@@ -232,6 +270,7 @@ class SalePage(QWidget):
         if self._account is not None:
             self._account = None
             self._show_account()
+        self._update_buttons()        # the hold panel follows the account typed
 
     def _scanned_into_amount(self, digits: str) -> None:
         self.account_input.setText(digits)
@@ -253,17 +292,43 @@ class SalePage(QWidget):
         self.engine.lookup(account_id, lambda info: self._looked_up(account_id, info),
                            lambda exc: self._lookup_failed(account_id, exc))
 
-    def _looked_up(self, account_id: str, info: AccountInfo) -> None:
+    def _looked_up(self, account_id: str, view: AccountView) -> None:
         if self.account_input.text().strip() != account_id:
             return                                   # the cashier has moved on
-        self._account = info
+        self._account = view
         self._show_account()
+        self._update_buttons()
+
+    def refresh_account(self) -> None:
+        """Re-read the account on screen (timer; after each operation). Quiet: no focus
+        change, and a failed read keeps what is shown."""
+        if self.engine.closed:
+            self.refresh_timer.stop()
+            return
+        view = self._account
+        if view is None or self._refreshing or self.engine.state != ONLINE:
+            self._refill_hold_rows()
+            return
+        self._refreshing = True
+
+        def done(new: AccountView) -> None:
+            self._refreshing = False
+            current = self._account
+            if current is not None and current.account_id == new.account_id and new.read_ms >= current.read_ms:
+                self._account = new
+                self._show_account()
+
+        def failed(_exc: Exception) -> None:
+            self._refreshing = False
+        self.engine.lookup(view.account_id, done, failed)
+        self._refill_hold_rows()
 
     def _lookup_failed(self, account_id: str, exc: Exception) -> None:
         if self.account_input.text().strip() != account_id:
             return
         self._account = None
         self.balance_label.clear()
+        self._update_buttons()
         if isinstance(exc, AccountNotFound):
             self.account_error.setText(self.tr("Account: unknown account %1").replace("%1", account_id))
         elif isinstance(exc, InvalidRequest):
@@ -279,20 +344,37 @@ class SalePage(QWidget):
             if not self.account_input.text().strip():
                 self.balance_label.setText(self.tr("Scan a card to start"))
             return
-        self.balance_label.setText(
-            self.tr("Account %1 · %2\nBalance %3").replace("%1", info.account_id)
-            .replace("%2", account_status_words(info.status))
-            .replace("%3", money.format_minor(info.balance_minor, QLocale())))
+        loc = QLocale()
+        text = (self.tr("Account %1 · %2").replace("%1", info.account_id)
+                .replace("%2", account_status_words(info.status)) + "\n")
+        if info.held_minor:
+            text += (self.tr("Balance %1 · On hold %2 · Available %3")
+                     .replace("%1", money.format_minor(info.balance_minor, loc))
+                     .replace("%2", money.format_minor(info.held_minor, loc))
+                     .replace("%3", money.format_minor(info.available_minor, loc)))
+        else:
+            text += self.tr("Balance %1").replace("%1", money.format_minor(info.balance_minor, loc))
+        self.balance_label.setText(text)
         self.balance_label.setProperty("tone", "frozen" if info.status == "frozen" else "")
+        self.balance_label.style().unpolish(self.balance_label)
+        self.balance_label.style().polish(self.balance_label)
 
     # ---------------------------------------------------------------- charge
 
     def _update_buttons(self) -> None:
         idle = self.busy_txn is None and self.cashier is not None
-        online = self.engine.state == "online"
+        online = self.engine.state == ONLINE
         self.charge_button.setEnabled(idle and online)
+        self.hold_button.setEnabled(idle and online)
         self.refund_button.setEnabled(idle and online and self._selected_refundable() is not None)
         self.top_up_button.setEnabled(idle and online)
+        hold = self.target_hold()
+        self.complete_button.setEnabled(idle and online and hold is not None)
+        self.release_button.setEnabled(idle and online and hold is not None)
+        self._show_hold_panel(hold)
+        self.hold_info.setProperty("tone", "hold" if hold is not None else "")
+        self.hold_info.style().unpolish(self.hold_info)
+        self.hold_info.style().polish(self.hold_info)
 
     def _validated(self) -> tuple[str, int] | None:
         account_id = self.account_input.text().strip()
@@ -327,12 +409,93 @@ class SalePage(QWidget):
             return
         self.start_operation("deduct", *checked)
 
+    def hold(self) -> None:
+        """F9 and the Hold button: reserve the typed amount on the account (pre-authorise)."""
+        if self.busy_txn is not None:
+            self._set_result("checking", refusal_words("busy"))
+            return
+        if self.cashier is None or self.shift_id is None:
+            return
+        checked = self._validated()
+        if checked is None:
+            return
+        self.start_operation("hold", *checked)
+
+    # ---------------------------------------------------------------- holds
+
+    def target_hold(self) -> Op | None:
+        """The hold the panel acts on: the open hold selected in the history, else the
+        newest open hold of the account on screen; None when there is none."""
+        if self.engine.closed:
+            return None
+        selected = self._selected_op()
+        if selected is not None and selected.kind == "hold":
+            if selected.applied and self.engine.outbox.hold_state(selected) == HOLD_OPEN:
+                return selected
+            return None
+        account_id = self.account_input.text().strip()
+        if not account_id:
+            return None
+        for hold in self.engine.outbox.open_holds(account_id):
+            if self.engine.outbox.hold_state(hold) == HOLD_OPEN:
+                return hold
+        return None
+
+    def _show_hold_panel(self, hold: Op | None) -> None:
+        if hold is None:
+            self.hold_info.setText(self.tr("No open hold"))
+            return
+        self.hold_info.setText(self.tr("Open hold on %1: %2 until %3")
+                               .replace("%1", hold.account_id)
+                               .replace("%2", money.format_minor(hold.amount_minor, QLocale()))
+                               .replace("%3", clock_time(hold.expires_ms)))
+
+    def complete_sale(self) -> None:
+        """Complete sale…: asks for the final amount (the main window opens the dialog)."""
+        if self.busy_txn is not None:
+            self._set_result("checking", refusal_words("busy"))
+            return
+        hold = self.target_hold()
+        if hold is None:
+            self._set_result("declined", refusal_words("no_hold"))
+            return
+        self.completeRequested.emit(hold)
+
+    def release_hold(self) -> None:
+        """Release hold: gives the whole held amount back to the account (void)."""
+        if self.busy_txn is not None:
+            self._set_result("checking", refusal_words("busy"))
+            return
+        hold = self.target_hold()
+        if hold is None:
+            self._set_result("declined", refusal_words("no_hold"))
+            return
+        self.start_operation("void", hold.account_id, hold.amount_minor, original_txn_id=hold.txn_id)
+
+    def typed_amount_minor(self) -> int | None:
+        """The amount in the amount field if it is a valid amount, else None (no message)."""
+        try:
+            return money.parse_amount_minor(self.amount_input.text(), decimal_point=QLocale().decimalPoint())
+        except money.AmountError:
+            return None
+
+    # ---------------------------------------------------------------- operations
+
     def start_operation(self, kind: str, account_id: str, amount_minor: int, *,
                         original_txn_id: str = "", approved_by: str = "") -> Op | None:
-        """Start a charge, refund or top-up as this screen's one operation in flight."""
+        """Start a charge, refund, top-up, hold, capture or void as this screen's one
+        operation in flight."""
         if self.busy_txn is not None:
             self._set_result("checking", refusal_words("busy"))
             return None
+        if self.cashier is None:
+            self._set_result("declined", refusal_words("no_shift"))
+            return None
+        if kind in ("capture", "void"):
+            hold = self.engine.outbox.get(original_txn_id)
+            if hold is not None and hold.kind == "hold" and self.engine.outbox.hold_state(hold) != HOLD_OPEN:
+                self._set_result("declined", refusal_words("hold_closed"))
+                return None
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
                                     shift_id=self.shift_id, original_txn_id=original_txn_id,
@@ -345,23 +508,29 @@ class SalePage(QWidget):
         self._add_or_update(op)
         loc = QLocale()
         text = {"deduct": self.tr("Charging %1 to %2…"), "refund": self.tr("Refunding %1 to %2…"),
-                "credit": self.tr("Topping up %1 to %2…")}[kind]
+                "credit": self.tr("Topping up %1 to %2…"), "hold": self.tr("Holding %1 on %2…"),
+                "capture": self.tr("Completing the sale: %1 from %2…"),
+                "void": self.tr("Releasing the hold of %1 on %2…")}[kind]
         self._set_result("working", text.replace("%1", money.format_minor(amount_minor, loc))
                          .replace("%2", account_id))
         return op
 
     def _resolved(self, op: Op) -> None:
         self._add_or_update(op)
+        if op.applied and self._account is not None and self._account.account_id == op.account_id:
+            self._account = self._after(self._account, op)
+            self._show_account()
+            self.refresh_account()            # the rest (e.g. others' holds), read fresh: own write
+        elif op.applied and self._account is None and self.account_input.text().strip() == op.account_id:
+            # typed without a look-up: read it now (fresh: this write dropped the cached entry)
+            self.engine.lookup(op.account_id, lambda view: self._looked_up(op.account_id, view),
+                               lambda _exc: None)
         if op.txn_id != self.busy_txn:
             return
         self.busy_txn = None
         self._show_decision(op)
         if op.applied:
-            if self.account_input.text().strip() == op.account_id:
-                self._account = AccountInfo(op.account_id, op.balance_after_minor,
-                                            self._account.status if self._account else "active", 0, "")
-                self._show_account()
-            if op.kind == "deduct":
+            if op.kind in ("deduct", "hold", "capture"):
                 self.amount_input.clear()
             self.account_input.setFocus()
             self.account_input.selectAll()
@@ -369,13 +538,40 @@ class SalePage(QWidget):
             self.amount_input.setFocus()
         self._update_buttons()
 
+    def _after(self, view: AccountView, op: Op) -> AccountView:
+        """The account on screen right after `op` applied, from the op's own (fresh) answer:
+        the balance after it (a hold answers the available balance instead)."""
+        if op.kind == "hold":
+            return replace(view, available_minor=op.balance_after_minor, read_ms=now_ms())
+        held_minor = view.held_minor
+        if op.kind in ("capture", "void"):
+            hold = self.engine.outbox.get(op.original_txn_id)
+            held_minor = max(0, held_minor - (hold.amount_minor if hold else 0))
+        return replace(view, balance_minor=op.balance_after_minor,
+                       available_minor=op.balance_after_minor - held_minor, read_ms=now_ms())
+
     def _show_decision(self, op: Op) -> None:
         loc = QLocale()
+        fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
         if op.applied:
-            verb = {"deduct": self.tr("Approved: %1 charged"), "refund": self.tr("Refunded: %1"),
-                    "credit": self.tr("Topped up: %1")}[op.kind]
-            text = (verb.replace("%1", money.format_minor(op.amount_minor, loc)) + "\n"
-                    + self.tr("New balance %1").replace("%1", money.format_minor(op.balance_after_minor, loc)))
+            if op.kind == "hold":
+                text = (self.tr("Held: %1 until %2").replace("%1", fmt(op.amount_minor))
+                        .replace("%2", clock_time(op.expires_ms)) + "\n"
+                        + self.tr("Available now %1").replace("%1", fmt(op.balance_after_minor)))
+            elif op.kind == "void":
+                text = (self.tr("Hold released: %1").replace("%1", fmt(op.amount_minor)) + "\n"
+                        + self.tr("Balance %1").replace("%1", fmt(op.balance_after_minor)))
+            else:
+                hold = self.engine.outbox.get(op.original_txn_id) if op.kind == "capture" else None
+                if hold is not None and hold.amount_minor > op.amount_minor:
+                    verb = (self.tr("Sale completed: %1 charged, %2 released")
+                            .replace("%2", fmt(hold.amount_minor - op.amount_minor)))
+                else:
+                    verb = {"deduct": self.tr("Approved: %1 charged"), "refund": self.tr("Refunded: %1"),
+                            "credit": self.tr("Topped up: %1"),
+                            "capture": self.tr("Sale completed: %1 charged")}[op.kind]
+                text = (verb.replace("%1", fmt(op.amount_minor)) + "\n"
+                        + self.tr("New balance %1").replace("%1", fmt(op.balance_after_minor)))
             self._set_result("approved", text, remember=("approved", op))
         else:
             self._set_result("declined", status_words(op.status), remember=("declined", op))
@@ -407,8 +603,9 @@ class SalePage(QWidget):
 
     # ---------------------------------------------------------------- history
 
-    def _add_or_update(self, op: Op) -> None:
-        if op.shift_id != self.shift_id and op.txn_id not in self._rows and not op.pending:
+    def _add_or_update(self, op: Op, *, any_shift: bool = False) -> None:
+        if (op.shift_id != self.shift_id and op.txn_id not in self._rows and not op.pending
+                and not any_shift):
             return
         self._ops[op.txn_id] = op
         if op.txn_id not in self._rows:
@@ -416,15 +613,27 @@ class SalePage(QWidget):
             self._rows = {t: r + 1 for t, r in self._rows.items()}
             self._rows[op.txn_id] = 0
         self._fill_row(op)
+        if op.kind in ("capture", "void") and op.original_txn_id in self._rows:
+            self._fill_row(self._ops[op.original_txn_id])     # the hold's state changed
         self._update_buttons()
+
+    def _refill_hold_rows(self) -> None:
+        """Holds change state with time (expiry): re-show them."""
+        for txn_id in self._rows:
+            if self._ops[txn_id].kind == "hold":
+                self._fill_row(self._ops[txn_id])
 
     def _fill_row(self, op: Op) -> None:
         row, loc = self._rows[op.txn_id], QLocale()
-        sign = -1 if op.kind == "deduct" else 1
+        sign = -1 if op.kind in ("deduct", "capture") else 1
+        if op.kind == "hold" and op.applied and not self.engine.closed:
+            result = hold_state_words(self.engine.outbox.hold_state(op), clock_time(op.expires_ms))
+        else:
+            result = short_status(op.status, op.pending)
+        shows_balance = op.balance_after_minor is not None and op.applied and op.kind != "hold"
         cells = [datetime.fromtimestamp(op.created_ms / 1000).strftime("%H:%M:%S"), kind_words(op.kind),
-                 op.account_id, money.format_minor(sign * op.amount_minor, loc),
-                 short_status(op.status, op.pending),
-                 money.format_minor(op.balance_after_minor, loc) if op.balance_after_minor is not None and op.applied else "",
+                 op.account_id, money.format_minor(sign * op.amount_minor, loc), result,
+                 money.format_minor(op.balance_after_minor, loc) if shows_balance else "",
                  op.cashier_id]
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
@@ -437,12 +646,14 @@ class SalePage(QWidget):
         item = self.history_table.item(row, 0)
         return self._ops.get(item.data(Qt.ItemDataRole.UserRole)) if item else None
 
-    def _selected_refundable(self) -> Op | None:
+    def _selected_op(self) -> Op | None:
         rows = self.history_table.selectionModel().selectedRows() if self.history_table.selectionModel() else []
-        if not rows:
-            return None
-        op = self.op_at_row(rows[0].row())
-        return op if op and op.kind == "deduct" and op.applied else None
+        return self.op_at_row(rows[0].row()) if rows else None
+
+    def _selected_refundable(self) -> Op | None:
+        """A selected applied charge or completed sale (a capture refunds like a charge)."""
+        op = self._selected_op()
+        return op if op and op.kind in ("deduct", "capture") and op.applied else None
 
     def _selection_changed(self) -> None:
         self._update_buttons()

@@ -14,7 +14,7 @@ import tempfile
 MODULES = ("core", "core.cashiers", "desktop.money", "desktop.outbox", "desktop.engine", "desktop.workers",
            "desktop.texts", "desktop.i18n", "desktop.settings", "desktop.keypad", "desktop.signin",
            "desktop.sale", "desktop.dialogs", "desktop.report", "desktop.main_window", "desktop.style")
-REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "cashier_pin_attempt")
+REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "cashier_pin_attempt")
 
 
 def check() -> str:

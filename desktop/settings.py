@@ -1,11 +1,13 @@
-"""The terminal's settings (terminal id, central Redis URL, language) and where its
-local data lives, plus the settings dialog shown on first run.
+"""The terminal's settings (terminal id, central Redis URL, language, how long a
+hold lasts, how old a displayed balance may be) and where its local data lives,
+plus the settings dialog shown on first run.
 
 Settings are kept with QSettings (the platform's native store, or an INI file given
 with ``--config`` / ``CASHIER_TERMINAL_CONFIG``). Local data (the outbox, logs) go
 to the platform's user data directory from platformdirs, or to ``--data-dir`` /
 ``CASHIER_TERMINAL_DATA_DIR``. The dialog saves a Redis URL only after a connection
-to it has succeeded, and tests it on a worker thread.
+to it has succeeded, and tests it on a worker thread. Numbers kept in the store are
+read strictly (whole numbers in range; anything else falls back to the default).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 import platformdirs
 from PySide6.QtCore import QEvent, QSettings
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QVBoxLayout)
+                               QPushButton, QSpinBox, QVBoxLayout)
 
 from core import InvalidRequest
 from core.validation import check_id
@@ -28,6 +30,10 @@ APP_NAME = "cashier-terminal"
 ORG_NAME = "CashierLedger"
 DATA_DIR_ENV = "CASHIER_TERMINAL_DATA_DIR"
 CONFIG_ENV = "CASHIER_TERMINAL_CONFIG"
+DEFAULT_HOLD_MINUTES = 30
+MAX_HOLD_MINUTES = 7 * 24 * 60           # the ledger's default retention; the engine caps it too
+DEFAULT_READ_CACHE_MAX_AGE_MS = 500      # display reads only (0 = off)
+MAX_READ_CACHE_MAX_AGE_MS = 1000
 
 
 def data_dir(override: str | os.PathLike | None = None) -> Path:
@@ -61,18 +67,38 @@ class TerminalSettings:
     def language(self) -> str:
         return self._get("ui/language", i18n.SYSTEM)
 
+    def _get_int(self, key: str, default: int, low: int, high: int) -> int:
+        text = self._get(key, str(default)).strip()
+        if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+            return default
+        return int(text)
+
+    @property
+    def hold_minutes(self) -> int:
+        """How long a hold reserves its amount (ui: Hold lasts), 1 .. 7 days in minutes."""
+        return self._get_int("holds/minutes", DEFAULT_HOLD_MINUTES, 1, MAX_HOLD_MINUTES)
+
+    @property
+    def read_cache_max_age_ms(self) -> int:
+        """How old a *displayed* balance may be (INI key display/read_cache_max_age_ms,
+        0 .. 1000 ms). Decisions never use it."""
+        return self._get_int("display/read_cache_max_age_ms", DEFAULT_READ_CACHE_MAX_AGE_MS,
+                             0, MAX_READ_CACHE_MAX_AGE_MS)
+
     @property
     def complete(self) -> bool:
         return bool(self.terminal_id and self.redis_url)
 
     def save(self, terminal_id: str | None = None, redis_url: str | None = None,
-             language: str | None = None) -> None:
+             language: str | None = None, hold_minutes: int | None = None) -> None:
         if terminal_id is not None:
             self.q.setValue("terminal/id", terminal_id)
         if redis_url is not None:
             self.q.setValue("terminal/redis_url", redis_url)
         if language is not None:
             self.q.setValue("ui/language", language)
+        if hold_minutes is not None:
+            self.q.setValue("holds/minutes", str(int(hold_minutes)))
         self.q.sync()
 
 
@@ -104,6 +130,10 @@ class SettingsDialog(QDialog):
         self.terminal_input.setMaxLength(20)
         self.url_input = QLineEdit(settings.redis_url or "redis://127.0.0.1:6379/0", objectName="redisUrlInput")
         self.language_box = QComboBox(objectName="languageBox")
+        self.hold_minutes_input = QSpinBox(objectName="holdMinutesInput")
+        self.hold_minutes_input.setRange(1, MAX_HOLD_MINUTES)
+        self.hold_minutes_input.setValue(settings.hold_minutes)
+        self.hold_minutes_input.setMinimumHeight(52)
         self.test_button = QPushButton(objectName="testConnectionButton", clicked=self.test_connection)
         self.save_button = QPushButton(objectName="saveSettingsButton", clicked=self.save)
         self.cancel_button = QPushButton(objectName="cancelSettingsButton", clicked=self.reject)
@@ -113,9 +143,11 @@ class SettingsDialog(QDialog):
 
         self.form = QFormLayout()
         self.terminal_label, self.url_label, self.language_label = QLabel(), QLabel(), QLabel()
+        self.hold_minutes_label = QLabel()
         self.form.addRow(self.terminal_label, self.terminal_input)
         self.form.addRow(self.url_label, self.url_input)
         self.form.addRow(self.language_label, self.language_box)
+        self.form.addRow(self.hold_minutes_label, self.hold_minutes_input)
         buttons = QHBoxLayout()
         buttons.addWidget(self.test_button)
         buttons.addStretch(1)
@@ -140,6 +172,7 @@ class SettingsDialog(QDialog):
         self.terminal_label.setText(self.tr("Terminal id"))
         self.url_label.setText(self.tr("Central Redis URL"))
         self.language_label.setText(self.tr("Language"))
+        self.hold_minutes_label.setText(self.tr("A hold lasts (minutes)"))
         self.test_button.setText(self.tr("Test connection"))
         self.save_button.setText(self.tr("Save"))
         self.cancel_button.setText(self.tr("Cancel"))
@@ -200,7 +233,8 @@ class SettingsDialog(QDialog):
         if url != self._tested_url:
             self.message.setText(self.tr("Test the connection before saving."))
             return
-        self.settings.save(terminal_id, url, self.language_box.currentData())
+        self.settings.save(terminal_id, url, self.language_box.currentData(),
+                           self.hold_minutes_input.value())
         self.accept()
 
     def done(self, result: int) -> None:

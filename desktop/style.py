@@ -25,6 +25,10 @@ QLabel#resultLabel[tone="working"] { background: #e7eef8; color: #2d4a6b; }
 QLabel#resultLabel[tone="approved"] { background: #e3f4e6; color: #1e6b32; border: 2px solid #7cc28d; }
 QLabel#resultLabel[tone="declined"] { background: #fdecea; color: #a3241b; border: 2px solid #ee9c94; }
 QLabel#resultLabel[tone="checking"] { background: #fff4dc; color: #855a00; border: 2px solid #f0c36a; }
+QFrame#holdPanel { background: #f5f7fa; border: 1px solid #d8dee6; border-radius: 8px; }
+QLabel#holdInfoLabel { color: #6b7a8c; font-size: 17px; }
+QLabel#holdInfoLabel[tone="hold"] { color: #24384f; font-weight: 600; }
+QLabel#completePreview { font-size: 20px; color: #24384f; }
 QLabel#noticeLabel { background: #e7eef8; border-radius: 8px; padding: 8px; color: #2d4a6b; }
 QPushButton { min-height: 56px; padding: 0 18px; border-radius: 8px; border: 1px solid #b8c3d0;
               background: #f8fafc; font-size: 18px; }

@@ -1,6 +1,7 @@
 """Every message the terminal shows about money, in words a cashier can act on.
 
-Ledger statuses, refusals, amount and id errors and connection states are turned
+Ledger statuses (the hold statuses included), refusals, amount and id errors,
+hold states and connection states are turned
 into translated sentences here (Qt context "Texts"), so that the screens never show
 a status code, an exception or a traceback.
 """
@@ -23,6 +24,12 @@ def status_words(status: str) -> str:
         "BALANCE_LIMIT_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the balance would pass its upper limit"),
         "ACCOUNT_NOT_FROZEN": QCoreApplication.translate("Texts", "Declined: the account is not frozen"),
         "ACCOUNT_EXISTS": QCoreApplication.translate("Texts", "Declined: the account already exists"),
+        "TOO_MANY_HOLDS": QCoreApplication.translate("Texts", "Declined: this account has too many open holds"),
+        "HOLD_NOT_FOUND": QCoreApplication.translate("Texts", "Not completed: the hold was not found (it may be too old)"),
+        "HOLD_ALREADY_CAPTURED": QCoreApplication.translate("Texts", "Not completed: this hold was already completed"),
+        "HOLD_ALREADY_VOIDED": QCoreApplication.translate("Texts", "Not completed: this hold was already released"),
+        "HOLD_EXPIRED": QCoreApplication.translate("Texts", "Not completed: the hold has expired, the money is free again"),
+        "CAPTURE_EXCEEDS_HOLD": QCoreApplication.translate("Texts", "Not completed: the final amount is more than the hold"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
@@ -42,6 +49,12 @@ def short_status(status: str, pending: bool) -> str:
         "ORIGINAL_NOT_FOUND": QCoreApplication.translate("Texts", "Original not found"),
         "REFUND_EXCEEDS_ORIGINAL": QCoreApplication.translate("Texts", "Exceeds original"),
         "BALANCE_LIMIT_EXCEEDED": QCoreApplication.translate("Texts", "Balance limit"),
+        "TOO_MANY_HOLDS": QCoreApplication.translate("Texts", "Too many holds"),
+        "HOLD_NOT_FOUND": QCoreApplication.translate("Texts", "Hold not found"),
+        "HOLD_ALREADY_CAPTURED": QCoreApplication.translate("Texts", "Already completed"),
+        "HOLD_ALREADY_VOIDED": QCoreApplication.translate("Texts", "Already released"),
+        "HOLD_EXPIRED": QCoreApplication.translate("Texts", "Hold expired"),
+        "CAPTURE_EXCEEDS_HOLD": QCoreApplication.translate("Texts", "More than held"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))
 
@@ -51,7 +64,22 @@ def kind_words(kind: str) -> str:
         "deduct": QCoreApplication.translate("Texts", "Charge"),
         "refund": QCoreApplication.translate("Texts", "Refund"),
         "credit": QCoreApplication.translate("Texts", "Top-up"),
+        "hold": QCoreApplication.translate("Texts", "Hold"),
+        "capture": QCoreApplication.translate("Texts", "Sale completed"),
+        "void": QCoreApplication.translate("Texts", "Hold released"),
     }.get(kind, kind)
+
+
+def hold_state_words(state: str, until: str = "") -> str:
+    """A hold as the history and the hold panel show it (`until`: the expiry, e.g. 14:35)."""
+    return {
+        "open": QCoreApplication.translate("Texts", "Held until %1").replace("%1", until),
+        "checking": QCoreApplication.translate("Texts", "Being checked"),
+        "captured": QCoreApplication.translate("Texts", "Completed"),
+        "released": QCoreApplication.translate("Texts", "Released"),
+        "expired": QCoreApplication.translate("Texts", "Expired"),
+        "gone": QCoreApplication.translate("Texts", "Hold not found"),
+    }.get(state, state)
 
 
 def refusal_words(reason: str) -> str:
@@ -67,6 +95,10 @@ def refusal_words(reason: str) -> str:
             "Texts", "A charge for this account is still being checked: wait for its result."),
         "busy": QCoreApplication.translate(
             "Texts", "The last charge is still being processed: wait for its result."),
+        "no_hold": QCoreApplication.translate(
+            "Texts", "No open hold: select a hold in the list or scan the card it was made for."),
+        "hold_closed": QCoreApplication.translate(
+            "Texts", "This hold is already completed, released or expired."),
         "closed": QCoreApplication.translate("Texts", "The terminal is shutting down."),
         "no_shift": QCoreApplication.translate("Texts", "No shift is open: sign in again."),
     }.get(reason, QCoreApplication.translate("Texts", "Not started."))

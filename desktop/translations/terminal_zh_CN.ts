@@ -1,15 +1,49 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CompleteSaleDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="252"/>
+        <location filename="../dialogs.py" line="259"/>
+        <source>Complete sale</source>
+        <translation>完成交易</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="254"/>
+        <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
+        <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="258"/>
+        <source>Final amount</source>
+        <translation>最终金额</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="260"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="278"/>
+        <source>Charge %1 · release %2</source>
+        <translation>收款 %1 · 退回 %2</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="289"/>
+        <source>Amount: at most %1 (the hold)</source>
+        <translation>金额：最多 %1（预授权金额）</translation>
+    </message>
+</context>
+<context>
     <name>Keypad</name>
     <message>
-        <location filename="../keypad.py" line="51" />
+        <location filename="../keypad.py" line="51"/>
         <source>Delete the last character</source>
         <translation>删除最后一个字符</translation>
     </message>
     <message>
-        <location filename="../keypad.py" line="52" />
+        <location filename="../keypad.py" line="52"/>
         <source>Clear the field</source>
         <translation>清空此栏</translation>
     </message>
@@ -17,67 +51,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="98" />
+        <location filename="../main_window.py" line="102"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="99" />
+        <location filename="../main_window.py" line="103"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="100" />
+        <location filename="../main_window.py" line="104"/>
         <source>Close shift…</source>
         <translation>交班…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="101" />
+        <location filename="../main_window.py" line="105"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="102" />
+        <location filename="../main_window.py" line="106"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="112" />
+        <location filename="../main_window.py" line="116"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="115" />
+        <location filename="../main_window.py" line="119"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="116" />
+        <location filename="../main_window.py" line="120"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="119" />
+        <location filename="../main_window.py" line="123"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="122" />
+        <location filename="../main_window.py" line="126"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151" />
+        <location filename="../main_window.py" line="155"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="158" />
+        <location filename="../main_window.py" line="162"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195" />
+        <location filename="../main_window.py" line="203"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
@@ -85,44 +119,44 @@
 <context>
     <name>RefundDialog</name>
     <message>
-        <location filename="../dialogs.py" line="71" />
-        <location filename="../dialogs.py" line="80" />
+        <location filename="../dialogs.py" line="73"/>
+        <location filename="../dialogs.py" line="82"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="73" />
+        <location filename="../dialogs.py" line="75"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
         <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="77" />
+        <location filename="../dialogs.py" line="79"/>
         <source>Amount to refund</source>
         <translation>退款金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="78" />
-        <location filename="../dialogs.py" line="100" />
+        <location filename="../dialogs.py" line="80"/>
+        <location filename="../dialogs.py" line="102"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="79" />
+        <location filename="../dialogs.py" line="81"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="81" />
+        <location filename="../dialogs.py" line="83"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="93" />
+        <location filename="../dialogs.py" line="95"/>
         <source>Amount: at most %1 can be refunded</source>
         <translation>金额：最多可退 %1</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="111" />
+        <location filename="../dialogs.py" line="113"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
@@ -130,148 +164,222 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale.py" line="178" />
+        <location filename="../sale.py" line="212"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="179" />
+        <location filename="../sale.py" line="213"/>
         <source>Card or account number</source>
         <translation>卡号或账号</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="180" />
+        <location filename="../sale.py" line="214"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="181" />
-        <location filename="../sale.py" line="189" />
+        <location filename="../sale.py" line="215"/>
+        <location filename="../sale.py" line="226"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="183" />
+        <location filename="../sale.py" line="217"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="184" />
+        <location filename="../sale.py" line="218"/>
+        <source>Hold  (F9)</source>
+        <translation>预授权  (F9)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="219"/>
+        <source>Complete sale…</source>
+        <translation>完成交易…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="220"/>
+        <source>Release hold</source>
+        <translation>撤销预授权</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="221"/>
         <source>Next customer</source>
         <translation>下一位顾客</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="185" />
+        <location filename="../sale.py" line="222"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="186" />
+        <location filename="../sale.py" line="223"/>
         <source>Refund…</source>
         <translation>退款…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="187" />
+        <location filename="../sale.py" line="224"/>
         <source>Top up…</source>
         <translation>充值…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="189" />
+        <location filename="../sale.py" line="226"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="189" />
+        <location filename="../sale.py" line="226"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="189" />
-        <location filename="../sale.py" line="241" />
-        <location filename="../sale.py" line="266" />
-        <location filename="../sale.py" line="299" />
+        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="284"/>
+        <location filename="../sale.py" line="335"/>
+        <location filename="../sale.py" line="385"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="189" />
+        <location filename="../sale.py" line="226"/>
         <source>Result</source>
         <translation>结果</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="190" />
+        <location filename="../sale.py" line="227"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="190" />
+        <location filename="../sale.py" line="227"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246" />
+        <location filename="../sale.py" line="289"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="264" />
+        <location filename="../sale.py" line="333"/>
         <source>Account: unknown account %1</source>
         <translation>账户：没有账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="268" />
+        <location filename="../sale.py" line="337"/>
         <source>Account: cannot look up now (no connection to the central server)</source>
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="276" />
+        <location filename="../sale.py" line="345"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="279" />
-        <source>Account %1 · %2
-Balance %3</source>
-        <translation>账户 %1 · %2
-余额 %3</translation>
+        <location filename="../sale.py" line="348"/>
+        <source>Account %1 · %2</source>
+        <translation>账户 %1 · %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="343" />
+        <location filename="../sale.py" line="351"/>
+        <source>Balance %1 · On hold %2 · Available %3</source>
+        <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="356"/>
+        <location filename="../sale.py" line="563"/>
+        <source>Balance %1</source>
+        <translation>余额 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="446"/>
+        <source>No open hold</source>
+        <translation>没有未完成的预授权</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="448"/>
+        <source>Open hold on %1: %2 until %3</source>
+        <translation>%1 的预授权：%2，有效至 %3</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="510"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="343" />
+        <location filename="../sale.py" line="510"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="344" />
+        <location filename="../sale.py" line="511"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="371" />
+        <location filename="../sale.py" line="511"/>
+        <source>Holding %1 on %2…</source>
+        <translation>正在为 %2 预授权 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="512"/>
+        <source>Completing the sale: %1 from %2…</source>
+        <translation>正在完成交易：从 %2 收取 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="513"/>
+        <source>Releasing the hold of %1 on %2…</source>
+        <translation>正在撤销 %2 的预授权 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="558"/>
+        <source>Held: %1 until %2</source>
+        <translation>已预授权：%1，有效至 %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="560"/>
+        <source>Available now %1</source>
+        <translation>当前可用 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="562"/>
+        <source>Hold released: %1</source>
+        <translation>已撤销预授权：%1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="567"/>
+        <source>Sale completed: %1 charged, %2 released</source>
+        <translation>交易完成：已收款 %1，退回 %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="570"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="371" />
+        <location filename="../sale.py" line="570"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="372" />
+        <location filename="../sale.py" line="571"/>
         <source>Topped up: %1</source>
         <translation>已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="374" />
+        <location filename="../sale.py" line="572"/>
+        <source>Sale completed: %1 charged</source>
+        <translation>交易完成：已收款 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="574"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="383" />
+        <location filename="../sale.py" line="583"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
@@ -281,83 +389,88 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings.py" line="137" />
+        <location filename="../settings.py" line="169"/>
         <source>Terminal settings</source>
         <translation>终端设置</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="138" />
+        <location filename="../settings.py" line="170"/>
         <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
         <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="140" />
-        <location filename="../settings.py" line="197" />
+        <location filename="../settings.py" line="172"/>
+        <location filename="../settings.py" line="230"/>
         <source>Terminal id</source>
         <translation>终端编号</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="141" />
+        <location filename="../settings.py" line="173"/>
         <source>Central Redis URL</source>
         <translation>中心 Redis 地址</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="142" />
+        <location filename="../settings.py" line="174"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="143" />
+        <location filename="../settings.py" line="175"/>
+        <source>A hold lasts (minutes)</source>
+        <translation>预授权有效期（分钟）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="176"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="144" />
+        <location filename="../settings.py" line="177"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="145" />
+        <location filename="../settings.py" line="178"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="149" />
+        <location filename="../settings.py" line="182"/>
         <source>Same as the computer</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="165" />
+        <location filename="../settings.py" line="198"/>
         <source>Central Redis URL: must not be empty</source>
         <translation>中心 Redis 地址：不能为空</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="168" />
+        <location filename="../settings.py" line="201"/>
         <source>Testing the connection…</source>
         <translation>正在测试连接…</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="176" />
+        <location filename="../settings.py" line="209"/>
         <source>Connected: the central server answers.</source>
         <translation>已连接：中心服务器有响应。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="178" />
+        <location filename="../settings.py" line="211"/>
         <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
         <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="187" />
+        <location filename="../settings.py" line="220"/>
         <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
         <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="190" />
+        <location filename="../settings.py" line="223"/>
         <source>Could not connect: %1</source>
         <translation>无法连接：%1</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="201" />
+        <location filename="../settings.py" line="234"/>
         <source>Test the connection before saving.</source>
         <translation>请先测试连接再保存。</translation>
     </message>
@@ -365,118 +478,128 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="120" />
-        <location filename="../report.py" line="134" />
+        <location filename="../report.py" line="132"/>
+        <location filename="../report.py" line="147"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="121" />
+        <location filename="../report.py" line="133"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="122" />
+        <location filename="../report.py" line="134"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="123" />
+        <location filename="../report.py" line="135"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="124" />
+        <location filename="../report.py" line="136"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="131" />
+        <location filename="../report.py" line="143"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="131" />
+        <location filename="../report.py" line="143"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="131" />
+        <location filename="../report.py" line="143"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="132" />
+        <location filename="../report.py" line="144"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="132" />
+        <location filename="../report.py" line="144"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="133" />
-        <source>Net (charges minus refunds)</source>
-        <translation>净额（扣款减退款）</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="133" />
+        <location filename="../report.py" line="145"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="135" />
+        <location filename="../report.py" line="145"/>
+        <source>Net (charges and completed sales minus refunds)</source>
+        <translation>净额（收款与完成交易减退款）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="146"/>
+        <source>(reserved only)</source>
+        <translation>（仅预授权，未扣款）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="148"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="137" />
+        <location filename="../report.py" line="150"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="139" />
+        <location filename="../report.py" line="152"/>
         <source>Closed %1</source>
         <translation>%1 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="148" />
+        <location filename="../report.py" line="163"/>
+        <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
+        <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="167"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="151" />
+        <location filename="../report.py" line="170"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="182" />
+        <location filename="../report.py" line="201"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="186" />
+        <location filename="../report.py" line="205"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="186" />
+        <location filename="../report.py" line="205"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="187" />
+        <location filename="../report.py" line="206"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="193" />
+        <location filename="../report.py" line="212"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="195" />
+        <location filename="../report.py" line="214"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
@@ -484,38 +607,38 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SignInPage</name>
     <message>
-        <location filename="../signin.py" line="74" />
+        <location filename="../signin.py" line="74"/>
         <source>Sign in to start selling</source>
         <translation>登录后开始收银</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="75" />
-        <location filename="../signin.py" line="94" />
+        <location filename="../signin.py" line="75"/>
+        <location filename="../signin.py" line="94"/>
         <source>Cashier id</source>
         <translation>收银员工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="76" />
+        <location filename="../signin.py" line="76"/>
         <source>PIN</source>
         <translation>密码</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="77" />
+        <location filename="../signin.py" line="77"/>
         <source>Scan your badge or type your id</source>
         <translation>刷工牌或输入工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="78" />
+        <location filename="../signin.py" line="78"/>
         <source>4 to 12 digits</source>
         <translation>4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="79" />
+        <location filename="../signin.py" line="79"/>
         <source>Sign in</source>
         <translation>登录</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="106" />
+        <location filename="../signin.py" line="106"/>
         <source>Checking…</source>
         <translation>正在核对…</translation>
     </message>
@@ -523,293 +646,400 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>Texts</name>
     <message>
-        <location filename="../texts.py" line="17" />
-        <location filename="../texts.py" line="38" />
+        <location filename="../texts.py" line="18"/>
+        <location filename="../texts.py" line="45"/>
         <source>Approved</source>
         <translation>成功</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="18" />
+        <location filename="../texts.py" line="19"/>
         <source>Declined: not enough money on the account</source>
         <translation>被拒绝：账户余额不足</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="19" />
+        <location filename="../texts.py" line="20"/>
         <source>Declined: unknown account</source>
         <translation>被拒绝：账户不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="20" />
+        <location filename="../texts.py" line="21"/>
         <source>Declined: the account is frozen</source>
         <translation>被拒绝：账户已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="21" />
+        <location filename="../texts.py" line="22"/>
         <source>Refund refused: the original charge was not found</source>
         <translation>退款被拒绝：找不到原扣款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="22" />
+        <location filename="../texts.py" line="23"/>
         <source>Refund refused: more than the charge left to refund</source>
         <translation>退款被拒绝：超过原扣款可退金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="23" />
+        <location filename="../texts.py" line="24"/>
         <source>Declined: the balance would pass its upper limit</source>
         <translation>被拒绝：余额将超过上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="24" />
+        <location filename="../texts.py" line="25"/>
         <source>Declined: the account is not frozen</source>
         <translation>被拒绝：账户未冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="25" />
+        <location filename="../texts.py" line="26"/>
         <source>Declined: the account already exists</source>
         <translation>被拒绝：账户已存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="26" />
+        <location filename="../texts.py" line="27"/>
+        <source>Declined: this account has too many open holds</source>
+        <translation>被拒绝：此账户未完成的预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="28"/>
+        <source>Not completed: the hold was not found (it may be too old)</source>
+        <translation>未完成：找不到此预授权（可能已过久）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="29"/>
+        <source>Not completed: this hold was already completed</source>
+        <translation>未完成：此预授权已完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="30"/>
+        <source>Not completed: this hold was already released</source>
+        <translation>未完成：此预授权已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="31"/>
+        <source>Not completed: the hold has expired, the money is free again</source>
+        <translation>未完成：预授权已过期，款项已恢复可用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="32"/>
+        <source>Not completed: the final amount is more than the hold</source>
+        <translation>未完成：最终金额超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="33"/>
         <source>Not made: the request was not valid</source>
         <translation>未执行：请求无效</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="27" />
+        <location filename="../texts.py" line="34"/>
         <source>Not made: transaction number clash, call support</source>
         <translation>未执行：交易号冲突，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="28" />
+        <location filename="../texts.py" line="35"/>
         <source>Not made: the terminal could not save it, call support</source>
         <translation>未执行：终端无法保存，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="30" />
+        <location filename="../texts.py" line="37"/>
         <source>Not made: unexpected answer, call support</source>
         <translation>未执行：答复异常，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="36" />
+        <location filename="../texts.py" line="43"/>
+        <location filename="../texts.py" line="77"/>
         <source>Being checked</source>
         <translation>核实中</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="39" />
+        <location filename="../texts.py" line="46"/>
         <source>Not enough money</source>
         <translation>余额不足</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="40" />
+        <location filename="../texts.py" line="47"/>
         <source>Unknown account</source>
         <translation>账户不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="41" />
+        <location filename="../texts.py" line="48"/>
         <source>Account frozen</source>
         <translation>账户已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="42" />
+        <location filename="../texts.py" line="49"/>
         <source>Original not found</source>
         <translation>找不到原扣款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="43" />
+        <location filename="../texts.py" line="50"/>
         <source>Exceeds original</source>
         <translation>超过原扣款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="44" />
+        <location filename="../texts.py" line="51"/>
         <source>Balance limit</source>
         <translation>超过余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="46" />
+        <location filename="../texts.py" line="52"/>
+        <source>Too many holds</source>
+        <translation>预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="53"/>
+        <location filename="../texts.py" line="81"/>
+        <source>Hold not found</source>
+        <translation>找不到预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="54"/>
+        <source>Already completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="55"/>
+        <source>Already released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="56"/>
+        <source>Hold expired</source>
+        <translation>预授权已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="57"/>
+        <source>More than held</source>
+        <translation>超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="59"/>
         <source>Not made</source>
         <translation>未执行</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="51" />
+        <location filename="../texts.py" line="64"/>
         <source>Charge</source>
         <translation>扣款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="52" />
+        <location filename="../texts.py" line="65"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="53" />
+        <location filename="../texts.py" line="66"/>
         <source>Top-up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="60" />
+        <location filename="../texts.py" line="67"/>
+        <source>Hold</source>
+        <translation>预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="68"/>
+        <source>Sale completed</source>
+        <translation>完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="69"/>
+        <source>Hold released</source>
+        <translation>撤销预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="76"/>
+        <source>Held until %1</source>
+        <translation>预授权至 %1</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="78"/>
+        <source>Completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="79"/>
+        <source>Released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="80"/>
+        <source>Expired</source>
+        <translation>已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="88"/>
         <source>No connection to the central server: charges are refused until it is back.</source>
         <translation>与中心服务器断开：恢复连接前不能收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="62" />
+        <location filename="../texts.py" line="90"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="64" />
+        <location filename="../texts.py" line="92"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="66" />
+        <location filename="../texts.py" line="94"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="68" />
+        <location filename="../texts.py" line="96"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔扣款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="70" />
+        <location filename="../texts.py" line="98"/>
+        <source>No open hold: select a hold in the list or scan the card it was made for.</source>
+        <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="100"/>
+        <source>This hold is already completed, released or expired.</source>
+        <translation>此预授权已完成、已撤销或已过期。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="102"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="71" />
+        <location filename="../texts.py" line="103"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="72" />
+        <location filename="../texts.py" line="104"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="77" />
+        <location filename="../texts.py" line="109"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="78" />
+        <location filename="../texts.py" line="110"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="79" />
+        <location filename="../texts.py" line="111"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="80" />
+        <location filename="../texts.py" line="112"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="81" />
+        <location filename="../texts.py" line="113"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="82" />
+        <location filename="../texts.py" line="114"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="83" />
+        <location filename="../texts.py" line="115"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="89" />
+        <location filename="../texts.py" line="121"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="91" />
+        <location filename="../texts.py" line="123"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="92" />
+        <location filename="../texts.py" line="124"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="98" />
+        <location filename="../texts.py" line="130"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="99" />
+        <location filename="../texts.py" line="131"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="100" />
+        <location filename="../texts.py" line="132"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="101" />
+        <location filename="../texts.py" line="133"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="102" />
+        <location filename="../texts.py" line="134"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="107" />
+        <location filename="../texts.py" line="139"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="108" />
+        <location filename="../texts.py" line="140"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="113" />
+        <location filename="../texts.py" line="145"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="116" />
+        <location filename="../texts.py" line="148"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="119" />
+        <location filename="../texts.py" line="151"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="122" />
+        <location filename="../texts.py" line="154"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="124" />
+        <location filename="../texts.py" line="156"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="126" />
+        <location filename="../texts.py" line="158"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="127" />
+        <location filename="../texts.py" line="159"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="132" />
+        <location filename="../texts.py" line="164"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="133" />
+        <location filename="../texts.py" line="165"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
@@ -817,29 +1047,29 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TopUpDialog</name>
     <message>
-        <location filename="../dialogs.py" line="175" />
-        <location filename="../dialogs.py" line="179" />
+        <location filename="../dialogs.py" line="177"/>
+        <location filename="../dialogs.py" line="181"/>
         <source>Top up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="176" />
-        <source>Take the customer's money first, then top up the account.</source>
+        <location filename="../dialogs.py" line="178"/>
+        <source>Take the customer&apos;s money first, then top up the account.</source>
         <translation>请先收取顾客的钱，再为账户充值。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="177" />
-        <location filename="../dialogs.py" line="187" />
+        <location filename="../dialogs.py" line="179"/>
+        <location filename="../dialogs.py" line="189"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="178" />
+        <location filename="../dialogs.py" line="180"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="180" />
+        <location filename="../dialogs.py" line="182"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>

@@ -1,8 +1,9 @@
 """Runs a real terminal (engine + main window, offscreen) in its own process for the
 crash test: signs in, makes one answered sale (K-0, ¥0.01), waits for the test's "go" file, charges, prints
-"PENDING <txn id>" once the charge is being checked, and then runs until killed.
+"PENDING <txn id>" once the charge (or, with KIND=hold, the hold) is being checked,
+and then runs until killed.
 
-    python -m tests.desktop.crash_helper REDIS_URL DATA_DIR ACCOUNT AMOUNT
+    python -m tests.desktop.crash_helper REDIS_URL DATA_DIR ACCOUNT AMOUNT [KIND]
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def main() -> None:
     from tests.desktop.conftest import CASHIER, CASHIER_PIN, FAST
 
     url, data_dir, account, amount = sys.argv[1:5]
+    kind = sys.argv[5] if len(sys.argv) > 5 else "deduct"
     app = QApplication([])
     engine = Engine(url, "T9", Path(data_dir), **FAST)
     window = MainWindow(engine)
@@ -55,7 +57,7 @@ def main() -> None:
             state["charged"] = True
             page.account_input.setText(account)
             page.amount_input.setText(amount)
-            page.charge()
+            page.hold() if kind == "hold" else page.charge()
 
     engine.opUncertain.connect(lambda op: print(f"PENDING {op.txn_id}", flush=True))
     timer = QTimer(interval=50, timeout=step)

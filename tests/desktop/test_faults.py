@@ -127,10 +127,11 @@ def test_redis_stopped_during_a_charge_then_back(qtbot, make_terminal, tmp_path)
         server.cleanup()
 
 
-@pytest.mark.parametrize("mode, replayed", [("drop_replies", True), ("blackhole", False)])
+@pytest.mark.parametrize("mode, replayed, kind", [("drop_replies", True, "deduct"), ("blackhole", False, "deduct"),
+                                                  ("drop_replies", True, "hold")])
 def test_terminal_killed_with_charge_pending_resolves_once_at_next_start(
-        qtbot, make_terminal, redis_url, redis_db, ledger, registry, proxy, tmp_path, mode, replayed):
-    """drop_replies: the charge ran before the crash; blackhole: it never reached Redis."""
+        qtbot, make_terminal, redis_url, redis_db, ledger, registry, proxy, tmp_path, mode, replayed, kind):
+    """drop_replies: the charge (or hold) ran before the crash; blackhole: it never reached Redis."""
     ledger.init()
     open_account(ledger, "K-1", 9000)
     open_account(ledger, "K-0", 100)
@@ -138,7 +139,7 @@ def test_terminal_killed_with_charge_pending_resolves_once_at_next_start(
     data_dir.mkdir()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "tests.desktop.crash_helper", proxy.url(redis_db),
-                             str(data_dir), "K-1", "40.00"], cwd=ROOT, env=env,
+                             str(data_dir), "K-1", "40.00", kind], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "READY"
@@ -157,16 +158,27 @@ def test_terminal_killed_with_charge_pending_resolves_once_at_next_start(
         proc.stderr.close()
     with sqlite3.connect(data_dir / "outbox.sqlite3") as db:
         assert db.execute("SELECT state FROM ops WHERE txn_id = ?", (txn_id,)).fetchall() == [("pending",)]
-    assert ledger.balance("K-1") == (5000 if replayed else 9000)
+    taken = 4000 if replayed else 0
+    if kind == "hold":
+        assert (ledger.balance("K-1"), ledger.available("K-1")) == (9000, 9000 - taken)
+    else:
+        assert ledger.balance("K-1") == 9000 - taken
     assert ledger.balance("K-0") == 99
     proxy.mode = "pass"
     # Next start, straight to Redis, same data directory.
     window = make_terminal(redis_url, terminal_id="T9", data_dir=data_dir)
     qtbot.waitUntil(lambda: window.engine.pending_count == 0, timeout=10000)
     op = window.engine.outbox.get(txn_id)
-    assert (op.state, op.status, op.replayed, op.recovered) == ("resolved", "APPLIED", replayed, True)
-    assert ledger.balance("K-1") == 5000
-    assert [e.txn_id for e in deductions(ledger, "K-1")] == [txn_id]
+    assert (op.state, op.status, op.replayed, op.recovered, op.kind) == ("resolved", "APPLIED", replayed, True, kind)
+    if kind == "hold":
+        assert op.ttl_s == window.engine.hold_ttl_s                # the same request as before the crash
+        assert (ledger.balance("K-1"), ledger.available("K-1")) == (9000, 5000)
+        assert [e.txn_id for e in ledger.journal("K-1", count=10) if e.kind == "hold"] == [txn_id]
+        # the recovered hold is open on the next start and can be completed there
+        assert [h.txn_id for h in window.engine.outbox.open_holds("K-1")] == [txn_id]
+    else:
+        assert ledger.balance("K-1") == 5000
+        assert [e.txn_id for e in deductions(ledger, "K-1")] == [txn_id]
     qtbot.waitUntil(lambda: "Resolved after a restart" in window.sale_page.notice_label.text(), timeout=3000)
     assert "¥40.00" in window.sale_page.notice_label.text()
     # a third start finds nothing left to do and charges nothing more
@@ -174,4 +186,4 @@ def test_terminal_killed_with_charge_pending_resolves_once_at_next_start(
     window2 = make_terminal(redis_url, terminal_id="T9", data_dir=data_dir)
     qtbot.wait(500)
     assert window2.engine.pending_count == 0
-    assert ledger.balance("K-1") == 5000
+    assert ledger.available("K-1") == 5000
