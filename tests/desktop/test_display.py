@@ -1,0 +1,81 @@
+"""The balance on screen (issue 9): display reads go through the ledger's short read
+cache and the on-screen account is re-read periodically; every operation's own
+answer (always fresh) is shown at once, even when the cache holds an older value;
+the settings that drive it are read strictly."""
+from __future__ import annotations
+
+import time
+
+from desktop.engine import DEFAULT_READ_CACHE_MAX_AGE_S
+from desktop.settings import TerminalSettings
+
+from .conftest import open_account, sign_in
+
+
+def look_up(qtbot, window, account: str):
+    page = window.sale_page
+    page.account_input.setText(account)
+    page.look_up()
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == account, timeout=5000)
+
+
+def test_the_terminal_reads_for_display_through_a_short_cache(terminal):
+    cache = terminal.engine.ledger.read_cache
+    assert cache.enabled and cache.max_age_s == DEFAULT_READ_CACHE_MAX_AGE_S == 0.5
+
+
+def test_another_terminals_change_shows_within_refresh_plus_max_age(qtbot, make_terminal, redis_url, ledger,
+                                                                    registry):
+    ledger.init()
+    window = make_terminal(redis_url, read_cache_max_age_s=0.2)
+    open_account(ledger, "V-1", 5000)
+    sign_in(qtbot, window)
+    page = window.sale_page
+    page.refresh_timer.setInterval(100)
+    look_up(qtbot, window, "V-1")
+    assert page.balance_label.text().endswith("Balance ¥50.00")
+    started = time.monotonic()
+    assert ledger.credit("V-1", 700, txn_id="other-till-credit").applied      # another terminal
+    assert ledger.hold("V-1", 200, txn_id="other-till-hold", ttl_s=600).applied
+    qtbot.waitUntil(lambda: "Balance ¥57.00 · On hold ¥2.00 · Available ¥55.00" in page.balance_label.text(),
+                    timeout=3000)
+    seen_s = time.monotonic() - started
+    assert seen_s <= 0.1 + 0.2 + 0.5           # refresh interval + max age + slack
+    print(f"another terminal's change on screen after {seen_s * 1000:.0f} ms")
+
+
+def test_an_operation_shows_its_fresh_balance_even_when_the_cache_is_older(qtbot, make_terminal, redis_url,
+                                                                           ledger, registry):
+    ledger.init()
+    window = make_terminal(redis_url, read_cache_max_age_s=1.0)
+    open_account(ledger, "V-2", 5000)
+    sign_in(qtbot, window)
+    page = window.sale_page
+    page.refresh_timer.stop()
+    look_up(qtbot, window, "V-2")
+    assert ledger.deduct("V-2", 1000, txn_id="other-till-charge").applied     # the cache still says ¥50.00
+    page.look_up()
+    qtbot.waitUntil(lambda: window.engine.reads.busy is False, timeout=3000)
+    assert page.balance_label.text().endswith("Balance ¥50.00")           # display only, up to 1 s old
+    page.amount_input.setText("5.00")
+    page.charge()
+    qtbot.waitUntil(lambda: page.busy_txn is None, timeout=5000)
+    assert page.result_label.text() == "Approved: ¥5.00 charged\nNew balance ¥35.00"
+    assert page.balance_label.text().endswith("Balance ¥35.00")           # at once, from the answer
+    qtbot.wait(100)                                                       # the re-read after it is fresh too
+    assert page.balance_label.text().endswith("Balance ¥35.00")
+    assert ledger.balance("V-2") == 3500
+
+
+def test_display_settings_are_read_strictly(tmp_path):
+    settings = TerminalSettings(tmp_path / "t.ini")
+    assert (settings.hold_minutes, settings.read_cache_max_age_ms) == (30, 500)
+    for text, expected in (("250", 250), ("0", 0), ("1000", 1000), ("1001", 500), ("-5", 500),
+                           ("0.5", 500), ("abc", 500), ("２５０", 500)):
+        settings.q.setValue("display/read_cache_max_age_ms", text)
+        assert settings.read_cache_max_age_ms == expected, text
+    for text, expected in (("45", 45), ("0", 30), ("10081", 30), ("1e3", 30)):
+        settings.q.setValue("holds/minutes", text)
+        assert settings.hold_minutes == expected, text
+    settings.save(hold_minutes=90)
+    assert TerminalSettings(tmp_path / "t.ini").hold_minutes == 90
