@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, replace
+from urllib.parse import parse_qsl, urlsplit
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -57,6 +58,32 @@ class Refused(Exception):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(reason)
+
+
+def safe_url(url: str) -> str:
+    """The Redis URL as logs may show it: scheme, host(s), port and db only; user,
+    password and every query option (which may carry `password=`) are left out."""
+    try:
+        parts = urlsplit(url)
+        hosts = parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return "<unparsable Redis URL>"
+    return (f"{parts.scheme}://{'***@' if '@' in parts.netloc else ''}{hosts}{parts.path}"
+            + ("?…" if parts.query else ""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """What must never be logged of `url`: the URL itself, its user info and the values of
+    its query options whose name mentions a password."""
+    found = [url]
+    try:
+        parts = urlsplit(url)
+        userinfo = parts.netloc.rpartition("@")[0]
+        found += [p for p in (userinfo, parts.password) if p]
+        found += [v for k, v in parse_qsl(parts.query) if "pass" in k.lower() and v]
+    except ValueError:
+        pass
+    return sorted(set(found), key=len, reverse=True)
 
 
 def new_txn_id(terminal_id: str, kind: str) -> str:
@@ -99,6 +126,11 @@ class Engine(QObject):
         self.ledger = Ledger.from_url(redis_url, auto_init=False, socket_timeout_s=socket_timeout_s,
                                       retry=RetryPolicy(deadline_s=call_deadline_s),
                                       read_cache_max_age_s=read_cache_max_age_s)
+        # Errors the ledger raises name the Redis URL; core's redaction keeps a `?password=`
+        # option, so the terminal gives the ledger its own safe form, and scrubs every text it
+        # logs or stores (defence in depth).
+        self.ledger.url_for_logs = safe_url(redis_url)
+        self._secrets = url_secrets(redis_url)
         # a hold lasts at most the ledger's idempotency retention (its record must outlive it)
         self.hold_ttl_s = max(1, min(int(hold_ttl_s), self.ledger.retention_s))
         self.registry = CashierRegistry(self.ledger.client)
@@ -120,6 +152,9 @@ class Engine(QObject):
 
     def start(self) -> None:
         """Load what an earlier run left pending, resolve it first, start watching Redis."""
+        # the URL without its password (core.connection.redacted): never log the URL itself
+        log.info("terminal %s: central Redis %s; holds last %d s; display cache %g s", self.terminal_id,
+                 safe_url(self.ledger.url_for_logs), self.hold_ttl_s, self.ledger.read_cache.max_age_s)
         for op in self.outbox.pending():
             self._unresolved[op.txn_id] = op
             self._awaiting_retry.add(op.txn_id)
@@ -179,17 +214,22 @@ class Engine(QObject):
         self.reads.run(probe, lambda _ok: self._pinged(ONLINE, ""),
                        lambda exc: self._pinged(*self._state_of(exc)))
 
+    def scrub(self, text: str) -> str:
+        """`text` without the Redis URL, its user info or password (for logs and the outbox)."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
     def _pinged(self, state: str, detail: str) -> None:
         self._pinging = False
         self._set_state(state, detail)
 
-    @staticmethod
-    def _state_of(exc: Exception) -> tuple[str, str]:
+    def _state_of(self, exc: Exception) -> tuple[str, str]:
         if isinstance(exc, LedgerNotInitialized):
-            return NOT_INITIALIZED, str(exc)
+            return NOT_INITIALIZED, self.scrub(str(exc))
         if isinstance(exc, UnsafeRedisConfig):
-            return UNSAFE, str(exc)
-        return OFFLINE, f"{type(exc).__name__}: {exc}"
+            return UNSAFE, self.scrub(str(exc))
+        return OFFLINE, self.scrub(f"{type(exc).__name__}: {exc}")
 
     def _set_state(self, state: str, detail: str) -> None:
         if self._closed:
@@ -246,7 +286,7 @@ class Engine(QObject):
             self._unresolved.pop(op.txn_id, None)
             self.pendingChanged.emit(len(self._unresolved))
             self.opResolved.emit(replace(op, state=RESOLVED, status=NOT_SENT,
-                                         last_error=f"{type(exc).__name__}: {exc}"))
+                                         last_error=self.scrub(f"{type(exc).__name__}: {exc}")))
         else:
             self._awaiting_retry.add(op.txn_id)
 
@@ -282,16 +322,16 @@ class Engine(QObject):
                                             terminal_id=op.terminal_id, cashier_id=op.cashier_id)
         except InvalidRequest as exc:     # never reached Redis's decision: nothing changed
             return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
-                                                   error=f"{exc.field}: {exc.reason}"), (ONLINE, "")
+                                                   error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
         except TxnConflict as exc:        # the id was used for another request: nothing changed
-            log.error("txn conflict: %s", exc)
+            log.error("txn conflict: %s", self.scrub(str(exc)))
             return "resolved", self.outbox.resolve(op.txn_id, CONFLICT, None, recovered=recovered,
-                                                   error=str(exc)), (ONLINE, "")
+                                                   error=self.scrub(str(exc))), (ONLINE, "")
         except (LedgerUnavailable, UnsafeRedisConfig, RedisError, OSError) as exc:
             # Outcome unknown (or not sent): stays pending, re-sent with the same txn id.
             log.warning("txn %s: no answer (%s); will retry with the same txn id",
                         op.txn_id, type(exc).__name__)
-            self.outbox.note_attempt(op.txn_id, f"{type(exc).__name__}: {exc}")
+            self.outbox.note_attempt(op.txn_id, self.scrub(f"{type(exc).__name__}: {exc}"))
             return "uncertain", self.outbox.get(op.txn_id) or op, self._state_of(exc)
         log.info("txn %s %s %s %d: %s%s", op.txn_id, op.kind, op.account_id, op.amount_minor,
                  result.status.value, " (replayed)" if result.replayed else "")
@@ -320,7 +360,7 @@ class Engine(QObject):
     def _worker_bug(self, exc: Exception) -> None:
         # Only a bug gets here (e.g. the outbox disk is full). The op, if saved, stays
         # pending and is retried; if it was not saved it was never sent.
-        log.error("operation worker failed: %s: %s", type(exc).__name__, exc)
+        log.error("operation worker failed: %s: %s", type(exc).__name__, self.scrub(str(exc)))
 
     def _retry_pending(self) -> None:
         if self._resolving or self._closed or not self._awaiting_retry:
