@@ -164,222 +164,224 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale.py" line="212"/>
+        <location filename="../sale.py" line="218"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="213"/>
+        <location filename="../sale.py" line="219"/>
         <source>Card or account number</source>
         <translation>卡号或账号</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="214"/>
+        <location filename="../sale.py" line="220"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="215"/>
-        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="221"/>
+        <location filename="../sale.py" line="232"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="217"/>
+        <location filename="../sale.py" line="223"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="218"/>
+        <location filename="../sale.py" line="224"/>
         <source>Hold  (F9)</source>
         <translation>预授权  (F9)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="219"/>
+        <location filename="../sale.py" line="225"/>
         <source>Complete sale…</source>
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="220"/>
+        <location filename="../sale.py" line="226"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="221"/>
+        <location filename="../sale.py" line="227"/>
         <source>Next customer</source>
         <translation>下一位顾客</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="222"/>
+        <location filename="../sale.py" line="228"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="223"/>
+        <location filename="../sale.py" line="229"/>
         <source>Refund…</source>
         <translation>退款…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="224"/>
+        <location filename="../sale.py" line="230"/>
         <source>Top up…</source>
         <translation>充值…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="232"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="232"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="226"/>
-        <location filename="../sale.py" line="284"/>
-        <location filename="../sale.py" line="335"/>
-        <location filename="../sale.py" line="385"/>
+        <location filename="../sale.py" line="232"/>
+        <location filename="../sale.py" line="290"/>
+        <location filename="../sale.py" line="341"/>
+        <location filename="../sale.py" line="391"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="232"/>
         <source>Result</source>
         <translation>结果</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="227"/>
+        <location filename="../sale.py" line="233"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="227"/>
+        <location filename="../sale.py" line="233"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="289"/>
+        <location filename="../sale.py" line="295"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="333"/>
+        <location filename="../sale.py" line="339"/>
         <source>Account: unknown account %1</source>
         <translation>账户：没有账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="337"/>
+        <location filename="../sale.py" line="343"/>
         <source>Account: cannot look up now (no connection to the central server)</source>
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="345"/>
+        <location filename="../sale.py" line="351"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="348"/>
+        <location filename="../sale.py" line="354"/>
         <source>Account %1 · %2</source>
         <translation>账户 %1 · %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="351"/>
+        <location filename="../sale.py" line="357"/>
         <source>Balance %1 · On hold %2 · Available %3</source>
         <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="356"/>
-        <location filename="../sale.py" line="563"/>
+        <location filename="../sale.py" line="362"/>
+        <location filename="../sale.py" line="569"/>
         <source>Balance %1</source>
         <translation>余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="446"/>
+        <location filename="../sale.py" line="452"/>
         <source>No open hold</source>
         <translation>没有未完成的预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="448"/>
-        <source>Open hold on %1: %2 until %3</source>
-        <translation>%1 的预授权：%2，有效至 %3</translation>
+        <location filename="../sale.py" line="454"/>
+        <source>Open hold: %2 until %3
+Account %1</source>
+        <translation>预授权：%2，有效至 %3
+账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="510"/>
+        <location filename="../sale.py" line="516"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="510"/>
+        <location filename="../sale.py" line="516"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="511"/>
+        <location filename="../sale.py" line="517"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="511"/>
+        <location filename="../sale.py" line="517"/>
         <source>Holding %1 on %2…</source>
         <translation>正在为 %2 预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="512"/>
+        <location filename="../sale.py" line="518"/>
         <source>Completing the sale: %1 from %2…</source>
         <translation>正在完成交易：从 %2 收取 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="513"/>
+        <location filename="../sale.py" line="519"/>
         <source>Releasing the hold of %1 on %2…</source>
         <translation>正在撤销 %2 的预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="558"/>
+        <location filename="../sale.py" line="564"/>
         <source>Held: %1 until %2</source>
         <translation>已预授权：%1，有效至 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="560"/>
+        <location filename="../sale.py" line="566"/>
         <source>Available now %1</source>
         <translation>当前可用 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="562"/>
+        <location filename="../sale.py" line="568"/>
         <source>Hold released: %1</source>
         <translation>已撤销预授权：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="567"/>
+        <location filename="../sale.py" line="573"/>
         <source>Sale completed: %1 charged, %2 released</source>
         <translation>交易完成：已收款 %1，退回 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="570"/>
+        <location filename="../sale.py" line="576"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="570"/>
+        <location filename="../sale.py" line="576"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="571"/>
+        <location filename="../sale.py" line="577"/>
         <source>Topped up: %1</source>
         <translation>已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="572"/>
+        <location filename="../sale.py" line="578"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="574"/>
+        <location filename="../sale.py" line="580"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="583"/>
+        <location filename="../sale.py" line="589"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。

@@ -1,5 +1,7 @@
 """Takes the README's screenshots of the main window (English and Chinese) against
-the real Redis (db 3, flushed first), offscreen:
+the real Redis (db 3, flushed first), offscreen: three charges (one declined), a hold
+on the account on screen (so the balance line shows held and available amounts and the
+hold panel offers Complete sale / Release hold), and an amount typed:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.desktop.screenshots
 """
@@ -69,9 +71,13 @@ def main() -> int:
                 page.amount_input.setText(amount)
                 page.charge()
                 wait(lambda: page.busy_txn is None)
+            page.account_input.setText("6222020000001234")       # a pre-authorised sale
+            page.amount_input.setText("50.00")
+            page.hold()
+            wait(lambda: page.busy_txn is None)
             page.account_input.setText("6222020000001234")
             page.look_up()
-            wait(lambda: "¥" in page.balance_label.text())
+            wait(lambda: page._account is not None and page._account.held_minor > 0)
             page.amount_input.setText("8.00")
             page.amount_input.setFocus()
             pump(200)

@@ -74,7 +74,7 @@ def test_hold_then_complete_with_a_smaller_final_amount(qtbot, terminal, ledger)
     assert page.amount_input.text() == ""
     [held] = ops_of_kind(terminal, "hold")
     assert held.ttl_s == 30 * 60 and held.applied and held.txn_id.startswith("T1-h-")
-    assert page.hold_info.text().startswith("Open hold on HL-1: ¥50.00 until ")
+    assert page.hold_info.text().startswith("Open hold: ¥50.00 until ") and page.hold_info.text().endswith("\nAccount HL-1")
     assert page.complete_button.isEnabled() and page.release_button.isEnabled()
     table = page.history_table
     assert [table.item(0, c).text() for c in (1, 2, 3)] == ["Hold", "HL-1", "¥50.00"]
