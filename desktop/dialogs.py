@@ -219,7 +219,7 @@ class CompleteSaleDialog(QDialog):
         self.message = QLabel(objectName="completeMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.keypad = Keypad(lambda: self.amount_input)
-        self.keypad.setMaximumHeight(300)
+        self.keypad.setMinimumHeight(330)      # four rows of finger-sized keys
         self.confirm_button = QPushButton(objectName="completeConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "charge")
         self.cancel_button = QPushButton(objectName="completeCancelButton", clicked=self.reject)
@@ -237,7 +237,7 @@ class CompleteSaleDialog(QDialog):
         layout.addWidget(self.message)
         layout.addWidget(self.keypad)
         layout.addLayout(buttons)
-        self.setMinimumWidth(560)
+        self.setMinimumSize(560, 660)      # word-wrapped labels make Qt under-estimate the height
         self.amount_input.returnPressed.connect(self.confirm)
         self.amount_input.textChanged.connect(self._update_preview)
         self.retranslate()
