@@ -9,7 +9,7 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "deduct_overhead": (
-        "pyinstrument, one process: of 5.90 s inside `Ledger.deduct`, 5.18 s is redis-py's `evalsha` (the very call "
+        "Profiled on the core before commit 6d0cf85 (lighter deduct path: partition cache, dict status lookup, inline policy check), which addressed the items named here; not re-profiled after it, so read this as the earlier reason: pyinstrument, one process: of 5.90 s inside `Ledger.deduct`, 5.18 s is redis-py's `evalsha` (the very call "
         "the bare loop makes) and ~0.72 s (~12%) is the Ledger layer itself: `_common` (4× `check_id`), the partition "
         "computed twice per call (`_common` and again in `_hold_keys`, i.e. two crc32s), `_with_retry` entered twice "
         "(once for `_check_policy`, once for the script, each taking a monotonic deadline), `read_cache.invalidate` "
@@ -17,7 +17,7 @@ FINDINGS: dict[str, str] = {
         "On 2 cores every client-side microsecond competes with Redis for the same CPU, so with 2+ processes the ratio "
         "falls below the single-process one. Fix in core (lead): see the report's list of core changes."),
     "deduct_many_overhead": (
-        "pyinstrument, one process, batches of 100: `Pipeline.execute` 4.09 s of 5.85 s in `deduct_many`; the rest is "
+        "Profiled on the core before commit 6d0cf85 (lighter deduct path: partition cache, dict status lookup, inline policy check), which addressed the items named here; not re-profiled after it, so read this as the earlier reason: pyinstrument, one process, batches of 100: `Pipeline.execute` 4.09 s of 5.85 s in `deduct_many`; the rest is "
         "`_common`/`check_id` 0.51 s (8.6%), `_decode` 0.40 s (6.8%: `Result.__init__` + the `Status` enum call) and the "
         "method's own loop 0.28 s including one `read_cache.invalidate` (lock) per request. The bare pipeline spends "
         "0.6 s building the same arguments. Fix in core: validate a batch in one pass with one partition lookup per "
@@ -44,7 +44,7 @@ FINDINGS: dict[str, str] = {
         "cores shared by three redis-servers and the clients, that primary gets well under one core. Account splitting "
         "as built does not lift it (split deductions are decided one by one, see the issue 6 section)."),
     "memory_record": (
-        "Measured over 100,000 records: INFO delta ~208 bytes per record = MEMORY USAGE 168 bytes (the key "
+        "Re-measured after commit 6d0cf85 (APPLIED stored as 's'='A'): unchanged, MEMORY USAGE still 168 bytes and the INFO delta still ~208 bytes per record in the 05:24 UTC run, so the expected 16-byte saving did not happen: 'A' instead of 'APPLIED' shortens the listpack by 6 bytes, which (most likely) leaves its allocation in the same jemalloc size class. Earlier analysis: Measured over 100,000 records: INFO delta ~208 bytes per record = MEMORY USAGE 168 bytes (the key "
         "`cs:{p0.0}:t:` + a 32-character txn id, and a 4-field listpack hash: f='deduct|<account>|<amount>', s, b, j) "
         "plus the expires-dict entry of its TTL (~40 bytes). The miss is ~8 bytes. Fix in core/terminal: shorter txn "
         "ids (a 22-character base64url UUID instead of 32 hex characters saves 10 bytes per record), or store the "
