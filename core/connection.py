@@ -13,7 +13,7 @@ under one deadline, so the time a caller waits is bounded in one place.
 """
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -29,13 +29,20 @@ def is_cluster_url(url: str) -> bool:
     return urlsplit(url).scheme in ("redis+cluster", "rediss+cluster")
 
 
+_SECRET_OPTIONS = ("password", "ssl_password")
+
+
 def redacted(url: str) -> str:
-    """The URL without its password, for logs and messages."""
+    """The URL without its passwords (user info and ?password= options), for logs and messages."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    if at and ":" in userinfo:
+        parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{hosts}")
+    if parts.query:
+        options = [(k, "***" if k.lower() in _SECRET_OPTIONS else v)
+                   for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+        parts = parts._replace(query="&".join(f"{k}={v}" for k, v in options))
+    return urlunsplit(parts)
 
 
 def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float = 2.0):

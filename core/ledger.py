@@ -495,16 +495,19 @@ class Ledger:
         """Journal the release of this account's expired holds; returns how many.
 
         Not needed for correctness (expired holds stop counting by themselves); the
-        reconcile service calls it so the database learns of each release.
+        reconcile service calls it so the database learns of each release. Takes shard
+        ids ('<account_id>#<k>') too: a split account's holds live on its shards.
         """
-        v.check_id(account_id, "account_id")
+        if not (isinstance(account_id, str) and parse_shard_id(account_id)):
+            v.check_id(account_id, "account_id")
         part = self.schema.partition_of(account_id)
         expired = self._with_retry(self.client.zrangebyscore, part.hold_expiries(account_id),
                                    "-inf", int(time.time() * 1000), 0, limit, txn_id=None)
         if not expired:
             return 0
         keys = [part.account(account_id), part.hold_expiries(account_id), part.journal,
-                part.holds(account_id), part.hold_expiries(account_id), *map(part.txn, expired)]
+                part.holds(account_id), part.hold_expiries(account_id),
+                *(part.sub_txn(account_id, hold) for hold in expired)]
         args = ["-", account_id, "0", "", terminal_id, "", *expired]
         reply = self._with_retry(self._script, "expire_holds", keys, args, txn_id=None)
         if reply and reply[0] == "INVALID":

@@ -19,12 +19,11 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from redis.exceptions import ResponseError
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
-from core.keys import CONSUMER_GROUP, META_KEY, KeySchema
+from core.keys import META_KEY
 
 from .journal import Consumer
 from .metrics import Metrics
@@ -73,21 +72,6 @@ def redis_has_ledger(ledger: Ledger) -> bool:
 def database_partitions(engine: Engine) -> int | None:
     value = get_setting(engine, "partitions")
     return int(value) if value else None
-
-
-def prepare_partitions(ledger: Ledger, partitions: int) -> KeySchema:
-    """Create each partition's stream and consumer group, without cs:meta (see step 4)."""
-    schema = KeySchema(partitions)
-    for part in schema.all:
-        try:
-            ledger.client.xgroup_create(part.journal, CONSUMER_GROUP, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
-    # The ledger object must map accounts to these partitions before cs:meta exists.
-    # core has no public hook for that yet (see docs/reconcile.md), so set its cache.
-    ledger._schema = schema
-    return schema
 
 
 def split_refusal(engine: Engine, account_id: str, total_minor: int) -> str | None:
@@ -140,7 +124,8 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
             raise RestoreRefused("Redis holds no ledger and the database has no ledger settings "
                                  "(nothing was ever consumed into it): there is nothing to restore. "
                                  "For a new installation run `cashierctl init`.")
-        prepare_partitions(ledger, db_partitions)
+        # streams and groups first, cs:meta last (step 4): terminals wait for it
+        ledger.prepare_partitions(db_partitions)
     elif db_partitions is not None and db_partitions != len(ledger.partitions):
         log.warning("Redis and the database disagree on the partition count; Redis' count is used",
                     extra={"redis_partitions": len(ledger.partitions), "database_partitions": db_partitions})

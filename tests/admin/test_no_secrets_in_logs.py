@@ -65,3 +65,15 @@ def test_reconcile_service_logs_never_print_passwords(locked_redis, tmp_path):
         assert results[-1][0] != 0
     for _, output in results:
         assert_clean(output)
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("redis://default:pw-1@127.0.0.1:1/0", "pw-1"),
+    ("redis://127.0.0.1:1/0?password=pw-2", "pw-2"),
+    ("rediss://u:pw-3@h:1/0?ssl_ca_certs=/ca.pem&ssl_password=pw-4", "pw-"),
+    ("redis+cluster://u:pw-5@a:1,b:2", "pw-5"),
+])
+def test_redacted_urls_keep_no_secret(url, secret):
+    from core.connection import redacted
+    shown = redacted(url)
+    assert secret not in shown and "***" in shown

@@ -364,3 +364,17 @@ def test_split_and_merge_commands(ledger, redis_url, capsys):
     assert ledger.balance("HOT") == 1234 and ledger.split_state("HOT").sh == 0
     code, out, _ = run("merge", "HOT")
     assert code == 1 and "NOT_SPLIT" in out
+
+
+def test_expired_holds_on_shards_are_journaled(ledger):
+    opened_split(ledger, "HOT", 3000, 4)
+    assert ledger.hold("HOT", 300, txn_id="h-exp", ttl_s=1).applied
+    time.sleep(1.1)
+    shard = next(s for s in (shard_id("HOT", k) for k in range(4))
+                 if ledger.client.zcard(ledger.schema.partition_of(s).hold_expiries(s)))
+    assert ledger.expire_holds(shard) == 1
+    assert ledger.expire_holds(shard) == 0
+    part = ledger.schema.partition_of(shard)
+    kinds = [f["kind"] for _, f in ledger.client.xrange(part.journal) if f.get("orig") == "h-exp"]
+    assert kinds == ["hold_expire"]
+    assert ledger.capture("h-exp", 1, txn_id="c-late").status is Status.HOLD_EXPIRED

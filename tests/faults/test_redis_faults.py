@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from core import Ledger, LedgerUnavailable, RetryPolicy, Status
+from tests.faults.test_cluster_failover import record
 from tests.support.proxy import FaultyProxy
 from tests.support.servers import RedisServer
 
@@ -95,6 +96,9 @@ def test_replies_lost_after_the_script_ran(tmp_path):
         finally:
             proxy.close()
         stats = check_invariants(server.client(), acked)
+        record("replies lost after the script ran (TCP proxy drops 15%)",
+               {"operations": 600, "faults": proxy.dropped_replies, "violations": 0,
+                "applied_exactly_once": stats["applied"]})
         assert proxy.dropped_replies > 20                    # the fault really happened
         assert stats["applied"] == stats["acknowledged"] == 600   # every txn exactly once
 
@@ -115,6 +119,9 @@ def test_redis_sigkill_and_restart_with_aof_always(tmp_path):
         acked, unknown = run_terminals(server.url, workers=3, ops=400, pause_s=0.01,
                                        during=kill_and_restart)
         stats = check_invariants(server.client(), acked)
+        record("Redis SIGKILLed twice, restarted from AOF appendfsync always",
+               {"operations": 1200, "faults": 2, "unknown_outcomes_retried": unknown,
+                "acknowledged_lost": 0, "violations": 0})
         assert unknown >= 3                      # terminals really lived through the kills
         assert stats["acknowledged"] == 1200 and stats["applied"] == 1200
     finally:
