@@ -1,7 +1,8 @@
 """Writing journal entries into the database of record, one transaction per batch.
 
-`apply_batch` inserts a batch of one partition's stream entries with multi-row
-``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (PostgreSQL and SQLite dialects), so a
+`apply_batch` inserts a batch of one partition's stream entries with one
+``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (rows as arrays through ``unnest()`` on
+PostgreSQL, an executemany on SQLite: see `BulkInsert`), so a
 redelivered entry changes nothing and a txn id that Redis applied twice is refused by
 the unique `txn_id`; it then adds each account's net change with one multi-row upsert
 (increments and maxima, so batches of one partition committed out of order by two
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from sqlalchemy import case, func, select
+from sqlalchemy import ARRAY, bindparam, case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
@@ -49,6 +50,36 @@ def ms_to_datetime(ms: int) -> datetime:
 def insert_for(conn: Connection, table):
     """The dialect's INSERT (with on_conflict_do_nothing / on_conflict_do_update)."""
     return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
+@dataclass
+class BulkInsert:
+    """Many rows inserted by ONE statement whose text does not depend on the row count.
+
+    On PostgreSQL the rows travel as one array per column and are spread out again by
+    ``unnest()``: psycopg parses (and after a few uses prepares) the statement once,
+    where a 500-row ``VALUES`` list of 8,000 parameters was parsed anew for every batch
+    (profiling: 41% of the drain's time). On SQLite the rows go as an executemany.
+    `insert` takes on_conflict_* and returning() like any dialect insert.
+    """
+    insert: object
+    rows: list[dict]
+    postgres: bool
+
+    def execute(self, conn: Connection, stmt):
+        return conn.execute(stmt) if self.postgres else conn.execute(stmt, self.rows)
+
+
+def bulk_insert(conn: Connection, model, rows: list[dict]) -> BulkInsert:
+    if conn.dialect.name != "postgresql":
+        return BulkInsert(sqlite.insert(model), rows, False)
+    table = model.__table__
+    names = list(rows[0])
+    arrays = [bindparam(f"col_{name}", [row[name] for row in rows], type_=ARRAY(table.c[name].type))
+              for name in names]
+    source = func.unnest(*arrays).table_valued(*names).render_derived()
+    query = select(*(source.c[name] for name in names))
+    return BulkInsert(postgresql.insert(model).from_select(names, query), rows, True)
 
 
 def greatest(conn: Connection, a, b):
@@ -137,9 +168,9 @@ def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry]
         else:
             first[e.txn_id] = e
     rows = [dict(_row(e, now), applied_at=now) for e in first.values()]
-    stmt = insert_for(conn, LedgerEntry).on_conflict_do_nothing(index_elements=["txn_id"]) \
-        .returning(LedgerEntry.txn_id)
-    inserted = {r[0] for r in conn.execute(stmt, rows)}
+    bulk = bulk_insert(conn, LedgerEntry, rows)
+    stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
+    inserted = {r[0] for r in bulk.execute(conn, stmt)}
     effective: list[JournalEntry] = [e for e in first.values() if e.txn_id in inserted]
     result.applied = len(effective)
     candidates.extend(e for e in first.values() if e.txn_id not in inserted)
@@ -230,7 +261,8 @@ def _upsert_sub_balances(conn: Connection, partition: int, effective: Iterable[J
                          created_at=ms_to_datetime(created[a]), updated_at=now, journal_partition=partition,
                          last_journal_id=lj, last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
                          closed=cl, closed_journal_pos=cl_pos, shards=sh, split_journal_pos=sh_pos))
-    ins = insert_for(conn, SubBalance)
+    bulk = bulk_insert(conn, SubBalance, rows)
+    ins = bulk.insert
     ex, tbl = ins.excluded, SubBalance.__table__.c
     newer = ex.last_journal_pos > tbl.last_journal_pos
     stmt = ins.on_conflict_do_update(index_elements=["account_id"], set_=dict(
@@ -246,7 +278,7 @@ def _upsert_sub_balances(conn: Connection, partition: int, effective: Iterable[J
         last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))
-    conn.execute(stmt, rows)
+    bulk.execute(conn, stmt)
     return len(rows)
 
 
@@ -280,7 +312,8 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
                          created_at=ms_to_datetime(created[root]), updated_at=now,
                          journal_partition=part, last_journal_id=lj,
                          last_journal_pos=journal_pos(lj), status_journal_pos=st_pos))
-    ins = insert_for(conn, Account)
+    bulk = bulk_insert(conn, Account, rows)
+    ins = bulk.insert
     ex = ins.excluded
     tbl = Account.__table__.c
     newer = ex.last_journal_pos > tbl.last_journal_pos
@@ -294,7 +327,7 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
         last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))
-    conn.execute(stmt, rows)
+    bulk.execute(conn, stmt)
     return len(rows)
 
 
@@ -335,7 +368,8 @@ def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: date
                        resolved_at=ms_to_datetime(e.occurred_ms))
     if not rows:
         return
-    ins = insert_for(conn, Hold)
+    bulk = bulk_insert(conn, Hold, [rows[k] for k in sorted(rows)])
+    ins = bulk.insert
     ex, tbl = ins.excluded, Hold.__table__.c
     hold_wins = (ex.hold_journal_pos.isnot(None)
                  & (tbl.hold_journal_pos.is_(None) | (ex.hold_journal_pos > tbl.hold_journal_pos)))
@@ -351,7 +385,7 @@ def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: date
         hold_journal_pos=pick(hold_wins, "hold_journal_pos"),
         resolved_journal_pos=pick(res_wins, "resolved_journal_pos"),
         updated_at=ex.updated_at))
-    conn.execute(stmt, [rows[k] for k in sorted(rows)])
+    bulk.execute(conn, stmt)
 
 
 def _advance_progress(conn: Connection, partition: int, effective: list[JournalEntry],
