@@ -62,7 +62,8 @@ def cmd_init(args) -> int:
 def cmd_open(args) -> int:
     initial = parse_minor(args.initial, "initial", allow_zero=True)
     return _report(_ledger(args).open_account(args.account, txn_id=_txn(args, "open"),
-                                              initial_minor=initial, cashier_id=args.operator), args)
+                                              initial_minor=initial, cashier_id=args.operator,
+                                              holder_name=args.holder), args)
 
 
 def cmd_topup(args) -> int:
@@ -81,9 +82,10 @@ def cmd_balance(args) -> int:
     info = _ledger(args).account(args.account)
     if args.json:
         print(json.dumps({"account_id": info.account_id, "balance_minor": info.balance_minor,
-                          "status": info.status}))
+                          "status": info.status, "holder_name": info.holder_name}))
     else:
-        print(f"{info.account_id}: {format_minor(info.balance_minor)} ({info.status})")
+        holder = f" {info.holder_name}" if info.holder_name else ""
+        print(f"{info.account_id}{holder}: {format_minor(info.balance_minor)} ({info.status})")
     return EXIT_OK
 
 
@@ -159,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_txn(sub.add_parser("open", help="open an account"))
     p.add_argument("account")
     p.add_argument("--initial", default="0", help="opening balance in yuan, e.g. 50.00")
+    p.add_argument("--holder", help="the account holder's name, shown at the till (e.g. 张三)")
     p.set_defaults(func=cmd_open)
     p = with_txn(sub.add_parser("topup", help="add money to an account"))
     p.add_argument("account")

@@ -100,6 +100,7 @@ class AccountInfo:
     status: str                 # 'active' or 'frozen'
     created_ms: int
     last_journal_id: str
+    holder_name: str = ""       # as given at open_account ('' when none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,7 @@ class JournalEntry:
     peer_id: str = ""           # xfer_out: the destination; xfer_in: the source
     transfer_id: str = ""       # xfer_out / xfer_in: the transfer both halves share
     shards: int = 0             # split / merge: the shard count
+    holder_name: str = ""       # open / restore: the account holder's name, when given
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -129,7 +131,8 @@ class JournalEntry:
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
-                   f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)))
+                   f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
+                   f.get("name", ""))
 
     @property
     def account_root(self) -> str:
@@ -341,12 +344,19 @@ class Ledger:
     # ---------------------------------------------------------------- operations
 
     def open_account(self, account_id: str, *, txn_id: str, initial_minor: int = 0,
-                     terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS."""
+                     terminal_id: str | None = None, cashier_id: str | None = None,
+                     holder_name: str | None = None) -> Result:
+        """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS.
+
+        `holder_name` (optional, up to 64 characters of any script) is what the till
+        shows next to the balance; it is journaled with the opening entry.
+        """
+        holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
         extra = [part.accounts] if part else []
         return self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
-                                cashier_id, allow_zero=True, extra_keys=extra, kind="open")
+                                cashier_id, allow_zero=True, extra_keys=extra, kind="open",
+                                extra_args=[holder])
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
@@ -573,7 +583,7 @@ class Ledger:
         return result
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
-                        status: str = "active") -> Result:
+                        status: str = "active", holder_name: str | None = None) -> Result:
         """Recreate an account that Redis lost, from the database of record.
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
@@ -581,10 +591,11 @@ class Ledger:
         """
         if status not in ("active", "frozen"):
             raise InvalidRequest("status", "must be active or frozen")
+        holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
         extra = [part.accounts] if part else []
         return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
-                                allow_zero=True, extra_keys=extra, extra_args=[status],
+                                allow_zero=True, extra_keys=extra, extra_args=[status, holder],
                                 kind="restore", max_minor=v.MAX_BALANCE_MINOR)
 
     # ---------------------------------------------------------------- batches
@@ -710,13 +721,13 @@ class Ledger:
             return cached
         key = self.schema.partition_of(account_id).account(account_id)
         started = time.monotonic()
-        bal, st, ct, lj, sh, msh, mx = self._with_retry(self.client.hmget, key, "bal", "st", "ct", "lj",
-                                                        "sh", "msh", "mx", txn_id=None)
+        bal, st, ct, lj, sh, msh, mx, nm = self._with_retry(
+            self.client.hmget, key, "bal", "st", "ct", "lj", "sh", "msh", "mx", "nm", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
         if self._split_marks((sh, msh, mx)):
             bal = self._split_view(account_id).total_minor     # every sub-balance, and money in flight
-        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "")
+        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
         self.read_cache.put("account", account_id, info, started)
         return info
 
@@ -736,12 +747,12 @@ class Ledger:
         def read():
             pipe = self.client.pipeline(transaction=False)
             for a in ids:
-                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj")
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj", "nm")
             return pipe.execute()
         rows = self._with_retry(read, txn_id=None) if ids else []
-        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "")
+        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
                     if bal is not None else None)
-                for a, (bal, st, ct, lj) in zip(ids, rows)}
+                for a, (bal, st, ct, lj, nm) in zip(ids, rows)}
 
     def account_ids(self, partition: Partition, *, page_size: int = 1000):
         """Every account id of one partition (SSCAN: no long blocking of Redis)."""

@@ -9,6 +9,7 @@ hold every one of them exactly.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .errors import InvalidRequest
 
@@ -45,6 +46,24 @@ def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool
         raise InvalidRequest(field, "must be greater than zero")
     if value > max_minor:
         raise InvalidRequest(field, f"above the maximum of {max_minor} minor units")
+    return value
+
+
+MAX_HOLDER_NAME_LEN = 64
+
+
+def check_holder_name(value: object, field: str = "holder_name") -> str:
+    """An account holder's name as shown at the till: optional, any script, at most 64
+    characters, no control characters. Surrounding spaces are dropped."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidRequest(field, f"must be a string, not {type(value).__name__}")
+    value = value.strip()
+    if len(value) > MAX_HOLDER_NAME_LEN:
+        raise InvalidRequest(field, f"longer than {MAX_HOLDER_NAME_LEN} characters")
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise InvalidRequest(field, "control characters are not allowed")
     return value
 
 

@@ -100,6 +100,7 @@ class AccountView:
     balance_minor: int
     available_minor: int
     read_ms: int
+    holder_name: str = ""
 
     @property
     def held_minor(self) -> int:
@@ -397,7 +398,8 @@ class Engine(QObject):
         def read() -> AccountView:
             info = self.ledger.account(account_id)
             balance_minor, available_minor = self.ledger.balances(account_id)   # one instant
-            return AccountView(account_id, info.status, balance_minor, available_minor, now_ms())
+            return AccountView(account_id, info.status, balance_minor, available_minor, now_ms(),
+                               info.holder_name)
         self.reads.run(read, on_done, on_error)
 
     def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> None:

@@ -352,7 +352,10 @@ class SalePage(QWidget):
             return
         loc = QLocale()
         text = (self.tr("Account %1 · %2").replace("%1", info.account_id)
-                .replace("%2", account_status_words(info.status)) + "\n")
+                .replace("%2", account_status_words(info.status)))
+        if info.holder_name:   # a name, not UI text: shown as given, never translated
+            text += f" · {info.holder_name}"
+        text += "\n"
         if info.held_minor:
             text += (self.tr("Balance %1 · On hold %2 · Available %3")
                      .replace("%1", money.format_minor(info.balance_minor, loc))

@@ -63,6 +63,8 @@ class Account(Base):
     # position of the entry that last set `status` (freeze/unfreeze/open), so that
     # batches committed out of order still leave the latest status
     status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    # from the `name` of the open / restore entry; None when none was given
+    holder_name: Mapped[str | None] = mapped_column(String(ID_LEN))
 
 
 class SubBalance(Base):

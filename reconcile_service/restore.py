@@ -142,7 +142,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
     while not stop():
         with engine.connect() as conn:
             rows = conn.execute(select(Account.account_id, Account.balance_minor, Account.status,
-                                       Account.last_journal_pos).where(Account.account_id > after)
+                                       Account.last_journal_pos, Account.holder_name).where(Account.account_id > after)
                                 .order_by(Account.account_id).limit(PAGE_SIZE)).all()
         if not rows:
             break
@@ -159,7 +159,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
                 log.error("split account not restored", extra={"account_id": r.account_id, "reason": why})
                 continue
             result = ledger.restore_account(
-                r.account_id, r.balance_minor, status=r.status,
+                r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name,
                 txn_id=restore_txn_id(r.account_id, r.balance_minor, r.status, r.last_journal_pos))
             if result.status is Status.APPLIED:
                 report.accounts_restored += 1

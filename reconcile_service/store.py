@@ -292,8 +292,11 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
     last: dict[str, JournalEntry] = {}
     status: dict[str, tuple[str, str]] = {}
     created: dict[str, int] = {}
+    holders: dict[str, str] = {}
     for e in effective:
         root, pos = e.account_root, journal_pos(e.journal_id)
+        if e.holder_name and e.account_id == root:
+            holders[root] = e.holder_name
         delta[root] += 0 if e.kind in TRANSFER_KINDS else e.amount_minor
         created[root] = min(created.get(root, e.occurred_ms), e.occurred_ms)
         if e.account_id != root:
@@ -311,7 +314,8 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
         rows.append(dict(account_id=root, balance_minor=delta[root], status=st,
                          created_at=ms_to_datetime(created[root]), updated_at=now,
                          journal_partition=part, last_journal_id=lj,
-                         last_journal_pos=journal_pos(lj), status_journal_pos=st_pos))
+                         last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
+                         holder_name=holders.get(root)))
     bulk = bulk_insert(conn, Account, rows)
     ins = bulk.insert
     ex = ins.excluded
@@ -324,6 +328,7 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
         created_at=least(conn, tbl.created_at, ex.created_at),
         updated_at=ex.updated_at,
         journal_partition=case((newer, ex.journal_partition), else_=tbl.journal_partition),
+        holder_name=func.coalesce(ex.holder_name, tbl.holder_name),
         last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))

@@ -3,14 +3,16 @@ open_account: create an account with an opening balance (0 allowed).
 KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 KEYS[4] the partition's set of account ids (how restore and reconcile find accounts)
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] initial_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id
+ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] holder_name (optional; shown at the till,
+  journaled as field 'name'; not part of the request fingerprint)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
 The account hash has no TTL, ever.
 ]]
 --@include common
 
-local bad = check_request(true)
+local bad = check_request(true) or check_holder(ARGV[7])
 if bad then return bad end
+local holder = ARGV[7] or ''
 local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if set_key ~= string.sub(jkey, 1, -2) .. 'accts' then return invalid('KEYS[4]', 'not the account set of this partition') end
 local txn_id, account_id, initial = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -25,6 +27,8 @@ local existing = redis.call('HGET', acct_key, 'bal')
 if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
 
 redis.call('HSET', acct_key, 'bal', initial, 'st', 'active', 'ct', now_ms())
+if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 redis.call('SADD', set_key, account_id)
-local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '')
+local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '', nil, nil,
+                    holder ~= '' and {'name', holder} or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', initial, jid)

@@ -7,12 +7,14 @@ KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 KEYS[4] the partition's set of account ids
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] balance_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] status ('active' or 'frozen')
+ARGV[8] holder_name (optional)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
 ]]
 --@include common
 
-local bad = check_request(true, MAX_BALANCE_MINOR)
+local bad = check_request(true, MAX_BALANCE_MINOR) or check_holder(ARGV[8])
 if bad then return bad end
+local holder = ARGV[8] or ''
 local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if set_key ~= string.sub(jkey, 1, -2) .. 'accts' then return invalid('KEYS[4]', 'not the account set of this partition') end
 local txn_id, account_id, balance, ttl_s, st = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[7]
@@ -27,6 +29,8 @@ local existing = redis.call('HGET', acct_key, 'bal')
 if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
 
 redis.call('HSET', acct_key, 'bal', balance, 'st', st, 'ct', now_ms())
+if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 redis.call('SADD', set_key, account_id)
-local jid = journal(jkey, acct_key, txn_id, 'restore', account_id, 0, balance, '')
+local jid = journal(jkey, acct_key, txn_id, 'restore', account_id, 0, balance, '', nil, nil,
+                    holder ~= '' and {'name', holder} or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', balance, jid)

@@ -27,7 +27,7 @@ def test_a_new_redis_must_be_initialised_first(ctl):
 
 def test_open_topup_freeze_balance_journal(ctl):
     ctl("init")
-    assert ctl("open", "A-1", "--initial", "50", "--txn-id", "o-1")[0] == 0
+    assert ctl("open", "A-1", "--initial", "50", "--txn-id", "o-1", "--holder", "张三")[0] == 0
     code, out, _ = ctl("open", "A-1", "--initial", "50", "--txn-id", "o-1")
     assert code == 0 and "already done" in out
     assert ctl("open", "A-1", "--initial", "50")[0] == 1          # ACCOUNT_EXISTS
@@ -37,7 +37,8 @@ def test_open_topup_freeze_balance_journal(ctl):
     assert ctl("topup", "A-1", "1")[0] == 1                        # frozen
     assert ctl("unfreeze", "A-1")[0] == 0
     code, out, _ = ctl("--json", "balance", "A-1")
-    assert code == 0 and json.loads(out) == {"account_id": "A-1", "balance_minor": 6250, "status": "active"}
+    assert code == 0 and json.loads(out) == {"account_id": "A-1", "balance_minor": 6250, "status": "active",
+                                             "holder_name": "张三"}
     code, out, _ = ctl("--json", "journal", "A-1")
     kinds = [e["kind"] for e in json.loads(out)]
     assert kinds == ["unfreeze", "freeze", "credit", "open"]

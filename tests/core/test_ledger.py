@@ -229,3 +229,18 @@ def test_money_is_never_a_float(ledger):
     with pytest.raises(InvalidRequest):
         ledger.deduct("A-1001", True, txn_id="t-1")
     assert ledger.balance("A-1001") == 5000
+
+
+def test_holder_name_is_kept_journaled_and_validated(ledger):
+    from core import InvalidRequest
+    ledger.open_account("A-1", txn_id="o-1", initial_minor=5, holder_name=" 张三 ")
+    assert ledger.account("A-1").holder_name == "张三"
+    assert ledger.journal("A-1")[0].holder_name == "张三"
+    ledger.open_account("A-2", txn_id="o-2")
+    assert ledger.account("A-2").holder_name == ""
+    for bad in ("x" * 65, "a\nb", 5):
+        with pytest.raises(InvalidRequest) as info:
+            ledger.open_account("A-3", txn_id="o-3", holder_name=bad)
+        assert info.value.field == "holder_name"
+    with pytest.raises(Exception):
+        ledger.balance("A-3")

@@ -67,6 +67,16 @@ def test_look_up_with_scanner_moves_to_amount(qtbot, terminal, ledger):
     qtbot.waitUntil(lambda: "unknown account nobody" in page.account_error.text(), timeout=5000)
 
 
+def test_look_up_shows_the_holder_name(qtbot, terminal, ledger):
+    ledger.open_account("62220009", txn_id="open-62220009", initial_minor=1200, holder_name="张三")
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    qtbot.keyClicks(page.account_input, "62220009")
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "¥12.00" in page.balance_label.text(), timeout=5000)
+    assert "张三" in page.balance_label.text() and "Active" in page.balance_label.text()
+
+
 def test_scan_into_amount_field_is_taken_as_account(qtbot, terminal, ledger):
     open_account(ledger, "62220002", 700)
     sign_in(qtbot, terminal)

@@ -65,6 +65,21 @@ def test_restore_drains_the_journal_first(redis_url, pg_url, db, ledger):
     assert ledger.balance(accounts[2]) == untouched + 1
 
 
+def test_holder_names_reach_the_database_and_come_back_with_restore(redis_url, pg_url, db, ledger):
+    from sqlalchemy import text
+    ledger.open_account("N-1", txn_id="open-N-1", initial_minor=500, holder_name="张三")
+    ledger.open_account("N-2", txn_id="open-N-2", initial_minor=500)
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    with db.connect() as conn:
+        names = dict(conn.execute(text("select account_id, holder_name from accounts")).all())
+    assert names == {"N-1": "张三", "N-2": None}
+    ledger.client.flushdb()
+    assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0
+    restored = Ledger.from_url(redis_url)
+    assert restored.account("N-1").holder_name == "张三" and restored.account("N-2").holder_name == ""
+    assert restored.balance("N-1") == 500
+
+
 def test_restore_on_an_empty_redis_with_an_empty_database_is_refused(redis_url, pg_url, capsys):
     assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 4
     err = capsys.readouterr().err

@@ -73,6 +73,15 @@ local function check_amount(value, field, allow_zero, max_minor)
   return nil
 end
 
+-- An account holder's name: optional, any script (Chinese names included), at most 64
+-- characters (256 bytes of UTF-8), no control characters.
+local function check_holder(value)
+  if value == nil or value == '' then return nil end
+  if #value > 256 then return invalid('holder_name', 'longer than 64 characters') end
+  if string.find(value, '[%z\1-\31\127]') then return invalid('holder_name', 'control characters are not allowed') end
+  return nil
+end
+
 local function check_ttl(value)
   if type(value) ~= 'string' or not string.match(value, '^[1-9][0-9]*$') or #value > 9
      or tonumber(value) > MAX_TTL_S then
