@@ -13,13 +13,13 @@ import re
 import unicodedata
 
 from core import MAX_AMOUNT_MINOR
+from core import money as core_money
+# the reason codes of AmountError are core.money's
+from core.money import EMPTY, NEGATIVE, NOT_A_NUMBER, TOO_LARGE, TOO_MANY_DECIMALS, ZERO  # noqa: F401
 
 CURRENCY_SYMBOL = "¥"
 MAX_AMOUNT_TEXT_LEN = 20          # the amount field's maxLength
 
-# reason codes, in the order they are checked
-EMPTY, NOT_A_NUMBER, NEGATIVE, TOO_MANY_DECIMALS, ZERO, TOO_LARGE = (
-    "empty", "not_a_number", "negative", "too_many_decimals", "zero", "too_large")
 
 _AMOUNT_RE = re.compile(r"(?P<yuan>[0-9]*)(?:\.(?P<fen>[0-9]*))?")
 
@@ -32,7 +32,12 @@ class AmountError(ValueError):
 
 def parse_amount_minor(text: str, *, decimal_point: str = ".", max_minor: int = MAX_AMOUNT_MINOR) -> int:
     """'12.50' -> 1250. Raises AmountError(reason) for anything but a positive amount
-    with at most two decimals and at most `max_minor` minor units."""
+    with at most two decimals and at most `max_minor` minor units.
+
+    What a cashier may type beyond core's strict form (full-width digits, a ¥ sign,
+    the locale's decimal mark, '.5' and '5.') is normalised here; the amount itself is
+    parsed by `core.money.parse_minor`, the one parser of typed money.
+    """
     if text is None:
         raise AmountError(EMPTY)
     s = unicodedata.normalize("NFKC", text).strip()   # full-width １２．５０ -> 12.50
@@ -52,17 +57,13 @@ def parse_amount_minor(text: str, *, decimal_point: str = ".", max_minor: int = 
     m = _AMOUNT_RE.fullmatch(s)
     if not m or not (m.group("yuan") or m.group("fen")):
         raise AmountError(NOT_A_NUMBER)
-    yuan, fen = m.group("yuan") or "0", m.group("fen") or ""
     if negative:
         raise AmountError(NEGATIVE)
-    if len(fen) > 2:
-        raise AmountError(TOO_MANY_DECIMALS)
-    minor = int(yuan) * 100 + int((fen + "00")[:2])
-    if minor == 0:
-        raise AmountError(ZERO)
-    if minor > max_minor:
-        raise AmountError(TOO_LARGE)
-    return minor
+    s = f"{m.group('yuan') or '0'}.{m.group('fen')}" if m.group("fen") else (m.group("yuan") or "0")
+    try:
+        return core_money.parse_minor(s, max_minor=max_minor)
+    except core_money.InvalidAmount as exc:
+        raise AmountError(exc.code) from None
 
 
 def format_minor(amount_minor: int, locale=None) -> str:
