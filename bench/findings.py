@@ -51,38 +51,31 @@ FINDINGS: dict[str, str] = {
         "record as one string value `status|balance|journal_id|fingerprint` instead of a hash (no field names or "
         "listpack header)."),
     "reconcile_30k": (
-        "pyinstrument of one in-process drain (`Service.consumer.drain()`, 31,000 entries, batch_size 500, ~3,300 "
-        "entries/s under the profiler): 9.5 s of 9.9 s is `store.apply_batch`, and the client is CPU-bound (CPU 10.2 s of "
-        "13 s wall), not PostgreSQL. The biggest single cost, 4.1 s (41%), is psycopg parsing the SQL text of the "
-        "`INSERT INTO ledger_entries ... VALUES (...), (...) ... ON CONFLICT DO NOTHING RETURNING` that SQLAlchemy's "
-        "insertmanyvalues renders for each batch (500 rows × 16 columns = 8,000 placeholders, >100 KB): "
-        "`psycopg._queries._query2pg_nocache` / `_split_query` run a Python regex over it on every batch, because "
-        "psycopg caches parsed queries only up to 4,096 characters and 50 parameters (MAX_CACHED_STATEMENT_LENGTH/"
-        "PARAMS). Next: `_upsert_sub_balances` 1.7 s and `_upsert_accounts` 1.4 s, each an executemany of one "
-        "upsert per account (~500 per batch, pipelined but parsed/bound row by row). Fix in reconcile_service/store.py "
-        "(PostgreSQL dialect only, SQLite unchanged): insert a batch with one constant statement `INSERT INTO "
-        "ledger_entries (cols) SELECT * FROM unnest(%s::varchar[], %s::bigint[], ...) ON CONFLICT (txn_id) DO NOTHING "
-        "RETURNING txn_id` (16 array parameters: parsed once, prepared by psycopg after 5 uses); measured in isolation "
-        "on this machine, 500-row batches: 9,800 rows/s with insertmanyvalues vs 28,600 rows/s with unnest (2.9x). The "
-        "same unnest form for the two upserts (one statement per batch instead of ~500). Raw COPY of the same rows is "
-        "~10x faster than the drain (see its row), so the database itself is not the limit. A second daemon adds "
-        "~60%, not 100%: both share 2 cores with PostgreSQL and Redis."),
+        "First profile (pyinstrument, batch 500, ~3,300 entries/s under the profiler): 41% of the drain was psycopg "
+        "re-parsing the 500-row `INSERT ... VALUES (...), ... RETURNING` of 8,000 placeholders every batch (psycopg "
+        "caches parsed queries only up to 4,096 characters / 50 parameters), and the account upserts ran as one "
+        "statement per row. FIXED in reconcile_service/store.py: on PostgreSQL every table now gets ONE statement per "
+        "batch whose text does not depend on the row count (rows as one array per column through `unnest()`), and the "
+        "default batch is 2,000: the drain went from ~5,200 to ~10,500 entries/s (one daemon) and ~19,000 (two). "
+        "Still short of 30,000: what remains is server-side work per row (three indexes on ledger_entries, the "
+        "upserts of every touched account and sub-balance, in one transaction per batch) plus Python building the "
+        "rows, all on the 2 cores shared with Redis and the load. Raw COPY of the same rows is ~5x faster. Next "
+        "steps, not done: COPY into a temporary table then one INSERT ... SELECT ... ON CONFLICT per batch, and "
+        "several daemons on other cores/hosts (a second one nearly doubles the rate here)."),
     "reconcile_lag": (
-        "A direct consequence of reconcile_30k: one daemon drains fewer entries per second (~5,500/s in the backlog "
-        "run) than the 10,000/s the core journals, so the backlog, and with it the lag, grows linearly for as long as "
-        "the load lasts (p50 about half of the max) and is only worked off after the load stops (see "
-        "'caught up ... after'). Nothing is lost or stuck (the drain rows are exact); the daemon is simply slower than "
-        "the arrival rate on this 2-core machine, where it also competes with the load's worker processes, Redis and "
-        "PostgreSQL for CPU. Fix: the store.py change under reconcile_30k (the drain must exceed the arrival rate with "
-        "margin), then a second daemon on another core/host."),
+        "A consequence of reconcile_30k: one daemon drains about as fast as the core journals at 10,000/s on this "
+        "2-core machine (where it competes with the load's worker processes, Redis and PostgreSQL for CPU), so the "
+        "lag hovers around a second instead of staying well under it. Nothing is lost or stuck (the drain rows are "
+        "exact). Fix: a second daemon (the two-instance drain row nearly doubles the rate), or the COPY-based batch "
+        "write named under reconcile_30k."),
     "latency_p99": (
         "Not Redis: INFO commandstats during the paced run shows tens of microseconds of Redis CPU per EVALSHA, and the "
         "median service time is a fraction of a millisecond. The p99 tail (and the gap between service time and "
-        "time-from-schedule: p99 tens of ms from schedule vs ~2.5 ms service) is CPU run-queue waiting: the paced "
-        "client processes, redis-server and other engineers' test suites share 2 cores, and a descheduled client "
-        "delays every request scheduled behind it; only CPU starvation stalls a sender for tens of milliseconds. Fix "
-        "is deployment (Redis on its own core, clients on other machines as the terminals are), not code; "
-        "re-measure on an idle machine before drawing conclusions."),
+        "time-from-schedule) is CPU run-queue waiting: four paced client processes and redis-server share 2 cores, "
+        "and a descheduled client delays every request scheduled behind it. On a shared machine this reached tens "
+        "of ms; on a quiet one (05:46 UTC run) p99 was 2.03 ms from schedule with a 0.76 ms service-time p99, just "
+        "over the 2 ms target. Fix is deployment (Redis on its own core, clients on other machines as the "
+        "terminals are), not code."),
 }
 
 # Issue 6 asks to write down what the split rows show, good or bad; printed under them.
