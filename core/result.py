@@ -56,3 +56,8 @@ class Result:
     @property
     def applied(self) -> bool:
         return self.status is Status.APPLIED
+
+
+def status_of(stored: str | None) -> str | None:
+    """The status of an idempotency record's 's' field (APPLIED is stored as 'A')."""
+    return "APPLIED" if stored == "A" else stored

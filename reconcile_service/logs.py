@@ -39,8 +39,22 @@ class TextFormatter(logging.Formatter):
         return text
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is emitted, not the one at set-up
+    (a caller that swaps sys.stderr, as in-process tests do, must not be left holding a
+    closed stream)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def setup_logging(level: str = "INFO", fmt: str = "json") -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
