@@ -13,13 +13,11 @@ import getpass
 import json
 import sys
 
-from redis.exceptions import RedisError
-
 from core.cashiers import CashierRegistry, check_pin
-from core.connection import connect, redacted
+from core.connection import connect
 from core.errors import InvalidRequest
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_UNAVAILABLE = 0, 2, 3
+from .exits import EXIT_OK, guarded
 
 
 def _registry(args) -> CashierRegistry:
@@ -37,29 +35,13 @@ def _read_pin(args, prompt: str) -> str:
     return first
 
 
-def _guard(fn):
-    """Turn expected failures into a message and an exit code, never a traceback."""
-    def handler(args) -> int:
-        try:
-            return fn(args)
-        except InvalidRequest as exc:
-            print(f"cashierctl: {exc.field}: {exc.reason}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except RedisError as exc:
-            print(f"cashierctl: Redis at {redacted(args.redis_url)} failed: {type(exc).__name__}: {exc}",
-                  file=sys.stderr)
-            return EXIT_UNAVAILABLE
-    handler.__name__ = fn.__name__
-    return handler
-
-
 def _describe(c) -> str:
     rights = [r for r, on in (("supervisor", c.supervisor), ("can-top-up", c.can_top_up)) if on]
     return (f"{c.cashier_id}\t{c.name}\t{'disabled' if c.disabled else 'enabled'}\t"
             f"{','.join(rights) or '-'}")
 
 
-@_guard
+@guarded
 def cmd_add(args) -> int:
     registry = _registry(args)
     pin = _read_pin(args, f"PIN for {args.id}")
@@ -68,14 +50,14 @@ def cmd_add(args) -> int:
     return EXIT_OK
 
 
-@_guard
+@guarded
 def cmd_disable(args) -> int:
     c = _registry(args).set_disabled(args.id, args.action == "disable")
     print(f"cashier {args.action}d: {_describe(c)}")
     return EXIT_OK
 
 
-@_guard
+@guarded
 def cmd_reset_pin(args) -> int:
     registry = _registry(args)
     if registry.get(args.id) is None:
@@ -85,7 +67,7 @@ def cmd_reset_pin(args) -> int:
     return EXIT_OK
 
 
-@_guard
+@guarded
 def cmd_list(args) -> int:
     cashiers = _registry(args).list()
     if getattr(args, "json", False):

@@ -20,14 +20,12 @@ import os
 import sys
 import uuid
 
-from redis.exceptions import RedisError
-
-from core import (InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result, TxnConflict,
-                  UnsafeRedisConfig, __version__)
+from core import InvalidRequest, Ledger, Result, __version__
 from core.connection import redacted
 from core.money import format_minor, parse_minor
 
-EXIT_OK, EXIT_DECLINED, EXIT_BAD_INPUT, EXIT_UNAVAILABLE, EXIT_CONFLICT = 0, 1, 2, 3, 4
+from .exits import EXIT_DECLINED, EXIT_OK, guarded
+
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -213,22 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return args.func(args)
-    except InvalidRequest as exc:
-        print(f"cashierctl: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except TxnConflict as exc:
-        print(f"cashierctl: {exc}", file=sys.stderr)
-        return EXIT_CONFLICT
-    except (LedgerUnavailable, UnsafeRedisConfig) as exc:
-        print(f"cashierctl: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    except LedgerError as exc:
-        print(f"cashierctl: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    except RedisError as exc:
-        print(f"cashierctl: Redis refused the command: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
+        return guarded(args.func)(args)
     except KeyboardInterrupt:
         print("cashierctl: interrupted; if a change was sent, rerun with the same --txn-id", file=sys.stderr)
         return 130

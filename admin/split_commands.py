@@ -16,39 +16,12 @@ Exit codes follow cashierctl: 0 done, 1 declined (the reason is printed), 2 bad 
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 
-from redis.exceptions import RedisError
-
-from core import (InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result, TxnConflict,
-                  UnsafeRedisConfig)
-from core.connection import redacted
+from core import Ledger, Result
 from core.money import format_minor
 
-EXIT_OK, EXIT_DECLINED, EXIT_BAD_INPUT, EXIT_UNAVAILABLE, EXIT_CONFLICT = 0, 1, 2, 3, 4
-
-
-def _guard(fn):
-    """Expected failures become a message on stderr and an exit code, never a traceback."""
-    def handler(args) -> int:
-        try:
-            return fn(args)
-        except InvalidRequest as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except TxnConflict as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_CONFLICT
-        except (LedgerUnavailable, UnsafeRedisConfig, LedgerError) as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_UNAVAILABLE
-        except RedisError as exc:
-            print(f"cashierctl: Redis at {redacted(args.redis_url)} refused the command: {exc}",
-                  file=sys.stderr)
-            return EXIT_UNAVAILABLE
-    handler.__name__ = fn.__name__
-    return handler
+from .exits import EXIT_DECLINED, EXIT_OK, guarded
 
 
 def _report(result: Result, args, shards: int | None = None) -> int:
@@ -68,7 +41,7 @@ def _report(result: Result, args, shards: int | None = None) -> int:
     return EXIT_OK if result.applied else EXIT_DECLINED
 
 
-@_guard
+@guarded
 def cmd_split(args) -> int:
     ledger = Ledger.from_url(args.redis_url, auto_init=False)
     txn = args.txn_id or f"ctl-split-{uuid.uuid4().hex[:16]}"
@@ -76,7 +49,7 @@ def cmd_split(args) -> int:
                                         cashier_id=args.operator), args, args.shards)
 
 
-@_guard
+@guarded
 def cmd_merge(args) -> int:
     ledger = Ledger.from_url(args.redis_url, auto_init=False)
     txn = args.txn_id or f"ctl-merge-{uuid.uuid4().hex[:16]}"
