@@ -112,8 +112,7 @@ def test_redis_stopped_during_a_charge_then_back(qtbot, make_terminal, tmp_path)
         assert page.result_label.text() == "No connection to the central server: charges are refused until it is back."
         server.kill()                                     # and then dies; its AOF is on disk
         assert window.engine.pending_count == 1
-        RedisServer("--appendonly", "yes", "--appendfsync", "always", port=server.port,
-                    directory=server.dir).start()
+        server.start()                                    # same port, same AOF: it comes back
         qtbot.waitUntil(lambda: window.engine.pending_count == 0, timeout=15000)
         qtbot.waitUntil(lambda: "Connected" in window.connection_status.text(), timeout=5000)
         ledger = Ledger.from_url(url)
