@@ -261,11 +261,13 @@ class Ledger(SplitAccounts):
         while True:
             try:
                 return fn(*args)
+            except _RETRYABLE as exc:
+                # first: ClusterDownError, TryAgainError and ReadOnlyError are ResponseErrors
+                # whose text redis-py has stripped of the CLUSTERDOWN/TRYAGAIN/READONLY code
+                error: Exception = exc
             except ResponseError as exc:
                 if not _is_retryable_response(exc):
                     raise
-                error: Exception = exc
-            except _RETRYABLE as exc:
                 error = exc
             delay = self.retry.delay_s(attempt)
             attempt += 1
