@@ -408,18 +408,14 @@ class SalePage(QWidget):
 
     def charge(self) -> None:
         """Enter in the amount field, F12 and the button all come here."""
-        if self.busy_txn is not None:
-            self._set_result("checking", refusal_words("busy"))
-            return
-        if self.cashier is None or self.shift_id is None:
-            return
-        checked = self._validated()
-        if checked is None:
-            return
-        self.start_operation("deduct", *checked)
+        self._start_typed("deduct")
 
     def hold(self) -> None:
         """F9 and the Hold button: reserve the typed amount on the account (pre-authorise)."""
+        self._start_typed("hold")
+
+    def _start_typed(self, kind: str) -> None:
+        """Start `kind` on the typed account and amount, unless an operation is in flight."""
         if self.busy_txn is not None:
             self._set_result("checking", refusal_words("busy"))
             return
@@ -428,7 +424,7 @@ class SalePage(QWidget):
         checked = self._validated()
         if checked is None:
             return
-        self.start_operation("hold", *checked)
+        self.start_operation(kind, *checked)
 
     # ---------------------------------------------------------------- holds
 
