@@ -76,6 +76,17 @@ FINDINGS: dict[str, str] = {
         "of ms; on a quiet one (05:46 UTC run) p99 was 2.03 ms from schedule with a 0.76 ms service-time p99, just "
         "over the 2 ms target. Fix is deployment (Redis on its own core, clients on other machines as the "
         "terminals are), not code."),
+    "server_cost": (
+        "callgrind of redis-server 7.0.15 (stripped: Lua's own functions show as addresses), 400 fresh deductions "
+        "through Ledger.deduct, ~237k instructions per call against ~112k for bench/contenders/minimal_deduct.lua: "
+        "libc's printf_fp/hack_digit (Redis formats every Lua number handed to a command with %.17g) and strtod "
+        "(every tonumber of a reply) are the largest named items; most of the rest is unnamed Lua VM code: the "
+        "pasted-in common.lua rebuilds its helper closures on every call, six string.match validations, two TIME "
+        "calls, and 12 commands where 8 do the job. The lean rewrite (issue 17) waits for the edge-correctness and "
+        "members/buckets issues, which change the same scripts; this part is the yardstick it will be judged by."),
+    "client_cpu": (
+        "pyinstrument in the earlier run (see deduct_overhead): validation of four ids, the partition lookup and the "
+        "Result/Status construction are the Ledger's own cost over a bare evalsha; not yet reworked (issue 17)."),
 }
 
 # Issue 6 asks to write down what the split rows show, good or bad; printed under them.

@@ -4,7 +4,7 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, terminal, wait
+from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, server_cost, terminal, wait
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -17,4 +17,5 @@ PARTS = {
     "terminal": (terminal.run, "8: terminal Charge -> result shown; start-up"),
     "compare": (compare.run, "issue 9: comparison of deduction methods"),
     "cache": (cache.run, "issue 9: read-side cache for hot balances"),
+    "server_cost": (server_cost.run, "issue 17: server cost per script call vs a minimal script; client CPU"),
 }

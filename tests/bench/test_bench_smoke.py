@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache"
+QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost"
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-benchmark") is None,
                                 reason="needs redis-server and redis-benchmark")
@@ -37,6 +37,8 @@ def test_bench_smoke_writes_report(tmp_path):
     assert "skipped in smoke" in text                                  # part 6's lag run
     assert "chargeButton" in text and "--self-test" in text            # part 8 measured
     assert "split into 4 shards" in text                               # issue 6 split rows
+    assert "| 17 server cost | product deduct (fresh) |" in text       # issue 17 server cost
+    assert "| 17 client CPU |" in text
     assert "FAILED" not in text, proc.stdout + proc.stderr
     assert (tmp_path / "benchmarks" / "throughput_vs_concurrency.png").stat().st_size > 0
     assert proc.returncode == 0, proc.stdout + proc.stderr

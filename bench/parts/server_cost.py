@@ -1,0 +1,296 @@
+"""Issue 17: what each product script costs the Redis server, beside a minimal script with
+the same deduct contract (bench/contenders/minimal_deduct.lua), measured in one run, and
+what the Python client adds over a bare call.
+
+Server cost is taken two ways on private redis-servers, in interleaved rounds:
+* INFO commandstats: µs of Redis CPU per script call (sum over evalsha, eval, fcall),
+  the delta around a fixed number of calls;
+* callgrind (when valgrind is installed): instructions of redis-server per call, on a
+  second redis-server run under ``valgrind --tool=callgrind --instr-atstart=no``, with
+  instrumentation switched on by callgrind_control only around the measured calls.
+  Instruction counts repeat within 1-2 % on a busy machine where time does not.
+The product is driven through its public API (`Ledger.deduct`, `credit`, `hold`,
+`capture`, `refund`), so the part measures whatever the scripts become (EVALSHA or a
+Function library). Client cost is `time.process_time` of the calling process over a
+fixed count: `Ledger.deduct` against a bare EVALSHA of the same script, and
+`Ledger.deduct_many(100)` against a bare pipeline of 100.
+"""
+from __future__ import annotations
+
+import secrets
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from core import DeductRequest, Ledger, Status
+from core.ledger import DEFAULT_RETENTION_S
+
+from ..drivers import deduct_keys, flush_redis
+from ..servers import PrivateRedis, free_port, wait_for
+
+MINIMAL_LUA = (Path(__file__).resolve().parent.parent / "contenders" / "minimal_deduct.lua").read_text()
+SCRIPT_COMMANDS = ("evalsha", "eval", "fcall", "fcall_ro", "evalsha_ro", "eval_ro")
+ACCOUNTS = tuple(f"C{i:04d}" for i in range(200))
+INITIAL_MINOR = 100_000_000_000
+CALLS, CALLS_SMOKE = 2000, 200
+CALLS_CALLGRIND, CALLS_CALLGRIND_SMOKE = 400, 40
+ROUNDS, ROUNDS_SMOKE = 3, 1
+CLIENT_CALLS, CLIENT_CALLS_SMOKE = 5000, 300
+BATCH = 100
+# (operation, target as a multiple of the minimal script's fresh deduction)
+TARGETS = {"deduct (fresh)": 1.5, "deduct (replay)": 0.8, "credit": 1.5, "hold": 1.5,
+           "capture": 1.5, "refund": 1.5}
+
+
+class _Meter:
+    """Cost of the script calls made inside `measure()` on one server."""
+
+    def __init__(self, client: redis.Redis):
+        self.client = client
+
+    def _script_stats(self) -> tuple[int, int]:
+        stats = self.client.info("commandstats")
+        calls = usec = 0
+        for name in SCRIPT_COMMANDS:
+            s = stats.get(f"cmdstat_{name}")
+            if s:
+                calls += int(s["calls"])
+                usec += int(s["usec"])
+        return calls, usec
+
+    def measure(self, fn) -> tuple[float, int]:
+        """(µs per script call, calls) of what `fn` sends."""
+        calls0, usec0 = self._script_stats()
+        fn()
+        calls1, usec1 = self._script_stats()
+        calls = calls1 - calls0
+        return ((usec1 - usec0) / calls if calls else float("nan")), calls
+
+
+class _CallgrindRedis(PrivateRedis):
+    """redis-server under callgrind, instrumentation off until `measure()` turns it on."""
+
+    def start(self) -> "_CallgrindRedis":
+        self.out = self.dir / "cg.out"
+        args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={self.out}",
+                "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
+                "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction",
+                "--logfile", str(self.dir / "redis.log")]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: redis.Redis(port=self.port, socket_timeout=2).ping(), 60,
+                 what=f"redis-server under callgrind on {self.port}")
+        return self
+
+    def _control(self, *args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(self.proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+
+    def measure(self, fn, calls: int) -> float:
+        """redis-server instructions per call of what `fn` sends (`calls` script calls)."""
+        self._control("-z")
+        self._control("-i", "on")
+        fn()
+        self._control("-i", "off")
+        before = set(self.dir.glob("cg.out*"))
+        self._control("-d")
+        wait_for(lambda: set(self.dir.glob("cg.out*")) - before, 30, what="callgrind dump")
+        dump = max(set(self.dir.glob("cg.out*")) - before, key=lambda p: p.stat().st_mtime)
+        time.sleep(0.2)          # the dump is written by the server process: let it finish
+        for line in dump.read_text().splitlines():
+            if line.startswith("totals:"):
+                return int(line.split()[1]) / calls
+        raise RuntimeError(f"no totals in {dump}")
+
+
+class _Workload:
+    """The operations measured, each a callable sending exactly `n` script calls."""
+
+    def __init__(self, url: str, n: int):
+        self.url, self.n = url, n
+        self.ledger = Ledger.from_url(url)
+        self.raw = redis.Redis.from_url(url, decode_responses=True)
+        self.minimal_sha = self.raw.script_load(MINIMAL_LUA)
+
+    def close(self) -> None:
+        self.ledger.close()
+        self.raw.close()
+
+    def reset(self) -> None:
+        flush_redis(self.url)
+        self.ledger.close()
+        self.ledger = Ledger.from_url(self.url)
+        self.ledger.init()
+        for a in ACCOUNTS:
+            r = self.ledger.open_account(a, txn_id=f"open-{a}", initial_minor=INITIAL_MINOR)
+            assert r.status is Status.APPLIED, r
+        self.minimal_sha = self.raw.script_load(MINIMAL_LUA)
+        self.nonce = secrets.token_hex(3)
+
+    def _ids(self, kind: str):
+        return [(ACCOUNTS[i % len(ACCOUNTS)], f"{self.nonce}-{kind}-{i}") for i in range(self.n)]
+
+    def _expect(self, result, *statuses) -> None:
+        if result.status not in (statuses or (Status.APPLIED,)):
+            raise RuntimeError(f"benchmark call answered {result}")
+
+    def operations(self) -> list[tuple[str, object]]:
+        """In the order they must run (a replay after its fresh calls, refunds of the
+        deductions, captures of the holds)."""
+        L = self.ledger
+        deducts, credits, holds, captures, refunds = (self._ids(k) for k in ("d", "c", "h", "k", "r"))
+        minimal = self._ids("m")
+
+        def deduct():
+            for a, t in deducts:
+                self._expect(L.deduct(a, 1, txn_id=t, terminal_id="T1", cashier_id="c1"))
+
+        def replay():
+            for a, t in deducts:
+                r = L.deduct(a, 1, txn_id=t, terminal_id="T1", cashier_id="c1")
+                self._expect(r)
+                if not r.replayed:
+                    raise RuntimeError(f"not a replay: {r}")
+
+        def refund():
+            for (a, t), (_, orig) in zip(refunds, deducts):
+                self._expect(L.refund(a, 1, txn_id=t, original_txn_id=orig, terminal_id="T1", cashier_id="c1"))
+
+        def credit():
+            for a, t in credits:
+                self._expect(L.credit(a, 1, txn_id=t, terminal_id="T1", cashier_id="c1"))
+
+        def hold():
+            for a, t in holds:
+                self._expect(L.hold(a, 1, txn_id=t, ttl_s=3600, terminal_id="T1", cashier_id="c1"))
+
+        def capture():
+            for (a, t), (_, h) in zip(captures, holds):
+                self._expect(L.capture(h, 1, txn_id=t, account_id=a, terminal_id="T1", cashier_id="c1"))
+
+        def run_minimal(replayed: bool):
+            def go():
+                for a, t in minimal:
+                    part = L.schema.partition_of(a)
+                    keys = [part.account(a), part.txn(t), part.journal]
+                    reply = self.raw.evalsha(self.minimal_sha, 3, *keys, t, a, 1, DEFAULT_RETENTION_S)
+                    if reply[0] not in ("APPLIED", "A") or bool(reply[2]) != replayed:
+                        raise RuntimeError(f"minimal script answered {reply}")
+            return go
+
+        return [("deduct (fresh)", deduct), ("deduct (replay)", replay), ("refund", refund),
+                ("credit", credit), ("hold", hold), ("capture", capture),
+                ("minimal (fresh)", run_minimal(False)), ("minimal (replay)", run_minimal(True))]
+
+
+def _server_costs(ctx) -> tuple[dict, dict]:
+    """{operation: µs per call}, {operation: instructions per call} (empty without valgrind)."""
+    usec: dict[str, list[float]] = {}
+    instr: dict[str, list[float]] = {}
+    rounds = ROUNDS_SMOKE if ctx.smoke else ROUNDS
+    n = CALLS_SMOKE if ctx.smoke else CALLS
+    work = _Workload(ctx.redis.url, n)
+    meter = _Meter(work.raw)
+    try:
+        for _ in range(rounds):
+            work.reset()
+            for name, fn in work.operations():
+                per_call, calls = meter.measure(fn)
+                if calls != n:
+                    raise RuntimeError(f"{name}: {calls} script calls for {n} operations")
+                usec.setdefault(name, []).append(per_call)
+    finally:
+        work.close()
+    if shutil.which("valgrind") and shutil.which("callgrind_control"):
+        n_cg = CALLS_CALLGRIND_SMOKE if ctx.smoke else CALLS_CALLGRIND
+        server = _CallgrindRedis(port=free_port()).start()
+        work = _Workload(server.url, n_cg)
+        try:
+            for _ in range(1 if ctx.smoke else 2):
+                work.reset()
+                for name, fn in work.operations():
+                    instr.setdefault(name, []).append(server.measure(fn, n_cg))
+        finally:
+            work.close()
+            server.stop()
+    return ({k: statistics.median(v) for k, v in usec.items()},
+            {k: statistics.median(v) for k, v in instr.items()})
+
+
+def _client_cpu(ctx) -> dict[str, float]:
+    """process_time per call of the product call and its bare counterpart (s)."""
+    n = CLIENT_CALLS_SMOKE if ctx.smoke else CLIENT_CALLS
+    work = _Workload(ctx.redis.url, 1)
+    out: dict[str, float] = {}
+    try:
+        work.reset()
+        L, raw = work.ledger, work.ledger.client
+        sha = L.scripts["deduct"].sha
+        ids = [(ACCOUNTS[i % len(ACCOUNTS)], f"{work.nonce}-cpu-{i}") for i in range(4 * n)]
+        chunks = [ids[i * n:(i + 1) * n] for i in range(4)]
+
+        def bare_single(chunk):
+            for a, t in chunk:
+                keys = deduct_keys(L.schema.partition_of(a), a, t)
+                raw.evalsha(sha, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
+
+        def product_single(chunk):
+            for a, t in chunk:
+                L.deduct(a, 1, txn_id=t, terminal_id="T1", cashier_id="c1")
+
+        def bare_batch(chunk):
+            for i in range(0, len(chunk), BATCH):
+                pipe = raw.pipeline(transaction=False)
+                for a, t in chunk[i:i + BATCH]:
+                    keys = deduct_keys(L.schema.partition_of(a), a, t)
+                    pipe.evalsha(sha, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
+                pipe.execute()
+
+        def product_batch(chunk):
+            for i in range(0, len(chunk), BATCH):
+                L.deduct_many([DeductRequest(a, 1, t, "T1", "c1") for a, t in chunk[i:i + BATCH]])
+
+        for name, fn, chunk in (("bare evalsha", bare_single, chunks[0]),
+                                ("Ledger.deduct", product_single, chunks[1]),
+                                (f"bare pipeline({BATCH})", bare_batch, chunks[2]),
+                                (f"Ledger.deduct_many({BATCH})", product_batch, chunks[3])):
+            t0 = time.process_time()
+            fn(chunk)
+            out[name] = (time.process_time() - t0) / len(chunk)
+    finally:
+        work.close()
+    return out
+
+
+def run(ctx) -> None:
+    usec, instr = _server_costs(ctx)
+    ctx.data["server_cost_usec"], ctx.data["server_cost_instr"] = usec, instr
+    base_us, base_ir = usec["minimal (fresh)"], instr.get("minimal (fresh)")
+    ctx.row("17 server cost", "minimal full-contract deduct (reference), fresh",
+            f"{base_us:.1f} µs" + (f", {base_ir:,.0f} instructions" if base_ir else ""),
+            note="bench/contenders/minimal_deduct.lua; per call, INFO commandstats"
+                 + (" and callgrind" if base_ir else "; valgrind not installed: no instruction counts"))
+    ctx.row("17 server cost", "minimal full-contract deduct (reference), replay",
+            f"{usec['minimal (replay)']:.1f} µs"
+            + (f", {instr['minimal (replay)']:,.0f} instructions" if base_ir else ""))
+    for name, limit in TARGETS.items():
+        ratio_us = usec[name] / base_us
+        ratio_ir = instr[name] / base_ir if base_ir else None
+        met = ratio_us <= limit and (ratio_ir is None or ratio_ir <= limit)
+        ctx.row("17 server cost", f"product {name}",
+                f"{usec[name]:.1f} µs" + (f", {instr[name]:,.0f} instructions" if base_ir else ""),
+                ratio=f"{ratio_us:.2f}x µs" + (f", {ratio_ir:.2f}x instructions" if ratio_ir else ""),
+                target=f"≤ {limit}x minimal fresh deduct", met=met, finding="server_cost")
+    cpu = _client_cpu(ctx)
+    ctx.data["client_cpu_s"] = cpu
+    for product, bare, limit in (("Ledger.deduct", "bare evalsha", 1.10),
+                                 (f"Ledger.deduct_many({BATCH})", f"bare pipeline({BATCH})", 1.20)):
+        ratio = cpu[product] / cpu[bare]
+        ctx.row("17 client CPU", f"{product} vs {bare}",
+                f"{cpu[product] * 1e6:.1f} µs CPU per deduction (bare {cpu[bare] * 1e6:.1f} µs)",
+                ratio=f"{ratio:.2f}x", target=f"≤ {limit}x", met=ratio <= limit,
+                finding="client_cpu", note="time.process_time of the client over a fixed count")
