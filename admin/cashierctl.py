@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _plugins():
     """Command groups that live in their own modules (cashiers, ...)."""
     import importlib
-    for name in ("admin.cashier_commands", "admin.split_commands", "admin.selftest_commands", "admin.verify_commands"):
+    for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands"):
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:

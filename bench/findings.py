@@ -33,16 +33,15 @@ FINDINGS: dict[str, str] = {
     "hot_ratio": (
         "Only missed on the 3-master Cluster: one account lives in one slot, so all its deductions run on one of the "
         "three redis-servers, while the spread load runs on all three in parallel. On standalone, where there is one "
-        "server either way, hot ≥ spread. Account splitting (shards of a hot account over slots) was meant to be the "
-        "fix; as built it does not help yet (see the split rows and 'Issue 6: what splitting a hot account shows')."),
+        "server either way, hot ≥ spread. On a Cluster one account cannot use more than its primary; splitting an "
+        "account over slots was tried and removed (see 'Hot accounts: batching, not splitting')."),
     "hot_28k": (
         "Standalone: one account already reaches the spread figure (ratio ≥ 0.9), so the limit is the whole path, not "
         "the hot key: the pipelined ceiling of the same script with a C client was under 40,000/s in this run, the "
         "Python clients of `deduct_many` share the same 2 cores with Redis, and the run shared the machine with other "
         "engineers' tests. Cluster: one hot account is served by one primary (see hot_ratio), and each `deduct_many` batch also pays "
         "redis-py's RedisCluster routing per request (slot lookup per key) before the per-node pipeline goes out; on 2 "
-        "cores shared by three redis-servers and the clients, that primary gets well under one core. Account splitting "
-        "as built does not lift it (split deductions are decided one by one, see the issue 6 section)."),
+        "cores shared by three redis-servers and the clients, that primary gets well under one core."),
     "memory_record": (
         "Re-measured after commit 6d0cf85 (APPLIED stored as 's'='A'): unchanged, MEMORY USAGE still 168 bytes and the INFO delta still ~208 bytes per record in the 05:24 UTC run, so the expected 16-byte saving did not happen: 'A' instead of 'APPLIED' shortens the listpack by 6 bytes, which (most likely) leaves its allocation in the same jemalloc size class. Earlier analysis: Measured over 100,000 records: INFO delta ~208 bytes per record = MEMORY USAGE 168 bytes (the key "
         "`cs:{p0.0}:t:` + a 32-character txn id, and a 4-field listpack hash: f='deduct|<account>|<amount>', s, b, j) "
@@ -89,25 +88,12 @@ FINDINGS: dict[str, str] = {
         "Result/Status construction are the Ledger's own cost over a bare evalsha; not yet reworked (issue 17)."),
 }
 
-# Issue 6 asks to write down what the split rows show, good or bad; printed under them.
-SPLIT_FINDING = (
-    "**What it shows: splitting makes one account slower here, on standalone and on the Cluster, and more shards make it "
-    "slower still.** The expectation was: no gain on standalone (one Redis thread), a gain on the Cluster (shards on three "
-    "primaries) minus the second round trip. The second half did not happen, and the reason is in core, not in the "
-    "topology. Profile (one process, private standalone Redis, 2,000 deductions each, INFO commandstats deltas): an unsplit "
-    "deduction is 1 EVALSHA and ~53 µs of Redis CPU; on 4 shards it is 6 EVALSHA (+10 HGETALL, 12 HMGET) and ~134 µs; on "
-    "8 shards 10 EVALSHA and ~172 µs. `_split_spend` first reads the whole split view (`Ledger._split_view`: "
-    "`sub_balance.lua` on the root and on *every* shard, plus the txn record in every shard's slot) and only then runs "
-    "`shard_spend` on one shard, so Redis work per deduction grows with the shard count (O(N)), while the client also "
-    "pays 2 round trips. On the Cluster the view is one pipeline *per node*, sent one after the other: with shards on "
-    "all three primaries every deduction costs up to 3 + 1 sequential round trips and loads all three primaries, so "
-    "the load is multiplied across the nodes rather than spread over them. `deduct_many` decides split-account "
-    "requests one by one (by design, see its docstring), so a batch of 100 becomes ~200 round trips and loses all of "
-    "batching's gain. Balances stayed exact in every split run. What would make splitting pay on the Cluster "
-    "(a core change, for the core lead): in the common case go straight to the start shard (crc32(txn_id) % N, shard "
-    "count already remembered per process in `_split_accounts`) with one `shard_spend` call that decides when that shard "
-    "covers the amount and answers PASS otherwise, and read the full view only on PASS/STALE or for a retry (the start "
-    "shard is fixed by the txn id, so a retry lands on the same shard first): 1 round trip to 1 primary, Redis work "
-    "independent of N; and let `deduct_many` group such first attempts per node like plain requests."
-)
-
+# Printed under part 4: why the bench has no split-account rows any more.
+HOT_ACCOUNT_NOTE = (
+    "Split accounts (a hot account spread over shards in other slots) were removed (issue 12). On one Redis, "
+    "standalone or Sentinel (what a shop runs), every script runs one after the other on one thread, so spreading "
+    "an account over more keys cannot raise its throughput; measured before the removal, 4 shards gave 0.25x and "
+    "8 shards 0.19x of the unsplit account's deductions/s on standalone (0.18x and 0.15x on the 3-master Cluster), "
+    "and a split account's contract could not equal the plain account's (issue 12, defects 2, 3, 6, 8 and 9). A hot "
+    "account is served by `deduct_many` (one round trip per batch, the batching rows above) and by lean scripts "
+    "(issue 17).")

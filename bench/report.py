@@ -142,25 +142,6 @@ def _cache_lines(ctx) -> list[str]:
     return lines
 
 
-def _split_lines(ctx) -> list[str]:
-    """Issue 6: unsplit vs split one account, computed from this run's part 4 figures."""
-    out = []
-    for topology in ("standalone", "3-master Cluster"):
-        for batch, what in ((1, "`deduct`"), (100, "`deduct_many(100)`")):
-            unsplit = ctx.data.get(f"hot_{topology}_{batch}")
-            splits = {k: ctx.data.get(f"split_{topology}_{batch}_{k}") for k in (4, 8)}
-            if not unsplit or not all(splits.values()):
-                continue
-            u = unsplit[0].throughput_per_s
-            out.append(f"- {topology}, {what}: unsplit {u:,.0f}/s; 4 shards {splits[4].throughput_per_s:,.0f}/s "
-                       f"({splits[4].throughput_per_s / u:.2f}x); 8 shards {splits[8].throughput_per_s:,.0f}/s "
-                       f"({splits[8].throughput_per_s / u:.2f}x).")
-    if not out:
-        return ["- Not measured in this run."]
-    from .findings import SPLIT_FINDING
-    return out + ["", SPLIT_FINDING]
-
-
 def _pick(ctx, name: str, layout: str, clients: int):
     for m in ctx.comparison:
         if m.name == name and m.extra["layout"] == layout and m.procs == clients:
@@ -266,7 +247,8 @@ def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
             L.append(f"- **{key}**: {FINDINGS.get(key, 'not profiled yet.')}")
     else:
         L.append("- None in this run.")
-    L += ["", "### Issue 6: what splitting a hot account shows", ""] + _split_lines(ctx)
+    from .findings import HOT_ACCOUNT_NOTE
+    L += ["", "### Hot accounts: batching, not splitting", "", HOT_ACCOUNT_NOTE]
     L += ["", "### How each part is measured", "",
           "- Every load runs in separate worker processes (fork), each with its own connection, started together behind a "
           "barrier; throughput = operations / mean worker run time. Each deduction takes 1 minor unit; the final balances are "

@@ -24,10 +24,9 @@ from .connection import check_eviction_policy, connect, is_cluster, redacted
 from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict)
 from .read_cache import ReadCache
-from .keys import CONSUMER_GROUP, MAX_SHARDS, META_KEY, KeySchema, Partition, parse_shard_id
-from .result import Result, Status, status_of
+from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
+from .result import Result, Status
 from .scripts import ScriptRunner
-from .split import SETTLE_GRACE_MS, SplitAccounts
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +34,6 @@ DEFAULT_RETENTION_S = 7 * 86400
 DEFAULT_PARTITIONS_STANDALONE = 1
 DEFAULT_PARTITIONS_CLUSTER = 16
 EVICTION_CHECK_INTERVAL_S = 300.0
-_ROUTE_STATUSES = ("SPLIT", "CHECK_SHARDS")
-
-
-class _SplitRoute(Exception):
-    """A root script answered SPLIT or CHECK_SHARDS: the operation goes to the shards."""
-
-    def __init__(self, status: str, shards: int):
-        self.status, self.shards = status, shards
-        super().__init__(status)
 
 _STATUS_BY_NAME = {s.value: s for s in Status}
 
@@ -110,10 +100,12 @@ class JournalEntry:
     original_txn_id: str
     hold_minor: int = 0         # kind 'hold': the amount reserved
     expires_ms: int = 0         # kind 'hold': when the hold lapses (server ms)
-    root_id: str = ""           # split accounts: the account a shard ('A#k') belongs to ('' otherwise)
-    peer_id: str = ""           # xfer_out: the destination; xfer_in: the source
-    transfer_id: str = ""       # xfer_out / xfer_in: the transfer both halves share
-    shards: int = 0             # split / merge: the shard count
+    # Legacy: fields of entries journaled by split accounts before they were removed
+    # (docs/ledger.md). No script writes them any more; old streams may still hold them.
+    root_id: str = ""
+    peer_id: str = ""
+    transfer_id: str = ""
+    shards: int = 0
     holder_name: str = ""       # open / restore: the account holder's name, when given
 
     @classmethod
@@ -127,11 +119,11 @@ class JournalEntry:
 
     @property
     def account_root(self) -> str:
-        """The account this entry counts towards: root_id for a shard's entry, else account_id."""
+        """The account this entry counts towards: account_id (root_id only on legacy split entries)."""
         return self.root_id or self.account_id
 
 
-class Ledger(SplitAccounts):
+class Ledger:
     """Balance operations on one central Redis (standalone or Cluster).
 
     retention_s: how long the first decision of a txn id is kept (default 7 days).
@@ -175,10 +167,6 @@ class Ledger(SplitAccounts):
             raise InvalidRequest("wait_timeout_ms", "must be a whole number of milliseconds >= 1")
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
-        # accounts this process knows to be split (shard count) or recently merged (0);
-        # every other account is taken as plain until its root script says otherwise
-        self._split_accounts: dict[str, int] = {}
-        self.settle_grace_ms = SETTLE_GRACE_MS
 
     @classmethod
     def from_url(cls, url: str, *, socket_timeout_s: float = 2.0, **kwargs) -> "Ledger":
@@ -302,8 +290,6 @@ class Ledger(SplitAccounts):
     @staticmethod
     def _decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) -> Result:
         status, balance, replayed, detail = reply
-        if status in _ROUTE_STATUSES:
-            raise _SplitRoute(status, int(detail or 0))
         if status == "INVALID":
             field, _, reason = detail.partition(": ")
             raise InvalidRequest(field, reason)
@@ -354,15 +340,9 @@ class Ledger(SplitAccounts):
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
         """Take money when the available balance (balance - active holds) covers it,
-        else Status.INSUFFICIENT_FUNDS. On a split account see `split_account`."""
-        if account_id in self._split_accounts:
-            return self._split_spend("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id)
-        try:
-            return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                    extra_keys=self._hold_keys(account_id))
-        except _SplitRoute as route:
-            self._split_accounts[account_id] = route.shards if route.status == "SPLIT" else 0
-            return self._split_spend("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id)
+        else Status.INSUFFICIENT_FUNDS."""
+        return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                extra_keys=self._hold_keys(account_id))
 
     def _hold_keys(self, account_id) -> list[str]:
         if not isinstance(account_id, str):
@@ -382,14 +362,8 @@ class Ledger(SplitAccounts):
         """
         if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 1 <= ttl_s <= self.retention_s:
             raise InvalidRequest("ttl_s", f"must be whole seconds from 1 to the retention ({self.retention_s})")
-        if account_id in self._split_accounts:
-            return self._split_spend("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id, ttl_s)
-        try:
-            return self._balance_op("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                    extra_keys=self._hold_keys(account_id), extra_args=[ttl_s])
-        except _SplitRoute as route:
-            self._split_accounts[account_id] = route.shards if route.status == "SPLIT" else 0
-            return self._split_spend("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id, ttl_s)
+        return self._balance_op("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                extra_keys=self._hold_keys(account_id), extra_args=[ttl_s])
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str,
                 account_id: str | None = None, terminal_id: str | None = None,
@@ -414,41 +388,15 @@ class Ledger(SplitAccounts):
             account_id = self.hold_account(hold_txn_id)
             if account_id is None:
                 return Result(Status.HOLD_NOT_FOUND, 0, False, txn_id, "", script, amount_minor)
-            parsed = parse_shard_id(account_id)
-            if parsed:                      # a hold on a shard: resolve it through the root id
-                account_id = parsed[0]
-        if account_id in self._split_accounts:
-            return self._split_resolve_hold(script, hold_txn_id, amount_minor, txn_id, account_id,
-                                            terminal_id, cashier_id)
-        try:
-            return self._resolve_hold_on(account_id, script, hold_txn_id, amount_minor, txn_id,
-                                         terminal_id, cashier_id)
-        except _SplitRoute as route:
-            self._split_accounts[account_id] = route.shards if route.status == "SPLIT" else 0
-            return self._split_resolve_hold(script, hold_txn_id, amount_minor, txn_id, account_id,
-                                            terminal_id, cashier_id)
-
-    def _resolve_hold_on(self, account_id, script, hold_txn_id, amount_minor, txn_id, terminal_id,
-                         cashier_id, *, routed: str = "", sub_id: str | None = None) -> Result:
-        """capture.lua / void.lua on the account itself, or on its sub-balance `sub_id`."""
-        if sub_id is None:
-            part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-            extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
-            return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                    allow_zero=script == "void", extra_keys=extra,
-                                    extra_args=[hold_txn_id, routed])
-        part = self.schema.partition_of(sub_id)
-        keys = [part.account(sub_id), part.sub_txn(sub_id, txn_id), part.journal, part.holds(sub_id),
-                part.hold_expiries(sub_id), part.sub_txn(sub_id, hold_txn_id)]
-        args = [txn_id, sub_id, amount_minor, self.retention_s, terminal_id or "", cashier_id or "",
-                hold_txn_id, routed]
-        return self._run_sub(script, script, keys, args, account_id, amount_minor, txn_id)
+        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
+        return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
+                                allow_zero=script == "void", extra_keys=extra, extra_args=[hold_txn_id])
 
     def hold_account(self, hold_txn_id: str) -> str | None:
         """The account a hold was placed on, or None. Reads the hold's record in every
         partition (one pipeline): a hold id maps to one account for good, so this read
-        can be done before the capture without a race. For a hold on a split account
-        the answer is the shard's id ('<account_id>#<k>')."""
+        can be done before the capture without a race."""
         v.check_id(hold_txn_id, "hold_txn_id")
 
         def read():
@@ -458,16 +406,6 @@ class Ledger(SplitAccounts):
             return pipe.execute()
         for fingerprint in self._with_retry(read, txn_id=None):
             if fingerprint and fingerprint.startswith("hold|"):
-                return fingerprint.split("|")[1]
-
-        def read_shards():     # a hold on a split account's shard: 't:<hold>#k' (s = APPLIED there)
-            pipe = self.client.pipeline(transaction=False)
-            for part in self.partitions:
-                for k in range(MAX_SHARDS):
-                    pipe.hmget(f"{part.txn(hold_txn_id)}#{k}", "f", "s")
-            return pipe.execute()
-        for fingerprint, status in self._with_retry(read_shards, txn_id=None):
-            if fingerprint and fingerprint.startswith("hold|") and status_of(status) == "APPLIED":
                 return fingerprint.split("|")[1]
         return None
 
@@ -488,9 +426,6 @@ class Ledger(SplitAccounts):
         if not reply:
             raise AccountNotFound(account_id)
         value = (int(reply[0]), int(reply[1]))
-        if account_id in self._split_accounts or self._split_marks(reply[4:7]):
-            view = self._split_view(account_id)
-            value = (view.total_minor, view.available_minor)
         self.read_cache.put("balances", account_id, value, started)
         return value
 
@@ -498,11 +433,9 @@ class Ledger(SplitAccounts):
         """Journal the release of this account's expired holds; returns how many.
 
         Not needed for correctness (expired holds stop counting by themselves); the
-        reconcile service calls it so the database learns of each release. Takes shard
-        ids ('<account_id>#<k>') too: a split account's holds live on its shards.
+        reconcile service calls it so the database learns of each release.
         """
-        if not (isinstance(account_id, str) and parse_shard_id(account_id)):
-            v.check_id(account_id, "account_id")
+        v.check_id(account_id, "account_id")
         part = self.schema.partition_of(account_id)
         expired = self._with_retry(self.client.zrangebyscore, part.hold_expiries(account_id),
                                    "-inf", int(time.time() * 1000), 0, limit, txn_id=None)
@@ -510,7 +443,7 @@ class Ledger(SplitAccounts):
             return 0
         keys = [part.account(account_id), part.hold_expiries(account_id), part.journal,
                 part.holds(account_id), part.hold_expiries(account_id),
-                *(part.sub_txn(account_id, hold) for hold in expired)]
+                *(part.txn(hold) for hold in expired)]
         args = ["-", account_id, "0", "", terminal_id, "", *expired]
         reply = self._with_retry(self._script, "expire_holds", keys, args, txn_id=None)
         if reply and reply[0] == "INVALID":
@@ -519,21 +452,12 @@ class Ledger(SplitAccounts):
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Top up an account. On a split account the credit lands on one shard, chosen
-        by the txn id (so credits spread over the shards)."""
+        """Top up an account."""
         return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id)
 
     def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id) -> Result:
-        if account_id in self._split_accounts:
-            return self._split_credit(kind, account_id, amount_minor, txn_id, original, terminal_id,
-                                      cashier_id)
-        try:
-            return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
-                                    cashier_id, extra_args=[kind, original], kind=kind)
-        except _SplitRoute as route:
-            self._split_accounts[account_id] = route.shards if route.status == "SPLIT" else 0
-            return self._split_credit(kind, account_id, amount_minor, txn_id, original, terminal_id,
-                                      cashier_id)
+        return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
+                                cashier_id, extra_args=[kind, original], kind=kind)
 
     def compensate(self, account_id: str, amount_minor: int, *, txn_id: str,
                    original_txn_id: str, terminal_id: str | None = None,
@@ -552,28 +476,19 @@ class Ledger(SplitAccounts):
             raise InvalidRequest("original_txn_id", "must differ from txn_id")
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
         extra = [part.txn(original_txn_id)] if part else []
-        try:
-            return self._balance_op("refund", account_id, amount_minor, txn_id, terminal_id,
-                                    cashier_id, extra_keys=extra, extra_args=[original_txn_id])
-        except _SplitRoute as route:
-            self._split_accounts[account_id] = route.shards if route.status == "SPLIT" else 0
-            return self._split_refund(account_id, amount_minor, txn_id, original_txn_id, terminal_id,
-                                      cashier_id)
+        return self._balance_op("refund", account_id, amount_minor, txn_id, terminal_id,
+                                cashier_id, extra_keys=extra, extra_args=[original_txn_id])
 
     def freeze(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None) -> Result:
         """Stop deductions, holds and top-ups on the account (refunds and captures still go through)."""
-        result = self._balance_op("freeze", account_id, 0, txn_id, terminal_id, cashier_id,
-                                  allow_zero=True)
-        self._propagate_status(account_id, "freeze", txn_id)
-        return result
+        return self._balance_op("freeze", account_id, 0, txn_id, terminal_id, cashier_id,
+                                allow_zero=True)
 
     def unfreeze(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
                  cashier_id: str | None = None) -> Result:
-        result = self._balance_op("unfreeze", account_id, 0, txn_id, terminal_id, cashier_id,
-                                  allow_zero=True)
-        self._propagate_status(account_id, "unfreeze", txn_id)
-        return result
+        return self._balance_op("unfreeze", account_id, 0, txn_id, terminal_id, cashier_id,
+                                allow_zero=True)
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
                         status: str = "active", holder_name: str | None = None) -> Result:
@@ -611,16 +526,12 @@ class Ledger(SplitAccounts):
         """
         out: list[Result | LedgerError | None] = [None] * len(requests)
         calls: list[tuple[int, list[str], list[Any], DeductRequest]] = []
-        singles: list[int] = []          # requests on split accounts: decided one by one
         for i, req in enumerate(requests):
             try:
                 v.check_amount(req.amount_minor, "amount_minor")
                 part = self._common(req.account_id, req.txn_id, req.terminal_id, req.cashier_id)
             except InvalidRequest as exc:
                 out[i] = exc
-                continue
-            if req.account_id in self._split_accounts:
-                singles.append(i)
                 continue
             keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal,
                     part.holds(req.account_id), part.hold_expiries(req.account_id)]
@@ -639,18 +550,6 @@ class Ledger(SplitAccounts):
                     out[i] = self._decode(reply, "deduct", req.account_id, req.amount_minor, req.txn_id)
                 except (InvalidRequest, TxnConflict) as exc:
                     out[i] = exc
-                except _SplitRoute as route:
-                    self._split_accounts[req.account_id] = route.shards if route.status == "SPLIT" else 0
-                    singles.append(i)
-        # Split accounts: each deduction visits shards in its own order (see split_account),
-        # in request order, so the batch answers what the single calls would.
-        for i in sorted(singles):
-            req = requests[i]
-            try:
-                out[i] = self.deduct(req.account_id, req.amount_minor, txn_id=req.txn_id,
-                                     terminal_id=req.terminal_id, cashier_id=req.cashier_id)
-            except (InvalidRequest, TxnConflict) as exc:
-                out[i] = exc
         return out  # type: ignore[return-value]
 
     def _pipeline_deducts(self, calls) -> list:
@@ -714,12 +613,10 @@ class Ledger(SplitAccounts):
             return cached
         key = self.schema.partition_of(account_id).account(account_id)
         started = time.monotonic()
-        bal, st, ct, lj, sh, msh, mx, nm = self._with_retry(
-            self.client.hmget, key, "bal", "st", "ct", "lj", "sh", "msh", "mx", "nm", txn_id=None)
+        bal, st, ct, lj, nm = self._with_retry(
+            self.client.hmget, key, "bal", "st", "ct", "lj", "nm", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
-        if self._split_marks((sh, msh, mx)):
-            bal = self._split_view(account_id).total_minor     # every sub-balance, and money in flight
         info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
         self.read_cache.put("account", account_id, info, started)
         return info
@@ -729,13 +626,8 @@ class Ledger(SplitAccounts):
 
         Each account's balance and last journal id are read together (one HMGET), so
         a reader can compare it with the database at that same journal position.
-        These are the *raw* rows of each key, for reconciliation: shard ids
-        ('<account_id>#<k>', found in the partitions' account sets) are accepted, and a
-        split account's root row holds only what is left on the root (see
-        `split_account`); `account()` / `balance()` give the total.
         """
-        ids = [a if isinstance(a, str) and parse_shard_id(a) else v.check_id(a, "account_id")
-               for a in account_ids]
+        ids = [v.check_id(a, "account_id") for a in account_ids]
 
         def read():
             pipe = self.client.pipeline(transaction=False)
@@ -759,8 +651,6 @@ class Ledger(SplitAccounts):
         """The most recent journal entries of one account still held in Redis, newest first.
 
         Entries already moved to the database and trimmed are not here: the database has them.
-        Only the root's partition is scanned: a split account's shard entries live in their
-        shards' partitions (`journal_entries` of those partitions, matched by `root_id`).
         """
         v.check_id(account_id, "account_id")
         part = self.schema.partition_of(account_id)

@@ -26,9 +26,6 @@ class Status(str, enum.Enum):
     HOLD_ALREADY_VOIDED = "HOLD_ALREADY_VOIDED"
     HOLD_EXPIRED = "HOLD_EXPIRED"
     CAPTURE_EXCEEDS_HOLD = "CAPTURE_EXCEEDS_HOLD"
-    ALREADY_SPLIT = "ALREADY_SPLIT"                # split of an account that is split already
-    NOT_SPLIT = "NOT_SPLIT"                        # merge of an account that is not split
-    ACCOUNT_HAS_HOLDS = "ACCOUNT_HAS_HOLDS"        # split/merge while holds are active: resolve them first
 
     @property
     def applied(self) -> bool:

@@ -167,12 +167,6 @@ def _dispatch(args, settings) -> int:
                 print(f"restore: {report.accounts_restored} account(s) restored, {report.accounts_present} "
                       f"already in Redis (left untouched), {report.entries_drained} journal entries "
                       f"drained first")
-                for account_id, why in sorted(report.not_restored.items()):
-                    print(f"  NOT restored: {account_id}: {why}")
-            if report.not_restored:
-                print(f"reconcile-service: {len(report.not_restored)} split account(s) not restored; "
-                      "they answer ACCOUNT_NOT_FOUND until core can recreate shards", file=sys.stderr)
-                return EXIT_REFUSED
             return EXIT_OK
         if args.command == "reconcile":
             service.with_retry(lambda: service.ready(restore_if_empty=False), "connecting", deadline)

@@ -7,9 +7,7 @@ past their expiry (oldest first, at most `max_accounts` per sweep) and asks the 
 to journal their release; the entries come back through the journal like any other,
 so the sweep itself writes nothing to the database. Accounts the ledger had nothing to
 release for (entries still in flight, or Redis no longer has the hold) are left alone
-for `retry_after_s`, so a stuck row never makes the sweep spin. Holds on a shard of a
-split account ('A#k') are skipped: `Ledger.expire_holds` accepts plain account ids
-only (see docs/reconcile.md, Known limits).
+for `retry_after_s`, so a stuck row never makes the sweep spin.
 """
 from __future__ import annotations
 
@@ -37,7 +35,6 @@ class HoldSweeper:
         self.max_accounts = max_accounts
         self.retry_after_s = retry_after_s
         self._quiet_until: dict[str, float] = {}
-        self._warned_shards = False
 
     def due_accounts(self) -> list[str]:
         cutoff = utcnow() - timedelta(seconds=EXPIRY_GRACE_S)
@@ -48,13 +45,6 @@ class HoldSweeper:
         now = time.monotonic()
         due = []
         for (account_id,) in rows:
-            if "#" in account_id:
-                if not self._warned_shards:
-                    log.warning("expired holds on shards of split accounts are not journaled: "
-                                "Ledger.expire_holds takes plain account ids only",
-                                extra={"account_id": account_id})
-                    self._warned_shards = True
-                continue
             if self._quiet_until.get(account_id, 0.0) > now:
                 continue
             due.append(account_id)
@@ -86,15 +76,12 @@ class HoldSweeper:
 
 
 def summary(engine: Engine, limit: int = 50) -> dict:
-    """Active holds per account (count and sum; a shard's holds count towards its root)."""
+    """Active holds per account (count and sum)."""
     now = utcnow()
-    root = func.coalesce(func.nullif(func.substr(Hold.account_id, 1,
-                                                 func.instr(Hold.account_id, "#") - 1), ""), Hold.account_id) \
-        if engine.dialect.name == "sqlite" else func.split_part(Hold.account_id, "#", 1)
     with engine.connect() as conn:
         active = and_(Hold.status == "active", Hold.expires_at > now)
-        by_account = conn.execute(select(root.label("account_id"), func.count(), func.sum(Hold.amount_minor))
-                                  .where(active).group_by(root).order_by(root)).all()
+        by_account = conn.execute(select(Hold.account_id, func.count(), func.sum(Hold.amount_minor))
+                                  .where(active).group_by(Hold.account_id).order_by(Hold.account_id)).all()
         expired = conn.execute(select(func.count()).select_from(Hold).where(
             Hold.status == "active", Hold.expires_at <= now)).scalar_one()
     return {"active_count": sum(int(r[1]) for r in by_account),

@@ -16,10 +16,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
-from core import AccountNotFound, InvalidRequest, Ledger, Status
+from core import Ledger, Status
 from core.keys import Partition
 
 from .journal import Journal
@@ -89,7 +89,6 @@ class Reconciler:
                 .returning(ReconcilePass.id)).scalar_one()
         report = PassReport(pass_id)
         try:
-            self.settle_split_accounts()
             report.repairs = self.repair_duplicates(pass_id)
             in_flight: set[str] = set()
             for part in self.ledger.partitions:
@@ -123,8 +122,8 @@ class Reconciler:
         redis_accounts = self.ledger.accounts(ids)
         state = self.journal.state(part)
         with self.engine.connect() as conn:
-            # every Redis hash (plain account, split account's root or shard 'A#k') against
-            # its own sub-balance row: like with like, in its own partition
+            # every Redis account against its row in sub_balances (one per account,
+            # kept by the consumer with the entry positions of the account's partition)
             rows = {r.account_id: r for r in conn.execute(select(
                 SubBalance.account_id, SubBalance.balance_minor, SubBalance.status,
                 SubBalance.last_journal_id, SubBalance.last_journal_pos).where(SubBalance.account_id.in_(ids)))}
@@ -171,8 +170,7 @@ class Reconciler:
                         f"Redis balance {info.balance_minor} != database balance {db_balance} at journal "
                         f"position {info.last_journal_id} (difference {info.balance_minor - db_balance:+d})",
                         info.balance_minor, db_balance, part.index, info.last_journal_id, evidence))
-                elif compare_status and "#" not in account_id and row.status != info.status:
-                    # (a shard's status is a copy of its root's that the core syncs lazily)
+                elif compare_status and row.status != info.status:
                     report.findings.append(Finding(
                         "status_mismatch", account_id,
                         f"Redis status {info.status!r} != database status {row.status!r}",
@@ -183,20 +181,14 @@ class Reconciler:
         while True:
             with self.engine.connect() as conn:
                 rows = conn.execute(select(SubBalance.account_id, SubBalance.balance_minor, SubBalance.status,
-                                           SubBalance.last_journal_id, SubBalance.root_account_id)
+                                           SubBalance.last_journal_id)
                                     .where(SubBalance.account_id > after)
                                     .order_by(SubBalance.account_id).limit(PAGE_SIZE)).all()
-                shard_roots = {r.root_account_id for r in rows if r.account_id != r.root_account_id}
-                split = {a for (a,) in conn.execute(select(SubBalance.account_id).where(
-                    SubBalance.account_id.in_(shard_roots), SubBalance.shards > 0))} if shard_roots else set()
             if not rows:
                 return
             after = rows[-1].account_id
             present = self.ledger.accounts([r.account_id for r in rows])
             for r in rows:
-                if (r.account_id != r.root_account_id and r.balance_minor == 0
-                        and r.root_account_id not in split):
-                    continue      # an empty shard of an account merged back: nothing was lost
                 if present[r.account_id] is None:
                     report.findings.append(Finding(
                         "missing_in_redis", r.account_id,
@@ -247,34 +239,6 @@ class Reconciler:
             "pass_id": report.pass_id, "accounts_checked": report.accounts_checked,
             "accounts_in_flight": report.accounts_in_flight, "discrepancies_found": len(report.findings),
             "repairs_made": len(report.repairs), "open_discrepancies": report.open_discrepancies})
-
-    # ------------------------------------------------------------ split accounts
-
-    def split_roots(self) -> list[str]:
-        """Accounts that may have internal transfers in flight: split now (per the
-        database), or with a transfer half whose other half the database has not seen."""
-        with self.engine.connect() as conn:
-            split = {a for (a,) in conn.execute(select(SubBalance.account_id).where(SubBalance.shards > 0))}
-            half = select(LedgerEntry.root_account_id, LedgerEntry.transfer_id).where(
-                LedgerEntry.kind.in_(("xfer_out", "xfer_in"))).group_by(
-                LedgerEntry.root_account_id, LedgerEntry.transfer_id).having(func.count() < 2)
-            flying = {r[0] for r in conn.execute(half)}
-        return sorted(a for a in split | flying if a)
-
-    def settle_split_accounts(self) -> int:
-        """`Ledger.settle_transfers` for every account that may have money in flight, so
-        a transfer a crash left half done is completed (journaled) and never looks like drift."""
-        completed = 0
-        for root in self.split_roots():
-            try:
-                completed += self.ledger.settle_transfers(root)
-            except AccountNotFound:
-                continue             # lost in Redis: the pass reports it
-            except InvalidRequest as exc:
-                log.warning("settling transfers failed", extra={"account_id": root, "detail": str(exc)})
-        if completed:
-            log.info("transfers in flight completed", extra={"transfers": completed})
-        return completed
 
     # ------------------------------------------------------------ duplicates
 

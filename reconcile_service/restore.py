@@ -19,7 +19,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
@@ -27,7 +27,7 @@ from core.keys import META_KEY
 
 from .journal import Consumer
 from .metrics import Metrics
-from .models import Account, Hold, LedgerEntry, SubBalance
+from .models import Account, Hold
 from .store import get_setting, utcnow
 
 log = logging.getLogger(__name__)
@@ -47,16 +47,11 @@ class RestoreReport:
     accounts_checked: int = 0
     accounts_restored: int = 0
     accounts_present: int = 0
-    not_restored: dict = None       # account id -> why it was left out (split accounts)
-
-    def __post_init__(self):
-        self.not_restored = {}
 
     def as_dict(self) -> dict:
         return dict(partitions=self.partitions, redis_was_empty=self.redis_was_empty,
                     entries_drained=self.entries_drained, accounts_checked=self.accounts_checked,
-                    accounts_restored=self.accounts_restored, accounts_present=self.accounts_present,
-                    accounts_not_restored=self.not_restored)
+                    accounts_restored=self.accounts_restored, accounts_present=self.accounts_present)
 
 
 def restore_txn_id(account_id: str, balance_minor: int, status: str, last_journal_pos: str) -> str:
@@ -72,38 +67,6 @@ def redis_has_ledger(ledger: Ledger) -> bool:
 def database_partitions(engine: Engine) -> int | None:
     value = get_setting(engine, "partitions")
     return int(value) if value else None
-
-
-def split_refusal(engine: Engine, account_id: str, total_minor: int) -> str | None:
-    """Why an account cannot be restored as a plain account, or None when it can.
-
-    A split account's money sits on shards ('A#k') that core cannot recreate
-    (`Ledger.restore_account` takes plain ids and knows nothing of `sh`/`n`), so an
-    account that is split, has money on a shard, or has a transfer in flight is left
-    out rather than restored with its total on the root (which would leave the shards'
-    rows and entries without a Redis counterpart and a later merge would double it).
-    An account merged back with empty shards is restored as the plain account it is."""
-    with engine.connect() as conn:
-        subs = conn.execute(select(SubBalance.account_id, SubBalance.balance_minor, SubBalance.shards)
-                            .where(SubBalance.root_account_id == account_id)).all()
-        if len(subs) <= 1 and all(s.shards == 0 for s in subs):
-            return None
-        flying = conn.execute(select(LedgerEntry.transfer_id).where(
-            LedgerEntry.root_account_id == account_id, LedgerEntry.kind.in_(("xfer_out", "xfer_in")))
-            .group_by(LedgerEntry.transfer_id).having(func.count() < 2).limit(1)).first()
-    root = next((s for s in subs if s.account_id == account_id), None)
-    if root is not None and root.shards > 0:
-        return (f"split into {root.shards} shards: core cannot recreate shards "
-                "(needs a restore of split accounts in core); its total is "
-                f"{total_minor} minor units in the database")
-    on_shards = [s.account_id for s in subs if s.account_id != account_id and s.balance_minor != 0]
-    if on_shards:
-        return f"money still on shard(s) {', '.join(sorted(on_shards))} after a merge; core cannot recreate shards"
-    if flying is not None:
-        return f"internal transfer {flying[0]} only half in the database"
-    if root is None or root.balance_minor != total_minor:
-        return "its root's balance does not equal its total in the database"
-    return None
 
 
 def _holds_lost(engine: Engine, account_id: str) -> None:
@@ -152,11 +115,6 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
             report.accounts_checked += 1
             if present[r.account_id] is not None:
                 report.accounts_present += 1
-                continue
-            why = split_refusal(engine, r.account_id, r.balance_minor)
-            if why:
-                report.not_restored[r.account_id] = why
-                log.error("split account not restored", extra={"account_id": r.account_id, "reason": why})
                 continue
             result = ledger.restore_account(
                 r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name,

@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED = 0, 1
-# Scripts the service runs itself (restore, repairs, hold expiry, transfers) or that
-# every deployment needs.
+# Scripts the service runs itself (restore, repairs, hold expiry) or that every
+# deployment needs.
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "restore_account", "open_account",
-                    "expire_holds", "sub_balance")
+                    "expire_holds")
 REQUIRED_TABLES = {"accounts", "ledger_entries", "holds", "sub_balances"}
 
 

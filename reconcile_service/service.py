@@ -192,7 +192,6 @@ class Service:
         that the answer reflects the repaired state."""
         assert self.consumer and self.reconciler and self.hold_sweeper
         if drain:
-            self.reconciler.settle_split_accounts()
             # what the database knows of expired holds first, so their release is
             # journaled and drained with everything else
             self.consumer.drain(stop=lambda: self.stop_requested)

@@ -2,16 +2,16 @@
 of record, and reports every violation with its evidence. Reusable from tests and from
 `cashierctl verify`; it lives here because it reads the database (core never imports it).
 
-For every account and sub-balance it checks: opening + credits + refunds + compensations
-- deductions - captures (restores 0; internal transfers +/- on sub-balances, left out of
-an account's total) == the Redis balance == the database balance == the sum of its
-ledger entries (+ recorded duplicates, the identity of `reconcile_service.models`); each
+For every account it checks: opening + credits + refunds + compensations - deductions
+- captures (restores 0) == the Redis balance == the database balance (its `accounts` and
+`sub_balances` rows) == the sum of its ledger entries (+ recorded duplicates, the
+identity of `reconcile_service.models`); each
 kind's amount has its kind's sign; every journal entry still in Redis is in the database
 exactly once (or recorded as a duplicate or quarantined) and every duplicate was
 reversed; no balance is negative, in Redis or in the database; no hold is resolved twice
 (captured and voided, ...) in the database, nor resolved differently from its Redis
 record where that still exists. It drains the journal first (or, with drain=False,
-compares only sub-balances whose entries are all applied, like the reconcile pass).
+compares only accounts whose entries are all applied, like the reconcile pass).
 """
 from __future__ import annotations
 
@@ -34,9 +34,7 @@ from .store import account_balance_at
 
 # The sign each kind's amount must have: +1 positive, -1 negative, 0 zero, None either.
 KIND_SIGN = {"open": None, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1,
-             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0,
-             "split": 0, "merge": 0, "shard_open": 0, "shard_close": 0, "xfer_out": -1, "xfer_in": 1}
-TRANSFER_KINDS = ("xfer_out", "xfer_in")
+             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0}
 STREAM_SCAN_LIMIT = 500_000
 
 
@@ -92,30 +90,27 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
     with engine.connect() as conn:
         subs = {r.account_id: r for r in conn.execute(select(SubBalance)).all()}
         accounts = {r.account_id: r for r in conn.execute(select(Account)).all()}
-        by_sub: dict[str, int] = defaultdict(int)
-        by_root: dict[str, int] = defaultdict(int)
+        by_account: dict[str, int] = defaultdict(int)
         formula: dict[str, int] = defaultdict(int)
         for table in (LedgerEntry, DuplicateEntry):
-            for acct, root, kind, total, low, high, n in conn.execute(select(
-                    table.account_id, table.root_account_id, table.kind, func.sum(table.amount_minor),
+            for acct, kind, total, low, high, n in conn.execute(select(
+                    table.account_id, table.kind, func.sum(table.amount_minor),
                     func.min(table.amount_minor), func.max(table.amount_minor), func.count())
-                    .group_by(table.account_id, table.root_account_id, table.kind)):
-                total, root = int(total), root or acct
+                    .group_by(table.account_id, table.kind)):
+                total = int(total)
                 report.checked["entries" if table is LedgerEntry else "duplicates"] += int(n)
-                by_sub[acct] += total
+                by_account[acct] += total
                 sign = KIND_SIGN.get(kind, "unknown")
                 if sign == "unknown":
-                    report.add("unknown_kind", root, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
+                    report.add("unknown_kind", acct, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
                 elif sign is not None and ((sign == 1 and low <= 0) or (sign == -1 and high >= 0)
                                            or (sign == 0 and (low, high) != (0, 0))):
-                    report.add("wrong_sign", root, f"{kind} entries of {acct} with amounts {low}..{high}",
+                    report.add("wrong_sign", acct, f"{kind} entries of {acct} with amounts {low}..{high}",
                                kind=kind, low=int(low), high=int(high))
-                if kind not in TRANSFER_KINDS:
-                    by_root[root] += total
-                    if kind in ("open", "credit", "refund", "compensate", "restore"):
-                        formula[root] += abs(total) if kind != "open" else total
-                    elif kind in ("deduct", "capture"):
-                        formula[root] -= abs(total)
+                if kind in ("open", "credit", "refund", "compensate", "restore"):
+                    formula[acct] += abs(total) if kind != "open" else total
+                elif kind in ("deduct", "capture"):
+                    formula[acct] -= abs(total)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
                      for r in conn.execute(select(t.journal_partition, t.journal_id))}
@@ -152,31 +147,27 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         report.checked["db_sub_balances"] += 1
         if row.balance_minor < 0:
             report.add("negative_balance", account_id, f"database balance {row.balance_minor}")
-        if row.balance_minor != by_sub.get(account_id, 0):
+        if row.balance_minor != by_account.get(account_id, 0):
             report.add("identity", account_id, f"sub_balances {row.balance_minor} != sum of its entries "
-                       f"{by_sub.get(account_id, 0)}", db_balance_minor=row.balance_minor)
+                       f"{by_account.get(account_id, 0)}", db_balance_minor=row.balance_minor)
         if live.get(account_id) is None:
-            root = subs.get(row.root_account_id)
-            if row.account_id == row.root_account_id or row.balance_minor or (root and root.shards):
-                report.add("missing_in_redis", account_id, "the database has it, Redis does not",
-                           db_balance_minor=row.balance_minor)
-    subs_of: dict[str, list[str]] = defaultdict(list)
-    for account_id, row in subs.items():
-        subs_of[row.root_account_id].append(account_id)
-    for root, row in accounts.items():
+            report.add("missing_in_redis", account_id, "the database has it, Redis does not",
+                       db_balance_minor=row.balance_minor)
+    for account_id, row in accounts.items():
         report.checked["accounts"] += 1
         if row.balance_minor < 0:
-            report.add("negative_balance", root, f"database total {row.balance_minor}")
-        if not (row.balance_minor == by_root.get(root, 0) == formula.get(root, 0)):
-            report.add("identity", root, f"accounts {row.balance_minor}, sum of entries {by_root.get(root, 0)}, "
-                       f"opening + credits + refunds + compensations - deductions - captures "
-                       f"{formula.get(root, 0)} differ")
-        if live.get(root) is None or any(a in in_flight for a in subs_of.get(root, [root])):
+            report.add("negative_balance", account_id, f"database total {row.balance_minor}")
+        if not (row.balance_minor == by_account.get(account_id, 0) == formula.get(account_id, 0)):
+            report.add("identity", account_id, f"accounts {row.balance_minor}, sum of entries "
+                       f"{by_account.get(account_id, 0)}, opening + credits + refunds + compensations "
+                       f"- deductions - captures {formula.get(account_id, 0)} differ")
+        if live.get(account_id) is None or account_id in in_flight:
             continue
-        redis_total = ledger.balance(root)
-        if redis_total != row.balance_minor:
-            report.add("balance_mismatch", root, f"Redis total {redis_total} != database total "
-                       f"{row.balance_minor}", redis_balance_minor=redis_total, db_balance_minor=row.balance_minor)
+        redis_balance = ledger.balance(account_id)
+        if redis_balance != row.balance_minor:
+            report.add("balance_mismatch", account_id, f"Redis balance {redis_balance} != database "
+                       f"balance {row.balance_minor}", redis_balance_minor=redis_balance,
+                       db_balance_minor=row.balance_minor)
     for dup in open_dups:
         report.add("duplicate_not_reversed", dup.account_id, f"txn {dup.txn_id} ({dup.kind} "
                    f"{dup.amount_minor:+d}) applied twice in Redis and not reversed (status {dup.status})",
@@ -194,7 +185,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                    hold_txn_id=hold_id)
     pipe = ledger.client.pipeline(transaction=False)
     for h in holds:
-        pipe.hget(ledger.schema.partition_of(h.account_id).sub_txn(h.account_id, h.hold_txn_id), "hs")
+        pipe.hget(ledger.schema.partition_of(h.account_id).txn(h.hold_txn_id), "hs")
     redis_states = pipe.execute() if holds else []
     for h, hs in zip(holds, redis_states):
         report.checked["holds"] += 1

@@ -4,11 +4,8 @@ KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] kind ('credit' or 'compensate')
   ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
-  ARGV[9] routed ('1' = decide here even if split; see split_route)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, BALANCE_LIMIT_EXCEEDED; not stored: SPLIT / CHECK_SHARDS
-(root of a split account), SHARD_CLOSED (a shard of a merged account: the ledger
-credits the root instead).
+ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, BALANCE_LIMIT_EXCEEDED.
 A compensating credit is allowed on a frozen account: it repairs the ledger.
 ]]
 --@include common
@@ -29,11 +26,8 @@ local prior = replay(txn_key, fp)
 if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'cl')
+local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[3] then return {'SHARD_CLOSED', 0, 0, ''} end
-local routed = split_route(acct_key, ARGV[9])
-if routed then return routed end
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' and kind == 'credit' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end

@@ -4,11 +4,10 @@ KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 KEYS[4] holds of the account   KEYS[5] hold expiries of the account
 The balance must cover the amount *plus* the account's active holds.
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] routed ('1' = decide here even if split; see split_route)
+ARGV[5] terminal_id  ARGV[6] cashier_id
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
 INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN (+ INVALID, TXN_CONFLICT,
-NOT_INITIALIZED from the shared checks), SPLIT / CHECK_SHARDS (not stored: the ledger
-goes to the shards, see common.lua split_route).
+NOT_INITIALIZED from the shared checks).
 ]]
 --@include common
 
@@ -25,8 +24,6 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-local routed = split_route(acct_key, ARGV[7])
-if routed then return routed end
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 local held = active_holds(KEYS[4], KEYS[5], now_ms())

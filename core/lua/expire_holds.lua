@@ -4,7 +4,7 @@ Correctness never waits for this: an expired hold already stops counting at its 
 The reconcile service runs it so the database learns of every release.
 KEYS[1] account hash   KEYS[2] ignored (pass the hold expiries again: keeps the shared layout)
 KEYS[3] partition journal   KEYS[4] holds of the account   KEYS[5] hold expiries
-KEYS[6..] txn records of the holds named in ARGV[7..], in the same order ('t:<hold>#k' on a shard)
+KEYS[6..] txn records of the holds named in ARGV[7..], in the same order
 ARGV[1] '-' ARGV[2] account_id  ARGV[3] '0'  ARGV[4] unused  ARGV[5] terminal_id
 ARGV[6] cashier_id  ARGV[7..] hold txn ids believed expired
 Each hold still present and past its expiry is released and journaled as kind
@@ -15,7 +15,7 @@ Returns {released_count}.
 --@include common
 
 local account_id = ARGV[2]
-local bad = check_account(account_id, 'account_id')
+local bad = check_id(account_id, 'account_id')
 if bad then return bad end
 local prefix = string.sub(KEYS[3] or '', 1, -2)
 if string.sub(KEYS[3] or '', -1) ~= 'j' or KEYS[1] ~= prefix .. 'a:' .. account_id then
@@ -30,7 +30,7 @@ local released = 0
 for i = 7, #ARGV do
   local hold_txn = ARGV[i]
   local hold_key = KEYS[i - 1]
-  if check_id(hold_txn, 'hold_txn_id') or hold_key ~= txn_key_of(prefix, account_id, hold_txn) then
+  if check_id(hold_txn, 'hold_txn_id') or hold_key ~= txn_key_of(prefix, hold_txn) then
     return invalid('KEYS[' .. (i - 1) .. ']', 'not the record of hold ' .. tostring(hold_txn))
   end
   local expiry = redis.call('ZSCORE', KEYS[5], hold_txn)

@@ -5,9 +5,8 @@ KEYS[1] account hash   KEYS[2] txn record (of this hold)   KEYS[3] partition jou
 KEYS[4] holds of the account   KEYS[5] hold expiries of the account
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] ttl_s (1 .. retention_s)
-ARGV[8] routed ('1' = decide here even if split; see split_route)
 Returns {status, available_minor, replayed, journal_id}; statuses: APPLIED,
-INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, TOO_MANY_HOLDS; SPLIT / CHECK_SHARDS (not stored).
+INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, TOO_MANY_HOLDS.
 The hold's state lives in its txn record: hs (active|captured|voided|expired), ha, hx.
 ]]
 --@include common
@@ -29,8 +28,6 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-local routed = split_route(acct_key, ARGV[8])
-if routed then return routed end
 local balance = tonumber(acct[1])
 local now = now_ms()
 local held, count = active_holds(holds_key, expiry_key, now)

@@ -5,11 +5,8 @@ KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 KEYS[4] txn record of the original deduction
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] original_txn_id
-ARGV[8] routed ('1' = the ledger looked on the shards already)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-ACCOUNT_NOT_FOUND, ORIGINAL_NOT_FOUND, REFUND_EXCEEDS_ORIGINAL, BALANCE_LIMIT_EXCEEDED;
-SPLIT / CHECK_SHARDS (not stored) when the original is not in this slot and the
-account is or was split: the ledger refunds on the shard that holds the original.
+ACCOUNT_NOT_FOUND, ORIGINAL_NOT_FOUND, REFUND_EXCEEDS_ORIGINAL, BALANCE_LIMIT_EXCEEDED.
 A refund is allowed on a frozen account: it returns the customer's own money.
 The original's record lives as long as the retention: older deductions are
 refunded by a back-office credit.
@@ -24,7 +21,7 @@ local ttl_s, original = ARGV[4], ARGV[7]
 bad = check_id(original, 'original_txn_id')
 if bad then return bad end
 if original == txn_id then return invalid('original_txn_id', 'must differ from txn_id') end
-if orig_key ~= txn_key_of(string.sub(jkey, 1, -2), account_id, original) then return invalid('KEYS[4]', 'not the key of original_txn_id') end
+if orig_key ~= txn_key_of(string.sub(jkey, 1, -2), original) then return invalid('KEYS[4]', 'not the key of original_txn_id') end
 local fp = 'refund|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 
 local prior = replay(txn_key, fp)
@@ -39,10 +36,6 @@ local balance = tonumber(acct[1])
 local orig = redis.call('HMGET', orig_key, 'f', 's', 'r')
 local okind, oacct, oamount = nil, nil, nil
 if orig[1] then okind, oacct, oamount = string.match(orig[1], '^([a-z]+)|([^|]+)|([0-9]+)') end
-if not orig[1] then
-  local routed = split_route(acct_key, ARGV[8])
-  if routed then return routed end
-end
 if status_of(orig[2]) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
   return decide(txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end

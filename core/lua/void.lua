@@ -4,10 +4,8 @@ KEYS[1] account hash   KEYS[2] txn record (of this void)   KEYS[3] partition jou
 KEYS[4] holds of the account   KEYS[5] hold expiries   KEYS[6] txn record of the hold
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] '0'  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] hold_txn_id
-ARGV[8] routed ('1' = the ledger looked on the shards already)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_NOT_FOUND,
-SPLIT / CHECK_SHARDS (not stored: the hold is not in this slot and the account is or was
-split; the ledger resolves it on the shard that holds it), HOLD_NOT_FOUND,
+HOLD_NOT_FOUND,
 HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED.
 ]]
 --@include common
@@ -27,10 +25,6 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 local bal = redis.call('HGET', acct_key, 'bal')
 if not bal then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if redis.call('EXISTS', hold_key) == 0 then
-  local routed = split_route(acct_key, ARGV[8])
-  if routed then return routed end
-end
 local status = hold_state(hold_key, account_id, now_ms())
 if status then return decide(txn_key, fp, ttl_s, status, tonumber(bal)) end
 

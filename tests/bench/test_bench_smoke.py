@@ -36,7 +36,7 @@ def test_bench_smoke_writes_report(tmp_path):
     assert "entries/s" in text and "raw COPY" in text                  # part 6 measured
     assert "skipped in smoke" in text                                  # part 6's lag run
     assert "chargeButton" in text and "--self-test" in text            # part 8 measured
-    assert "split into 4 shards" in text                               # issue 6 split rows
+    assert "split into" not in text and "batching, not splitting" in text   # issue 12: no split rows
     assert "| 17 server cost | product deduct (fresh) |" in text       # issue 17 server cost
     assert "| 17 client CPU |" in text
     assert "FAILED" not in text, proc.stdout + proc.stderr

@@ -109,10 +109,8 @@ def redis_accounts(ledger: Ledger) -> dict:
 
 
 def assert_books_agree(ledger: Ledger, engine, *, expected_entries: int | None = None) -> dict:
-    """Every Redis account hash (plain account, split account's root or shard): Redis
-    balance == sub_balances.balance_minor == sum of its entries (+ recorded duplicates),
-    same status; every account as customers see it: Redis total (`Ledger.balance`) ==
-    accounts.balance_minor == sum of its entries over its shards, transfers left out;
+    """Every Redis account: Redis balance == sub_balances.balance_minor ==
+    accounts.balance_minor == sum of its entries (+ recorded duplicates), same status;
     nothing left unacknowledged in any partition."""
     live = redis_accounts(ledger)
     with engine.connect() as conn:
@@ -121,27 +119,17 @@ def assert_books_agree(ledger: Ledger, engine, *, expected_entries: int | None =
         rows = {r.account_id: r for r in conn.execute(select(Account.account_id, Account.balance_minor,
                                                              Account.status))}
         sums: dict[str, int] = {}
-        totals: dict[str, int] = {}
         for table in (LedgerEntry, DuplicateEntry):
             for acct, total in conn.execute(select(table.account_id, func.sum(table.amount_minor))
                                             .group_by(table.account_id)):
                 sums[acct] = sums.get(acct, 0) + int(total)
-            for root, total in conn.execute(select(table.root_account_id, func.sum(table.amount_minor))
-                                            .where(table.kind.notin_(("xfer_out", "xfer_in")))
-                                            .group_by(table.root_account_id)):
-                totals[root] = totals.get(root, 0) + int(total)
         entries = conn.execute(select(func.count()).select_from(LedgerEntry)).scalar_one()
-    assert set(live) == set(subs), "accounts differ between Redis and the database"
+    assert set(live) == set(subs) == set(rows), "accounts differ between Redis and the database"
     for acct, info in live.items():
         assert info is not None
-        assert subs[acct].balance_minor == info.balance_minor, acct
-        assert sums.get(acct, 0) == info.balance_minor, acct
-        if "#" not in acct:
-            assert subs[acct].status == info.status, acct
-    assert set(rows) == {a for a in live if "#" not in a}
-    for root, row in rows.items():
-        assert row.balance_minor == ledger.balance(root) == totals.get(root, 0), root
-        assert row.status == live[root].status, root
+        assert subs[acct].balance_minor == rows[acct].balance_minor == info.balance_minor, acct
+        assert sums.get(acct, 0) == info.balance_minor == ledger.balance(acct), acct
+        assert subs[acct].status == rows[acct].status == info.status, acct
     for part in ledger.partitions:
         group = next(g for g in ledger.client.xinfo_groups(part.journal) if g["name"] == CONSUMER_GROUP)
         assert group["pending"] == 0

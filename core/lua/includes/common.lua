@@ -34,34 +34,6 @@ local function check_id(value, field, optional)
   return nil
 end
 
--- Shard ids ('<account_id>#<k>') name the sub-balances of a split account. Only the
--- ledger's own scripts accept them: Python's validation refuses '#', so no user can
--- open, charge or top up a shard id directly. The root part is at most 61 characters
--- so a shard id fits the 64 characters of the database's account column.
-local MAX_SHARD_ROOT_LEN = 61
-
-local function root_of(account_id)
-  return string.match(account_id or '', '^([A-Za-z0-9._:-]+)#[0-9][0-9]?$')
-end
-
-local function check_account(value, field)
-  if type(value) == 'string' and string.find(value, '#', 1, true) then
-    local root = root_of(value)
-    if not root or #root > MAX_SHARD_ROOT_LEN then return invalid(field, 'not a valid shard id') end
-    return nil
-  end
-  return check_id(value, field)
-end
-
--- Internal txn ids (transfers, shard administration): '#' and 24 hex digits. No user
--- txn id can look like this.
-local function check_internal_id(value, field)
-  if type(value) ~= 'string' or not string.match(value, '^#[0-9a-f]+$') or #value ~= 25 then
-    return invalid(field, 'not an internal id')
-  end
-  return nil
-end
-
 local function check_amount(value, field, allow_zero, max_minor)
   max_minor = max_minor or MAX_AMOUNT_MINOR
   if type(value) ~= 'string' then return invalid(field, 'missing') end
@@ -90,12 +62,8 @@ local function check_ttl(value)
   return nil
 end
 
--- The key of a txn's record for an account: 't:<txn_id>', and for a shard 'A#k'
--- 't:<txn_id>#k' (shards of one account may share a slot with each other and the root,
--- and each keeps its own decision).
-local function txn_key_of(prefix, account_id, txn_id)
-  local k = string.match(account_id or '', '#([0-9]+)$')
-  if k then return prefix .. 't:' .. txn_id .. '#' .. k end
+-- The key of a txn's record: 't:<txn_id>' in the partition of its account.
+local function txn_key_of(prefix, txn_id)
   return prefix .. 't:' .. txn_id
 end
 
@@ -103,7 +71,7 @@ end
 -- one account's money while journaling another's.
 local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
   if acct_key ~= prefix .. 'a:' .. account_id then return invalid('KEYS[1]', 'not the key of this account') end
-  if txn_key ~= txn_key_of(prefix, account_id, txn_id) then return invalid('KEYS[2]', 'not the key of this txn_id') end
+  if txn_key ~= txn_key_of(prefix, txn_id) then return invalid('KEYS[2]', 'not the key of this txn_id') end
   return nil
 end
 
@@ -113,7 +81,7 @@ local function check_request(allow_zero_amount, max_amount_minor)
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
   return check_id(ARGV[1], 'txn_id')
-      or check_account(ARGV[2], 'account_id')
+      or check_id(ARGV[2], 'account_id')
       or check_amount(ARGV[3], 'amount_minor', allow_zero_amount, max_amount_minor)
       or check_ttl(ARGV[4])
       or check_id(ARGV[5], 'terminal_id', true)
@@ -161,8 +129,7 @@ end
 
 -- Append the journal entry of an applied change and remember it on the account.
 -- hold_minor / expires_ms describe a hold (kind 'hold'); other kinds leave them out.
--- An entry of a shard ('A#k') carries 'root' = the account id 'A'. `extra` is an
--- optional flat list of more field, value pairs (transfers: root, peer, xfer).
+-- `extra` is an optional flat list of more field, value pairs (open/restore: name).
 local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after,
                        original_txn_id, hold_minor, expires_ms, extra)
   local fields = {'txn', txn_id, 'kind', kind, 'acct', account_id,
@@ -173,8 +140,6 @@ local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, 
     table.insert(fields, 'held'); table.insert(fields, tostring(hold_minor))
     table.insert(fields, 'exp'); table.insert(fields, tostring(expires_ms))
   end
-  local root = root_of(account_id)
-  if root and not extra then extra = {'root', root} end
   if extra then
     for i = 1, #extra do table.insert(fields, extra[i]) end
   end
@@ -210,19 +175,3 @@ local function initialized(jkey)
 end
 
 local NOT_INITIALIZED = {'NOT_INITIALIZED', 0, 0, ''}
-
--- Split accounts. The root account hash of a split account carries sh (shard count);
--- one merged back carries msh (the most shards it ever had) and mx (ms until which
--- txn records of its shards may still exist: merge time + retention).
--- `split_route` is asked by the root scripts of deduct, hold, credit, refund, capture
--- and void after their replay check: SPLIT (detail = msh, how many shards to read) tells the ledger to run the
--- operation on the shards; CHECK_SHARDS (detail = msh) tells it to look for this
--- txn's decision on the old shards first. Neither is stored. `routed` = '1' when the
--- ledger has done that and asks the root itself to decide.
-local function split_route(acct_key, routed)
-  if routed == '1' then return nil end
-  local s = redis.call('HMGET', acct_key, 'sh', 'msh', 'mx')
-  if s[1] then return {'SPLIT', 0, 0, s[2] or s[1]} end
-  if s[2] and tonumber(s[3] or '0') > tonumber(now_ms()) then return {'CHECK_SHARDS', 0, 0, s[2]} end
-  return nil
-end

@@ -18,7 +18,7 @@ end
 local function check_hold_ref(prefix, hold_txn_id)
   local bad = check_id(hold_txn_id, 'hold_txn_id')
   if bad then return bad end
-  if KEYS[6] ~= txn_key_of(prefix, ARGV[2], hold_txn_id) then return invalid('KEYS[6]', 'not the record of hold_txn_id') end
+  if KEYS[6] ~= txn_key_of(prefix, hold_txn_id) then return invalid('KEYS[6]', 'not the record of hold_txn_id') end
   if hold_txn_id == ARGV[1] then return invalid('hold_txn_id', 'must differ from txn_id') end
   return nil
 end
