@@ -5,7 +5,7 @@ operation (check, change, idempotency record and journal entry together). This
 package knows nothing of Qt or SQL: the terminal (`desktop`) and the reconcile
 daemon (`reconcile_service`) build on it.
 """
-from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
+from .errors import (AccountNotFound, ConfigError, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
 from .ledger import AccountInfo, DeductRequest, JournalEntry, Ledger, RetryPolicy
 from .result import Result, Status
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Ledger", "DeductRequest", "Result", "Status", "RetryPolicy", "AccountInfo", "JournalEntry",
-    "LedgerError", "InvalidRequest", "AccountNotFound", "TxnConflict", "LedgerUnavailable",
+    "LedgerError", "InvalidRequest", "ConfigError", "AccountNotFound", "TxnConflict", "LedgerUnavailable",
     "LedgerNotInitialized", "UnsafeRedisConfig", "MAX_AMOUNT_MINOR", "MAX_BALANCE_MINOR",
     "__version__",
 ]

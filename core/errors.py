@@ -1,6 +1,17 @@
 """The ledger's exceptions: one small hierarchy, each with a message a cashier or an
 operator can act on.
 
+The hierarchy::
+
+    LedgerError
+      InvalidRequest(field, reason)      malformed input; nothing sent, nothing changed
+        AccountNotFound                  a read named an account that does not exist
+        ConfigError(field, reason)       a setting (a Redis URL, ...) is wrong: fix the configuration
+      TxnConflict                        txn id reused for a different request
+      LedgerUnavailable                  Redis did not answer in time: outcome unknown
+        LedgerNotInitialized             Redis holds no ledger
+      UnsafeRedisConfig                  Redis may lose balances: the ledger refuses to write
+
 Declines (insufficient funds, frozen account, ...) are *not* exceptions: they are
 `Result`s with a `Status`, because a decline is a normal answer. Exceptions are for
 requests that were never decided (`InvalidRequest`, `TxnConflict`) or whose outcome
@@ -28,6 +39,15 @@ class AccountNotFound(InvalidRequest):
     def __init__(self, account_id: str):
         self.account_id = account_id
         super().__init__("account_id", f"no account {account_id!r}")
+
+
+class ConfigError(InvalidRequest):
+    """A setting is wrong (e.g. `redis_url` does not parse); nothing was tried.
+
+    A subclass of InvalidRequest, so every handler of bad input (exit code 2 of the
+    CLIs, the terminal's settings dialog) shows it as it is: the field and the reason.
+    Retrying cannot help: the configuration must change.
+    """
 
 
 class TxnConflict(LedgerError):

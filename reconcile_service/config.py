@@ -153,10 +153,13 @@ def load_settings(flags: Mapping[str, Any] | None = None, *, config_path: str | 
 
 def _check_urls(settings: Settings) -> None:
     from urllib.parse import urlsplit
-    scheme = urlsplit(settings.redis_url).scheme
-    if scheme not in ("redis", "rediss", "redis+cluster", "rediss+cluster", "unix"):
-        raise ConfigError(f"redis_url: scheme {scheme!r} is not one of redis, rediss, "
-                          "redis+cluster, rediss+cluster, unix")
+
+    from core import ConfigError as UrlError
+    from core.connection import parse_redis_url
+    try:            # the one URL parser of every program (core.connection)
+        parse_redis_url(settings.redis_url)
+    except UrlError as exc:
+        raise ConfigError(str(exc)) from None
     if settings.database_url:
         db_scheme = urlsplit(settings.database_url).scheme
         if not (db_scheme.startswith("postgresql") or db_scheme.startswith("sqlite")):
