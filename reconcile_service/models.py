@@ -35,6 +35,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 ID_LEN = 64          # core.validation's limit for account, txn, terminal and cashier ids
 JOURNAL_ID_LEN = 41  # "<20 digits>-<20 digits>"
 POS_LEN = 34
+METHOD_LEN = 16
+HASH_LEN = 64      # hex SHA-256
 
 
 def journal_pos(journal_id: str) -> str:
@@ -65,6 +67,10 @@ class Account(Base):
     status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
     # from the `name` of the open / restore entry; None when none was given
     holder_name: Mapped[str | None] = mapped_column(String(ID_LEN))
+    # the two buckets (balance_minor == principal_minor + bonus_minor): sums of the
+    # entries' principal_delta_minor / bonus_delta_minor, like balance_minor of amounts
+    principal_minor: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    bonus_minor: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
 
 
 class SubBalance(Base):
@@ -112,10 +118,21 @@ class LedgerEntry(Base):
     root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     transfer_id: Mapped[str | None] = mapped_column(String(32))
     peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    # the buckets (principal_delta + bonus_delta == amount) and a top-up's payment
+    # method (cash, wechat, alipay, bank_card, other); journal fields pd, bd, m
+    principal_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    bonus_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    method: Mapped[str | None] = mapped_column(String(METHOD_LEN))
+    # the hash chain of the partition (reconcile_service.chain): 1, 2, 3, ... in the
+    # order the book was written, and SHA-256 over the canonical row and the previous hash
+    chain_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    row_hash: Mapped[str] = mapped_column(String(HASH_LEN), nullable=False)
     __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_ledger_entries_position"),
+                      UniqueConstraint("journal_partition", "chain_seq", name="uq_ledger_entries_chain"),
                       Index("ix_ledger_entries_account_pos", "account_id", "journal_pos"),
                       Index("ix_ledger_entries_root", "root_account_id"),
-                      Index("ix_ledger_entries_transfer", "transfer_id"))
+                      Index("ix_ledger_entries_transfer", "transfer_id"),
+                      Index("ix_ledger_entries_occurred_at", "occurred_at"))
 
 
 class DuplicateEntry(Base):
@@ -145,6 +162,9 @@ class DuplicateEntry(Base):
     root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     transfer_id: Mapped[str | None] = mapped_column(String(32))
     peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    principal_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    bonus_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    method: Mapped[str | None] = mapped_column(String(METHOD_LEN))
     __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),
                       Index("ix_duplicate_entries_root", "root_account_id"))
 
@@ -211,13 +231,16 @@ class Discrepancy(Base):
     db_balance_minor: Mapped[int | None] = mapped_column(BigInteger)
     cause: Mapped[str] = mapped_column(Text, nullable=False)
     evidence_json: Mapped[str] = mapped_column(Text, nullable=False)
-    # open | repaired | cleared (no longer observed)
+    # open | repaired | cleared (no longer observed) | resolved (a person, `resolve ID --note`)
     status: Mapped[str] = mapped_column(String(16), nullable=False, index=True)
     repair_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     first_pass_id: Mapped[int | None] = mapped_column(BigInteger)
     last_pass_id: Mapped[int | None] = mapped_column(BigInteger)
     found_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # `reconcile-service resolve ID --note` (status 'resolved'): what a person found and did
+    resolution_note: Mapped[str | None] = mapped_column(Text)
+    resolved_by: Mapped[str | None] = mapped_column(String(ID_LEN))
 
 
 class Hold(Base):
@@ -246,3 +269,52 @@ class Hold(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     __table_args__ = (Index("ix_holds_status_expires", "status", "expires_at"),
                       Index("ix_holds_account_id", "account_id"))
+
+
+class ChainHead(Base):
+    """Each partition's last link of the hash chain. Writers lock this row (an upsert)
+    before they chain a batch, so batches of one partition committed by two daemons at
+    once are chained one after the other, never both after the same row."""
+    __tablename__ = "chain_heads"
+    journal_partition: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_hash: Mapped[str] = mapped_column(String(HASH_LEN), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class ShiftClose(Base):
+    """A terminal's Z record: one closed shift, from the journal kind `shift_close`
+    (core.shifts). The entry itself is also in ledger_entries (amount 0), in the chain."""
+    __tablename__ = "shift_closes"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    terminal_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    shift_no: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    closed_by: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    opened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    closed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    sales_count: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sales_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    refunds_count: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    refunds_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    topups_count: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    topups_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    record_json: Mapped[str] = mapped_column(Text, nullable=False)      # the Z record as journaled
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (UniqueConstraint("txn_id", name="uq_shift_closes_txn"),
+                      Index("ix_shift_closes_terminal", "terminal_id", "shift_no"),
+                      Index("ix_shift_closes_closed_at", "closed_at"))
+
+
+class BackofficeUser(Base):
+    """A login of the back-office page; `password_hash` is an argon2id hash."""
+    __tablename__ = "backoffice_users"
+    username: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

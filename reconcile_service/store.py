@@ -4,7 +4,9 @@
 ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (rows as arrays through ``unnest()`` on
 PostgreSQL, an executemany on SQLite: see `BulkInsert`), so a
 redelivered entry changes nothing and a txn id that Redis applied twice is refused by
-the unique `txn_id`; it then adds each account's net change with one multi-row upsert
+the unique `txn_id`. The new rows are chained (`chain`: chain_seq and row_hash) after
+the partition's head, which the batch locks first, so two consumers' batches of one
+partition are chained one after the other. It then adds each account's net change with one multi-row upsert
 (increments and maxima, so batches of one partition committed out of order by two
 consumers still add up). Nothing here talks to Redis: the caller acknowledges the
 entries only after this function's COMMIT returned.
@@ -13,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields as dataclass_fields
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
@@ -25,8 +28,9 @@ from sqlalchemy.engine import Connection, Engine
 from core import JournalEntry
 from core.keys import KeySchema
 
-from .models import (Account, Discrepancy, DuplicateEntry, Hold, JournalProgress, LedgerEntry,
-                     LedgerSetting, QuarantinedEntry, SubBalance, journal_pos)
+from . import chain
+from .models import (METHOD_LEN, Account, ChainHead, Discrepancy, DuplicateEntry, Hold, JournalProgress,
+                     LedgerEntry, LedgerSetting, QuarantinedEntry, ShiftClose, SubBalance, journal_pos)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,66 @@ HOLD_RESOLUTIONS = {"capture": "captured", "void": "voided", "hold_expire": "exp
 # Internal transfers between sub-balances of a split account: they move money inside one
 # account, so an account's total (`accounts`) leaves them out; its sub-balances count them.
 TRANSFER_KINDS = ("xfer_out", "xfer_in")
+# Kinds that record something other than an account's money (a terminal's Z record): in
+# ledger_entries and the chain, never in accounts / sub_balances.
+BOOK_ONLY_KINDS = ("shift_close",)
+_INT_RE = re.compile(r"-?[0-9]{1,19}")
+# the totals of a Z record (core.shifts), each a whole number
+SHIFT_TOTALS = ("sales_count", "sales_minor", "refunds_count", "refunds_minor", "topups_count", "topups_minor")
+
+
+@dataclass(frozen=True, slots=True)
+class BookEntry(JournalEntry):
+    """A journal entry with what the book of record adds: the bucket deltas and payment
+    method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method) and, for
+    a `shift_close`, the Z record."""
+    principal_delta_minor: int = 0
+    bonus_delta_minor: int = 0
+    method: str = ""
+    shift: dict | None = None
+
+    @classmethod
+    def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
+        base = JournalEntry.from_fields(journal_id, partition, f)
+        amt = base.amount_minor
+        pd = _int_field(f, "pd") if "pd" in f else amt
+        bd = _int_field(f, "bd") if "bd" in f else 0
+        if pd + bd != amt:
+            raise ValueError(f"pd {pd} + bd {bd} != amt {amt}")
+        method = f.get("m") or ""
+        if len(method) > METHOD_LEN:
+            raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
+        shift = _parse_shift(f) if base.kind == "shift_close" else None
+        return cls(**{x.name: getattr(base, x.name) for x in dataclass_fields(JournalEntry)},
+                   principal_delta_minor=pd, bonus_delta_minor=bd, method=method, shift=shift)
+
+
+def _int_field(f: dict, name: str) -> int:
+    value = f[name]
+    if not isinstance(value, str) or not _INT_RE.fullmatch(value):
+        raise ValueError(f"{name} {str(value)[:24]!r} is not a whole number")
+    return int(value)
+
+
+def _parse_shift(f: dict) -> dict:
+    """A shift_close entry's Z record (core.shifts writes it): number, who closed it,
+    when it opened, the totals (JSON object `z`)."""
+    if f.get("amt") != "0":
+        raise ValueError("a shift_close moves no money (amt must be 0)")
+    shift_no = _int_field(f, "shift")
+    if shift_no < 1 or not f.get("term") or not f.get("by") or len(f["by"]) > 64:
+        raise ValueError("a shift_close needs shift >= 1, term and by")
+    record = json.loads(f["z"])
+    if not isinstance(record, dict):
+        raise ValueError("z is not a JSON object")
+    totals = {}
+    for name in SHIFT_TOTALS:
+        value = record.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
+            raise ValueError(f"z.{name} is not a whole number")
+        totals[name] = value
+    opened = _int_field(f, "opened") if f.get("opened") else None
+    return dict(shift_no=shift_no, closed_by=f["by"], opened_ms=opened, totals=totals, record=f["z"])
 
 
 def utcnow() -> datetime:
@@ -107,16 +171,17 @@ def _row(entry: JournalEntry, now: datetime) -> dict:
                 occurred_at=ms_to_datetime(entry.occurred_ms), journal_partition=entry.partition,
                 journal_id=entry.journal_id, journal_pos=journal_pos(entry.journal_id),
                 root_account_id=entry.account_root, transfer_id=entry.transfer_id or None,
-                peer_account_id=entry.peer_id or None)
+                peer_account_id=entry.peer_id or None, principal_delta_minor=entry.principal_delta_minor,
+                bonus_delta_minor=entry.bonus_delta_minor, method=entry.method or None)
 
 
-def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[JournalEntry], list[dict]]:
+def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[BookEntry], list[dict]]:
     """Split stream entries into parsed entries and quarantine rows (malformed ones)."""
     good, bad = [], []
     now = utcnow()
     for entry_id, fields_ in raw:
         try:
-            entry = JournalEntry.from_fields(entry_id, partition, fields_)
+            entry = BookEntry.parse(entry_id, partition, fields_)
             journal_pos(entry_id)
             if not entry.txn_id or not entry.account_id or not entry.kind:
                 raise ValueError("empty txn, acct or kind")
@@ -124,11 +189,19 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
                     or len(entry.account_root) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
                 raise ValueError("id longer than the schema allows")
             good.append(entry)
-        except (KeyError, ValueError, TypeError) as exc:
+        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
             bad.append(dict(journal_partition=partition, journal_id=entry_id,
                             fields_json=json.dumps(fields_, sort_keys=True, default=str),
                             error=f"{type(exc).__name__}: {exc}", quarantined_at=now))
     return good, bad
+
+
+class _ChainRace(Exception):
+    """A txn id this batch was about to chain was inserted meanwhile by another
+    partition's batch (a txn id reused across partitions): the batch is chained anew."""
+
+
+CHAIN_RACE_ATTEMPTS = 5
 
 
 def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
@@ -136,64 +209,102 @@ def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
     """Apply one batch of stream entries of `partition` in one database transaction.
     `partitions` (the ledger's count) places a split account's row in its root's partition."""
     entries, quarantine = parse_entries(partition, raw)
-    result = BatchResult()
-    now = utcnow()
-    with engine.begin() as conn:
-        if quarantine:
-            stmt = insert_for(conn, QuarantinedEntry).on_conflict_do_nothing(
-                index_elements=["journal_partition", "journal_id"]).returning(QuarantinedEntry.journal_id)
-            new_q = {r[0] for r in conn.execute(stmt, quarantine)}
-            result.quarantined = len(new_q)
-            if new_q:
-                conn.execute(insert_for(conn, Discrepancy), [
-                    dict(kind="malformed_entry", account_id=None, txn_id=None, journal_partition=partition,
-                         journal_id=q["journal_id"], cause=f"journal entry could not be parsed: {q['error']}",
-                         evidence_json=q["fields_json"], status="open", found_at=now)
-                    for q in quarantine if q["journal_id"] in new_q])
-        if entries:
-            _apply_entries(conn, partition, entries, result, now, partitions)
-    return result
+    for attempt in range(CHAIN_RACE_ATTEMPTS):
+        result = BatchResult()
+        now = utcnow()
+        try:
+            with engine.begin() as conn:
+                if quarantine:
+                    _quarantine(conn, partition, quarantine, result, now)
+                if entries:
+                    _apply_entries(conn, partition, entries, result, now, partitions)
+            return result
+        except _ChainRace:
+            log.info("batch raced with another partition over a txn id: chaining it again",
+                     extra={"partition": partition, "attempt": attempt + 1})
+    raise RuntimeError(f"partition {partition}: batch could not be chained after {CHAIN_RACE_ATTEMPTS} attempts")
 
 
-def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry],
+def _quarantine(conn: Connection, partition: int, quarantine: list[dict], result: BatchResult,
+                now: datetime) -> None:
+    stmt = insert_for(conn, QuarantinedEntry).on_conflict_do_nothing(
+        index_elements=["journal_partition", "journal_id"]).returning(QuarantinedEntry.journal_id)
+    new_q = {r[0] for r in conn.execute(stmt, quarantine)}
+    result.quarantined = len(new_q)
+    if new_q:
+        conn.execute(insert_for(conn, Discrepancy), [
+            dict(kind="malformed_entry", account_id=None, txn_id=None, journal_partition=partition,
+                 journal_id=q["journal_id"], cause=f"journal entry could not be parsed: {q['error']}",
+                 evidence_json=q["fields_json"], status="open", found_at=now)
+            for q in quarantine if q["journal_id"] in new_q])
+
+
+def _lock_chain_head(conn: Connection, partition: int, now: datetime) -> tuple[int, str]:
+    """Lock the partition's chain head and read it (one upsert: on PostgreSQL it waits for
+    a concurrent batch of the partition to commit and then sees its head; on SQLite the
+    write takes the database's write lock first)."""
+    ins = insert_for(conn, ChainHead).values(journal_partition=partition, last_seq=0,
+                                             last_hash=chain.GENESIS_HASH, updated_at=now)
+    stmt = ins.on_conflict_do_update(index_elements=["journal_partition"],
+                                     set_=dict(updated_at=ins.excluded.updated_at)).returning(
+        ChainHead.last_seq, ChainHead.last_hash)
+    seq, last = conn.execute(stmt).one()
+    return int(seq), last
+
+
+def _stored_positions(conn: Connection, txn_ids: list[str]) -> dict[str, tuple[int, str]]:
+    """Where these txn ids already are in ledger_entries (one fixed-text statement on
+    PostgreSQL: the ids go as one array)."""
+    cols = (LedgerEntry.txn_id, LedgerEntry.journal_partition, LedgerEntry.journal_id)
+    if conn.dialect.name == "postgresql":
+        where = LedgerEntry.txn_id == func.any(bindparam("txn_ids", txn_ids, type_=ARRAY(LedgerEntry.txn_id.type)))
+    else:
+        where = LedgerEntry.txn_id.in_(txn_ids)
+    return {r[0]: (r[1], r[2]) for r in conn.execute(select(*cols).where(where))}
+
+
+def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
                    result: BatchResult, now: datetime, partitions: int | None = None) -> None:
     entries = sorted(entries, key=lambda e: journal_pos(e.journal_id))
     # Within one batch the first (oldest) occurrence of a txn id goes to ledger_entries;
     # later ones are duplicate candidates like any conflicting row.
-    first: dict[str, JournalEntry] = {}
-    candidates: list[JournalEntry] = []
+    first: dict[str, BookEntry] = {}
+    candidates: list[BookEntry] = []
     for e in entries:
         if e.txn_id in first:
             candidates.append(e)
         else:
             first[e.txn_id] = e
-    rows = [dict(_row(e, now), applied_at=now) for e in first.values()]
-    bulk = bulk_insert(conn, LedgerEntry, rows)
-    stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
-    inserted = {r[0] for r in bulk.execute(conn, stmt)}
-    effective: list[JournalEntry] = [e for e in first.values() if e.txn_id in inserted]
+    # Under the partition's chain lock: which entries are new, then chain and insert them.
+    last_seq, last_hash = _lock_chain_head(conn, partition, now)
+    stored = _stored_positions(conn, list(first))
+    effective: list[BookEntry] = [e for e in first.values() if e.txn_id not in stored]
+    if effective:
+        rows = [dict(_row(e, now), applied_at=now) for e in effective]
+        last_seq, last_hash = chain.link(rows, last_seq, last_hash)
+        bulk = bulk_insert(conn, LedgerEntry, rows)
+        stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
+        if len(bulk.execute(conn, stmt).all()) != len(rows):
+            raise _ChainRace()
+        conn.execute(ChainHead.__table__.update().where(ChainHead.journal_partition == partition)
+                     .values(last_seq=last_seq, last_hash=last_hash, updated_at=now))
     result.applied = len(effective)
-    candidates.extend(e for e in first.values() if e.txn_id not in inserted)
+    candidates.extend(e for e in first.values() if e.txn_id in stored)
+    prior_of = dict(stored)
+    prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
 
     if candidates:
         # What is already stored under these txn ids: the same journal position means a
         # redelivery (harmless); another position means Redis applied the txn twice.
-        ids = sorted({e.txn_id for e in candidates})
-        stored = {r.txn_id: r for r in conn.execute(
-            select(LedgerEntry.txn_id, LedgerEntry.journal_partition, LedgerEntry.journal_id)
-            .where(LedgerEntry.txn_id.in_(ids)))}
         dup_rows = []
         for e in candidates:
-            prior = stored.get(e.txn_id)
-            if prior is None:
-                # Cannot happen after a conflict on txn_id; refuse to guess.
-                raise RuntimeError(f"txn {e.txn_id!r} conflicted but is not stored")
-            if (prior.journal_partition, prior.journal_id) == (e.partition, e.journal_id):
+            prior = prior_of[e.txn_id]
+            if prior == (e.partition, e.journal_id):
                 result.redelivered += 1
                 continue
             status = "no_effect" if e.amount_minor == 0 else "open"
-            dup_rows.append(dict(_row(e, now), first_journal_partition=prior.journal_partition,
-                                 first_journal_id=prior.journal_id, status=status, detected_at=now,
+            dup_rows.append(dict(_row(e, now), first_journal_partition=prior[0],
+                                 first_journal_id=prior[1], status=status, detected_at=now,
                                  resolved_at=now if status == "no_effect" else None))
         if dup_rows:
             stmt = insert_for(conn, DuplicateEntry).on_conflict_do_nothing(
@@ -209,10 +320,27 @@ def _apply_entries(conn: Connection, partition: int, entries: list[JournalEntry]
                 conn.execute(insert_for(conn, Discrepancy), [_duplicate_discrepancy(d, now)
                                                              for d in result.duplicates])
     if effective:
-        _upsert_sub_balances(conn, partition, effective, now)
-        result.accounts_changed = _upsert_accounts(conn, effective, now, partitions)
-        _upsert_holds(conn, effective, now)
+        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS]
+        if money:
+            _upsert_sub_balances(conn, partition, money, now)
+            result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
+            _upsert_holds(conn, money, now)
+        _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
         _advance_progress(conn, partition, effective, now)
+
+
+def _insert_shift_closes(conn: Connection, closes: list[BookEntry], now: datetime) -> None:
+    """The Z records of the batch's shift_close entries (a redelivery changes nothing)."""
+    if not closes:
+        return
+    rows = [dict(txn_id=e.txn_id, terminal_id=e.terminal_id, shift_no=e.shift["shift_no"],
+                 cashier_id=e.cashier_id or None, closed_by=e.shift["closed_by"],
+                 opened_at=ms_to_datetime(e.shift["opened_ms"]) if e.shift["opened_ms"] else None,
+                 closed_at=ms_to_datetime(e.occurred_ms), record_json=e.shift["record"],
+                 journal_partition=e.partition, journal_id=e.journal_id,
+                 journal_pos=journal_pos(e.journal_id), applied_at=now, **e.shift["totals"])
+            for e in closes]
+    conn.execute(insert_for(conn, ShiftClose).on_conflict_do_nothing(index_elements=["txn_id"]), rows)
 
 
 def _duplicate_discrepancy(dup: dict, now: datetime) -> dict:
@@ -293,11 +421,16 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
     status: dict[str, tuple[str, str]] = {}
     created: dict[str, int] = {}
     holders: dict[str, str] = {}
+    principal: dict[str, int] = defaultdict(int)
+    bonus: dict[str, int] = defaultdict(int)
     for e in effective:
         root, pos = e.account_root, journal_pos(e.journal_id)
         if e.holder_name and e.account_id == root:
             holders[root] = e.holder_name
         delta[root] += 0 if e.kind in TRANSFER_KINDS else e.amount_minor
+        if e.kind not in TRANSFER_KINDS:
+            principal[root] += e.principal_delta_minor
+            bonus[root] += e.bonus_delta_minor
         created[root] = min(created.get(root, e.occurred_ms), e.occurred_ms)
         if e.account_id != root:
             continue
@@ -315,7 +448,8 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
                          created_at=ms_to_datetime(created[root]), updated_at=now,
                          journal_partition=part, last_journal_id=lj,
                          last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
-                         holder_name=holders.get(root)))
+                         holder_name=holders.get(root), principal_minor=principal[root],
+                         bonus_minor=bonus[root]))
     bulk = bulk_insert(conn, Account, rows)
     ins = bulk.insert
     ex = ins.excluded
@@ -323,6 +457,8 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
     newer = ex.last_journal_pos > tbl.last_journal_pos
     stmt = ins.on_conflict_do_update(index_elements=["account_id"], set_=dict(
         balance_minor=tbl.balance_minor + ex.balance_minor,
+        principal_minor=tbl.principal_minor + ex.principal_minor,
+        bonus_minor=tbl.bonus_minor + ex.bonus_minor,
         status=case((ex.status_journal_pos > tbl.status_journal_pos, ex.status), else_=tbl.status),
         status_journal_pos=greatest(conn, tbl.status_journal_pos, ex.status_journal_pos),
         created_at=least(conn, tbl.created_at, ex.created_at),
