@@ -2,7 +2,8 @@
 available: read an account's balance and its available balance (balance - active holds)
 at one instant. Read-only.
 KEYS[1] account hash   KEYS[2] holds of the account   KEYS[3] hold expiries
-Returns {balance_minor, available_minor, status, last_journal_id} or {} for an unknown account.
+Returns {balance_minor, available_minor (exact digits), status, last_journal_id} or {} for an
+unknown account.
 ]]
 --@include common
 
@@ -10,4 +11,4 @@ local acct = redis.call('HMGET', KEYS[1], 'bal', 'st', 'lj')
 if not acct[1] then return {} end
 local held = active_holds(KEYS[2], KEYS[3], now_ms())
 local bal = tonumber(acct[1])
-return {bal, bal - held, acct[2] or 'active', acct[3] or ''}
+return {int_str(bal), int_str(bal - held), acct[2] or 'active', acct[3] or ''}

@@ -32,7 +32,7 @@ if amount > held then return decide(txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', 
 
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
-redis.call('HSET', hold_key, 'hs', 'captured', 'hc', amount)
-local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
+redis.call('HSET', hold_key, 'hs', 'captured', 'hc', int_str(amount))
+local after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount))
 local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

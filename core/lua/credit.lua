@@ -32,6 +32,6 @@ local balance = tonumber(acct[1])
 if acct[2] == 'frozen' and kind == 'credit' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
-local after = redis.call('HINCRBY', acct_key, 'bal', amount)
+local after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount))
 local jid = journal(jkey, acct_key, txn_id, kind, account_id, amount, after, original)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

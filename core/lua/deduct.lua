@@ -29,6 +29,6 @@ if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', 
 local held = active_holds(KEYS[4], KEYS[5], now_ms())
 if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
 
-local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
+local after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount))
 local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '')
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -10,7 +10,7 @@ ARGV[6] cashier_id  ARGV[7..] hold txn ids believed expired
 Each hold still present and past its expiry is released and journaled as kind
 'hold_expire', txn 'hx-' .. sha1(hold txn id), orig = the hold's txn id; its record,
 when it still exists, is marked expired. Others are skipped.
-Returns {released_count}.
+Returns {released_count} (digits).
 ]]
 --@include common
 
@@ -25,13 +25,13 @@ bad = check_hold_keys(prefix, account_id)
 if bad then return bad end
 local now = tonumber(now_ms())
 local bal = redis.call('HGET', KEYS[1], 'bal')
-if not bal then return {0} end
+if not bal then return {'0'} end
 local released = 0
 for i = 7, #ARGV do
   local hold_txn = ARGV[i]
   local hold_key = KEYS[i - 1]
   if check_id(hold_txn, 'hold_txn_id') or hold_key ~= txn_key_of(prefix, hold_txn) then
-    return invalid('KEYS[' .. (i - 1) .. ']', 'not the record of hold ' .. tostring(hold_txn))
+    return invalid('KEYS[' .. int_str(i - 1) .. ']', 'not the record of hold ' .. (hold_txn or '?'))
   end
   local expiry = redis.call('ZSCORE', KEYS[5], hold_txn)
   if expiry and tonumber(expiry) <= now then
@@ -42,4 +42,4 @@ for i = 7, #ARGV do
     released = released + 1
   end
 end
-return {released}
+return {int_str(released)}

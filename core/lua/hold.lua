@@ -36,9 +36,9 @@ if count >= MAX_ACTIVE_HOLDS then return decide(txn_key, fp, ttl_s, 'TOO_MANY_HO
 if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
 
 local expires_ms = tonumber(now) + tonumber(ttl_hold) * 1000
-redis.call('HSET', holds_key, txn_id, amount)
-redis.call('ZADD', expiry_key, expires_ms, txn_id)
+redis.call('HSET', holds_key, txn_id, int_str(amount))
+redis.call('ZADD', expiry_key, int_str(expires_ms), txn_id)
 local jid = journal(jkey, acct_key, txn_id, 'hold', account_id, 0, balance, '', amount, expires_ms)
 local reply = decide(txn_key, fp, ttl_s, 'APPLIED', balance - held - amount, jid)
-redis.call('HSET', txn_key, 'hs', 'active', 'ha', amount, 'hx', expires_ms)
+redis.call('HSET', txn_key, 'hs', 'active', 'ha', int_str(amount), 'hx', int_str(expires_ms))
 return reply

@@ -26,7 +26,7 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 local existing = redis.call('HGET', acct_key, 'bal')
 if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
 
-redis.call('HSET', acct_key, 'bal', initial, 'st', 'active', 'ct', now_ms())
+redis.call('HSET', acct_key, 'bal', int_str(initial), 'st', 'active', 'ct', now_ms())
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 redis.call('SADD', set_key, account_id)
 local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '', nil, nil,

@@ -43,7 +43,7 @@ local refunded = tonumber(orig[3] or '0')
 if refunded + amount > tonumber(oamount) then return decide(txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance) end
 if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
-redis.call('HINCRBY', orig_key, 'r', amount)   -- keeps the original's TTL
-local after = redis.call('HINCRBY', acct_key, 'bal', amount)
+redis.call('HINCRBY', orig_key, 'r', int_str(amount))   -- keeps the original's TTL
+local after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount))
 local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -7,18 +7,34 @@ Conventions every script follows:
     stream of the partition. All keys share one hash tag, so one slot.
   * ARGV[1] txn_id, ARGV[2] account_id, ARGV[3] amount (decimal digits),
     ARGV[4] idempotency retention in seconds, ARGV[5] terminal_id, ARGV[6] cashier_id.
-  * Reply: {status, balance_minor, replayed (0/1), detail}
+  * Reply: {status, balance_minor (exact decimal digits), replayed (0/1), detail}
       detail = journal entry id when applied, the reason when INVALID, the stored
       fingerprint on TXN_CONFLICT, '' otherwise.
+  * Every number a script writes (journal fields, records, balances, scores) or returns
+    goes through int_str: exact decimal digits, never Lua's tostring (14 significant
+    digits: 1e+14, 1.2345678901234e+14) nor Redis's own conversion of Lua numbers.
 ]]
 
 local MAX_AMOUNT_MINOR = 100000000000        -- 1e11: one operation, keep in sync with core/validation.py
 local MAX_BALANCE_MINOR = 1000000000000000   -- 1e15 < 2^53: exact in Lua doubles
 local MAX_ID_LEN = 64
 local MAX_TTL_S = 34560000                   -- 400 days
+local MAX_EXACT_INT = 9007199254740991       -- 2^53 - 1: every integer up to it is exact in a double
+
+-- Exact decimal digits of an integer-valued number (or of a digit string). '%d' prints
+-- Lua 5.1's C long (64 bits) exactly; a double holds every integer up to 2^53 exactly.
+-- Anything else is a bug in a script, never a user's input (inputs are checked first
+-- and the limits keep every sum below 2^53): fail loudly rather than write it.
+local function int_str(n)
+  if type(n) == 'string' then n = tonumber(n) end
+  if type(n) ~= 'number' or n ~= math.floor(n) or n > MAX_EXACT_INT or n < -MAX_EXACT_INT then
+    error('ledger script bug: not an exact integer')
+  end
+  return string.format('%d', n)
+end
 
 local function invalid(field, reason)
-  return {'INVALID', 0, 0, field .. ': ' .. reason}
+  return {'INVALID', '0', 0, field .. ': ' .. reason}
 end
 
 -- nil when the id is acceptable, else an INVALID reply
@@ -106,25 +122,27 @@ end
 local function replay(txn_key, fingerprint)
   local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j')
   if not rec[1] then return nil end
-  if rec[1] ~= fingerprint then return {'TXN_CONFLICT', 0, 0, rec[1]} end
-  return {status_of(rec[2]), tonumber(rec[3]), 1, rec[4] or ''}
+  if rec[1] ~= fingerprint then return {'TXN_CONFLICT', '0', 0, rec[1]} end
+  return {status_of(rec[2]), int_str(rec[3]), 1, rec[4] or ''}
 end
 
 -- Store the first decision for this txn id, and answer it.
 local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id)
   journal_id = journal_id or ''
+  local b = int_str(balance)
   if journal_id ~= '' then
-    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', balance, 'j', journal_id)
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id)
   else
-    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', balance)
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b)
   end
   redis.call('EXPIRE', txn_key, ttl_s)
-  return {status, balance, 0, journal_id}
+  return {status, b, 0, journal_id}
 end
 
+-- Redis server time in ms, as exact digits.
 local function now_ms()
   local t = redis.call('TIME')
-  return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  return int_str(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
 
 -- Append the journal entry of an applied change and remember it on the account.
@@ -133,12 +151,12 @@ end
 local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after,
                        original_txn_id, hold_minor, expires_ms, extra)
   local fields = {'txn', txn_id, 'kind', kind, 'acct', account_id,
-    'amt', tostring(signed_amount), 'bal', tostring(balance_after),
+    'amt', int_str(signed_amount), 'bal', int_str(balance_after),
     'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now_ms(),
     'orig', original_txn_id or ''}
   if hold_minor then
-    table.insert(fields, 'held'); table.insert(fields, tostring(hold_minor))
-    table.insert(fields, 'exp'); table.insert(fields, tostring(expires_ms))
+    table.insert(fields, 'held'); table.insert(fields, int_str(hold_minor))
+    table.insert(fields, 'exp'); table.insert(fields, int_str(expires_ms))
   end
   if extra then
     for i = 1, #extra do table.insert(fields, extra[i]) end
@@ -174,4 +192,4 @@ local function initialized(jkey)
   return redis.call('EXISTS', jkey) == 1
 end
 
-local NOT_INITIALIZED = {'NOT_INITIALIZED', 0, 0, ''}
+local NOT_INITIALIZED = {'NOT_INITIALIZED', '0', 0, ''}

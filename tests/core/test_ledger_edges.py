@@ -1,0 +1,113 @@
+"""The ledger at its edges (issue 12), on a real Redis: numbers at and near the limits are
+written exactly everywhere (journal, records, replies), internal txn ids live in a
+namespace no client id can enter, capture/void without account_id never gives two
+decisions for one txn id, and Redis out of memory reaches callers as the contract's
+types only (a private redis-server with a small maxmemory and noeviction)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from redis.exceptions import RedisError, ResponseError
+
+from core import (MAX_AMOUNT_MINOR, MAX_BALANCE_MINOR, DeductRequest, InvalidRequest, Ledger,
+                  LedgerError, LedgerUnavailable, Result, Status)
+from core.resources import lua_dir
+from core.scripts import _expand
+from reconcile_service.reconcile import compensation_txn_id
+from reconcile_service.restore import restore_txn_id
+from tests.support.servers import RedisServer, wait_for
+
+DIGITS = re.compile(r"-?(0|[1-9][0-9]*)")
+NUMERIC_FIELDS = ("amt", "bal", "ts", "held", "exp")
+MAX_EXACT = 2 ** 53 - 1
+
+
+def _restore(ledger: Ledger, account_id: str, balance_minor: int) -> Result:
+    """A big balance in one step, the way the reconcile service's restore makes one."""
+    return ledger.restore_account(account_id, balance_minor,
+                                  txn_id=restore_txn_id(account_id, balance_minor, "active", "0"))
+
+
+def _entries(ledger: Ledger) -> list[dict]:
+    return [f for _, f in ledger.client.xrange(ledger.partitions[0].journal)]
+
+
+def _record(ledger: Ledger, txn_id: str) -> dict:
+    return ledger.client.hgetall(ledger.partitions[0].txn(txn_id))
+
+
+# ----------------------------------------------------------------- defect 1: exact numbers
+
+def _int_str_script(ledger: Ledger) -> str:
+    body = _expand("--@include common\n"
+                   "local ok, value = pcall(int_str, tonumber(ARGV[1]))\n"
+                   "if ok then return {'ok', value} end\n"
+                   "return {'error', ''}\n", lua_dir() / "includes")
+    return ledger.client.script_load(body)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(-MAX_EXACT, MAX_EXACT) | st.sampled_from(
+    [0, 1, -1, MAX_EXACT, -MAX_EXACT, MAX_BALANCE_MINOR, 10 ** 14, 123456789012345, MAX_AMOUNT_MINOR]))
+def test_int_str_prints_every_integer_up_to_2_53_exactly(ledger, n):
+    sha = _int_str_script(ledger)
+    assert ledger.client.evalsha(sha, 0, str(n)) == ["ok", str(n)]
+
+
+@pytest.mark.parametrize("bad", ["9007199254740992", "1.5", "-9007199254740993", "1e300"])
+def test_int_str_refuses_what_it_cannot_print_exactly(ledger, bad):
+    sha = _int_str_script(ledger)
+    assert ledger.client.evalsha(sha, 0, bad)[0] == "error"
+
+
+def test_balances_at_the_limit_are_exact_in_journal_records_and_answers(ledger):
+    """987654321098765 has 15 significant digits: Lua's tostring wrote 9.8765432109877e+14."""
+    big = 987_654_321_098_765
+    assert _restore(ledger, "BIG", big).balance_minor == big
+    r = ledger.deduct("BIG", MAX_AMOUNT_MINOR, txn_id="d-max")
+    assert r.applied and r.balance_minor == big - MAX_AMOUNT_MINOR
+    h = ledger.hold("BIG", MAX_AMOUNT_MINOR - 1, txn_id="h-max", ttl_s=600)
+    assert h.applied and h.balance_minor == big - 2 * MAX_AMOUNT_MINOR + 1
+    c = ledger.capture("h-max", MAX_AMOUNT_MINOR - 1, txn_id="c-max", account_id="BIG")
+    assert c.applied and c.balance_minor == big - 2 * MAX_AMOUNT_MINOR + 1
+    f = ledger.refund("BIG", MAX_AMOUNT_MINOR, txn_id="r-max", original_txn_id="d-max")
+    assert f.balance_minor == big - MAX_AMOUNT_MINOR + 1
+    # top up to exactly MAX_BALANCE_MINOR, then one more minor unit is declined
+    missing = MAX_BALANCE_MINOR - ledger.balance("BIG")
+    i = 0
+    while missing:
+        step = min(missing, MAX_AMOUNT_MINOR)
+        assert ledger.credit("BIG", step, txn_id=f"up-{i}").applied
+        missing -= step
+        i += 1
+    assert ledger.balance("BIG") == ledger.available("BIG") == MAX_BALANCE_MINOR
+    over = ledger.credit("BIG", 1, txn_id="over")
+    assert over.status is Status.BALANCE_LIMIT_EXCEEDED and over.balance_minor == MAX_BALANCE_MINOR
+    assert ledger.credit("BIG", 1, txn_id="over") == Result(Status.BALANCE_LIMIT_EXCEEDED, MAX_BALANCE_MINOR,
+                                                             True, "over", "BIG", "credit", 1, "")
+    replayed = ledger.deduct("BIG", MAX_AMOUNT_MINOR, txn_id="d-max")
+    assert replayed.replayed and replayed.balance_minor == r.balance_minor
+
+    entries = _entries(ledger)
+    for fields in entries:
+        for name in NUMERIC_FIELDS:
+            if name in fields:
+                assert DIGITS.fullmatch(fields[name]), (name, fields)
+    by_txn = {f["txn"]: f for f in entries}
+    assert by_txn[restore_txn_id("BIG", big, "active", "0")]["bal"] == str(big)
+    assert by_txn["d-max"]["amt"] == str(-MAX_AMOUNT_MINOR) and by_txn["d-max"]["bal"] == str(big - MAX_AMOUNT_MINOR)
+    assert by_txn["h-max"]["held"] == str(MAX_AMOUNT_MINOR - 1)
+    assert by_txn[f"up-{i - 1}"]["bal"] == str(MAX_BALANCE_MINOR)
+    # what the journal says adds up to the balance, exactly
+    assert sum(int(f["amt"]) for f in entries) + big == MAX_BALANCE_MINOR
+    for txn in ("d-max", "h-max", "c-max", "r-max", "over", f"up-{i - 1}"):
+        rec = _record(ledger, txn)
+        assert DIGITS.fullmatch(rec["b"]), rec
+        for name in ("r", "ha", "hx", "hc"):
+            if name in rec:
+                assert DIGITS.fullmatch(rec[name]), rec
+    acct = ledger.client.hgetall(ledger.partitions[0].account("BIG"))
+    assert acct["bal"] == str(MAX_BALANCE_MINOR) and DIGITS.fullmatch(acct["ct"])
