@@ -301,9 +301,12 @@ class Ledger:
         return Result(_STATUS_BY_NAME[status], int(balance), bool(replayed), txn_id, account_id, kind,
                       amount_minor, detail)
 
-    def _common(self, account_id, txn_id, terminal_id, cashier_id) -> Partition:
+    def _common(self, account_id, txn_id, terminal_id, cashier_id, *, internal_txn: bool = False) -> Partition:
         v.check_id(account_id, "account_id")
-        v.check_id(txn_id, "txn_id")
+        if internal_txn:
+            v.check_internal_txn_id(txn_id)
+        else:
+            v.check_id(txn_id, "txn_id")    # refuses '@': client ids never enter the reserved namespace
         v.check_id(terminal_id, "terminal_id", optional=True)
         v.check_id(cashier_id, "cashier_id", optional=True)
         return self.schema.partition_of(account_id)
@@ -311,10 +314,11 @@ class Ledger:
     def _balance_op(self, script: str, account_id: str, amount_minor: int, txn_id: str,
                     terminal_id: str | None, cashier_id: str | None, *, allow_zero: bool = False,
                     extra_keys: Sequence[str] = (), extra_args: Sequence[str] = (),
-                    kind: str | None = None, max_minor: int = v.MAX_AMOUNT_MINOR) -> Result:
+                    kind: str | None = None, max_minor: int = v.MAX_AMOUNT_MINOR,
+                    internal_txn: bool = False) -> Result:
         field = {"open_account": "initial_minor", "restore_account": "balance_minor"}.get(script, "amount_minor")
         v.check_amount(amount_minor, field, allow_zero=allow_zero, max_minor=max_minor)
-        part = self._common(account_id, txn_id, terminal_id, cashier_id)
+        part = self._common(account_id, txn_id, terminal_id, cashier_id, internal_txn=internal_txn)
         keys = [part.account(account_id), part.txn(txn_id), part.journal, *extra_keys]
         args = [txn_id, account_id, amount_minor, self.retention_s, terminal_id or "",
                 cashier_id or "", *extra_args]
@@ -457,13 +461,15 @@ class Ledger:
 
     def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id) -> Result:
         return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
-                                cashier_id, extra_args=[kind, original], kind=kind)
+                                cashier_id, extra_args=[kind, original], kind=kind,
+                                internal_txn=kind == "compensate")
 
     def compensate(self, account_id: str, amount_minor: int, *, txn_id: str,
                    original_txn_id: str, terminal_id: str | None = None,
                    cashier_id: str | None = None) -> Result:
         """A journaled correcting credit that reverses a duplicate application of
-        `original_txn_id` (used by the reconcile service; allowed on frozen accounts)."""
+        `original_txn_id` (used by the reconcile service; allowed on frozen accounts).
+        `txn_id` must be an internal id (`core.validation.internal_txn_id`)."""
         v.check_id(original_txn_id, "original_txn_id")
         return self._credit("compensate", account_id, amount_minor, txn_id, original_txn_id,
                             terminal_id, cashier_id)
@@ -495,7 +501,8 @@ class Ledger:
         """Recreate an account that Redis lost, from the database of record.
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
-        and nothing changes. Journaled as kind 'restore' with amount 0.
+        and nothing changes. Journaled as kind 'restore' with amount 0. `txn_id` must be
+        an internal id (`core.validation.internal_txn_id`).
         """
         if status not in ("active", "frozen"):
             raise InvalidRequest("status", "must be active or frozen")
@@ -504,7 +511,7 @@ class Ledger:
         extra = [part.accounts] if part else []
         return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
                                 allow_zero=True, extra_keys=extra, extra_args=[status, holder],
-                                kind="restore", max_minor=v.MAX_BALANCE_MINOR)
+                                kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
 
     # ---------------------------------------------------------------- batches
 

@@ -5,6 +5,11 @@ ids are 1-64 characters from ``A-Z a-z 0-9 . _ : -`` (no braces, so an id can ne
 change a key's hash tag); amounts are ints (not bool, not float, not str) from 1 to
 `MAX_AMOUNT_MINOR`; balances stay below `MAX_BALANCE_MINOR` < 2**53 so Lua's doubles
 hold every one of them exactly.
+
+Txn ids the ledger makes itself (hold expiry, reconcile compensation, restore) live in
+a reserved namespace: '@' + a lower-case kind + ':' + id characters (`internal_txn_id`).
+No client id can contain '@', so none can ever equal an internal id; the scripts check
+the same (common.lua check_id / check_internal_id).
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ MAX_ID_LEN = 64
 ID_CHARS = "A-Z a-z 0-9 . _ : -"
 MAX_RETENTION_S = 400 * 86400
 _ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+INTERNAL_TXN_PREFIX = "@"
+_INTERNAL_RE = re.compile(r"@[a-z]+:[A-Za-z0-9._:-]+")
 
 
 def check_id(value: object, field: str, *, optional: bool = False) -> str:
@@ -32,6 +39,20 @@ def check_id(value: object, field: str, *, optional: bool = False) -> str:
         raise InvalidRequest(field, f"longer than {MAX_ID_LEN} characters")
     if not _ID_RE.fullmatch(value):
         raise InvalidRequest(field, f"only {ID_CHARS} are allowed")
+    return value
+
+
+def internal_txn_id(kind: str, *parts: object) -> str:
+    """An id of the reserved namespace: '@<kind>:<part>:<part>...'. For the ledger's own
+    operations only (the reconcile service's '@cmp:' and '@rst:'; the hold expiry script
+    makes '@hx:' itself)."""
+    value = f"{INTERNAL_TXN_PREFIX}{kind}:" + ":".join(map(str, parts))
+    return check_internal_txn_id(value)
+
+
+def check_internal_txn_id(value: object, field: str = "txn_id") -> str:
+    if not isinstance(value, str) or len(value) > MAX_ID_LEN or not _INTERNAL_RE.fullmatch(value):
+        raise InvalidRequest(field, "must be an internal txn id ('@<kind>:...', made by the ledger itself)")
     return value
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
+from core.validation import internal_txn_id
 from core.keys import Partition
 
 from .journal import Journal
@@ -34,7 +35,14 @@ COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "mi
 
 
 def compensation_txn_id(journal_partition: int, journal_id: str) -> str:
-    """Deterministic: the same duplicate always gets the same compensating txn id."""
+    """Deterministic: the same duplicate always gets the same compensating txn id, in the
+    reserved namespace ('@cmp:<partition>:<journal id>') that no client id can enter."""
+    return internal_txn_id("cmp", journal_partition, journal_id)
+
+
+def legacy_compensation_txn_id(journal_partition: int, journal_id: str) -> str:
+    """The form used before the reserved namespace: a compensation made under it must
+    not be made again under the new id."""
     return f"cmp:{journal_partition}:{journal_id}"
 
 
@@ -262,9 +270,14 @@ class Reconciler:
 
     def _compensate(self, dup) -> str | None:
         txn = compensation_txn_id(dup.journal_partition, dup.journal_id)
+        legacy = legacy_compensation_txn_id(dup.journal_partition, dup.journal_id)
         with self.engine.connect() as conn:
-            already = conn.execute(select(LedgerEntry.id).where(LedgerEntry.txn_id == txn)).first()
-        if not already:
+            already = conn.execute(select(LedgerEntry.txn_id).where(
+                (LedgerEntry.txn_id == txn) | ((LedgerEntry.txn_id == legacy) & (LedgerEntry.kind == "compensate")
+                                               & (LedgerEntry.original_txn_id == dup.txn_id)))).first()
+        if already:
+            txn = already.txn_id
+        else:
             result = self.ledger.compensate(dup.account_id, -dup.amount_minor, txn_id=txn,
                                             original_txn_id=dup.txn_id)
             if result.status is not Status.APPLIED:

@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
 from core.keys import META_KEY
+from core.validation import internal_txn_id
 
 from .journal import Consumer
 from .metrics import Metrics
@@ -55,9 +56,10 @@ class RestoreReport:
 
 
 def restore_txn_id(account_id: str, balance_minor: int, status: str, last_journal_pos: str) -> str:
-    """Deterministic per database state: a retried restore replays, a later one is new."""
+    """Deterministic per database state: a retried restore replays, a later one is new.
+    In the reserved namespace ('@rst:<digest>'), so no client txn id can equal it."""
     digest = hashlib.sha1(f"{account_id}|{balance_minor}|{status}|{last_journal_pos}".encode()).hexdigest()
-    return f"rst:{digest[:40]}"
+    return internal_txn_id("rst", digest[:40])
 
 
 def redis_has_ledger(ledger: Ledger) -> bool:

@@ -6,14 +6,15 @@ ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] kind ('credit' or 'compensate')
   ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
 ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, BALANCE_LIMIT_EXCEEDED.
-A compensating credit is allowed on a frozen account: it repairs the ledger.
+A compensating credit is allowed on a frozen account: it repairs the ledger. Its txn id
+is an internal one ('@cmp:...', made by the reconcile service); a credit's is a client's.
 ]]
 --@include common
 
-local bad = check_request(false)
-if bad then return bad end
 local kind = ARGV[7] or 'credit'
 if kind ~= 'credit' and kind ~= 'compensate' then return invalid('kind', 'must be credit or compensate') end
+local bad = check_request(false, nil, kind == 'compensate')
+if bad then return bad end
 local original = ARGV[8] or ''
 bad = check_id(original, 'original_txn_id', kind == 'credit')
 if bad then return bad end

@@ -8,7 +8,8 @@ KEYS[6..] txn records of the holds named in ARGV[7..], in the same order
 ARGV[1] '-' ARGV[2] account_id  ARGV[3] '0'  ARGV[4] unused  ARGV[5] terminal_id
 ARGV[6] cashier_id  ARGV[7..] hold txn ids believed expired
 Each hold still present and past its expiry is released and journaled as kind
-'hold_expire', txn 'hx-' .. sha1(hold txn id), orig = the hold's txn id; its record,
+'hold_expire', txn '@hx:' .. sha1(hold txn id) (an internal id: no client id can
+equal it), orig = the hold's txn id; its record,
 when it still exists, is marked expired. Others are skipped.
 Returns {released_count} (digits).
 ]]
@@ -38,7 +39,7 @@ for i = 7, #ARGV do
     redis.call('HDEL', KEYS[4], hold_txn)
     redis.call('ZREM', KEYS[5], hold_txn)
     if redis.call('HEXISTS', hold_key, 'hs') == 1 then redis.call('HSET', hold_key, 'hs', 'expired') end
-    journal(KEYS[3], KEYS[1], 'hx-' .. redis.sha1hex(hold_txn), 'hold_expire', account_id, 0, bal, hold_txn)
+    journal(KEYS[3], KEYS[1], '@hx:' .. redis.sha1hex(hold_txn), 'hold_expire', account_id, 0, bal, hold_txn)
     released = released + 1
   end
 end

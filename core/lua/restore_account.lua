@@ -9,10 +9,11 @@ ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] balance_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] status ('active' or 'frozen')
 ARGV[8] holder_name (optional)
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
+The txn id is an internal one ('@rst:...', made by the reconcile service's restore).
 ]]
 --@include common
 
-local bad = check_request(true, MAX_BALANCE_MINOR) or check_holder(ARGV[8])
+local bad = check_request(true, MAX_BALANCE_MINOR, true) or check_holder(ARGV[8])
 if bad then return bad end
 local holder = ARGV[8] or ''
 local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

@@ -111,3 +111,78 @@ def test_balances_at_the_limit_are_exact_in_journal_records_and_answers(ledger):
                 assert DIGITS.fullmatch(rec[name]), rec
     acct = ledger.client.hgetall(ledger.partitions[0].account("BIG"))
     assert acct["bal"] == str(MAX_BALANCE_MINOR) and DIGITS.fullmatch(acct["ct"])
+
+
+# ----------------------------------------------------------------- defect 4: reserved txn ids
+
+def _internal_ids_made_by_the_ledger(ledger: Ledger) -> list[str]:
+    """Every kind of id the ledger makes itself, made for real."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=1000)
+    ledger.hold("A-1", 10, txn_id="h-1", ttl_s=1)
+    part = ledger.partitions[0]
+    wait_for(lambda: ledger.expire_holds("A-1") == 1, what="the hold's expiry to be journaled")
+    expiry = next(f["txn"] for f in _entries(ledger) if f["kind"] == "hold_expire")
+    compensation = compensation_txn_id(part.index, "1764547200000-0")
+    restore = restore_txn_id("A-9", 5, "active", "0")
+    return [expiry, compensation, restore]
+
+
+def test_no_client_txn_id_can_equal_an_internal_id(ledger):
+    internal = _internal_ids_made_by_the_ledger(ledger)
+    before = ledger.balance("A-1"), len(_entries(ledger))
+    for txn in internal:
+        for call in (lambda: ledger.deduct("A-1", 1, txn_id=txn),
+                     lambda: ledger.credit("A-1", 1, txn_id=txn),
+                     lambda: ledger.hold("A-1", 1, txn_id=txn, ttl_s=60),
+                     lambda: ledger.refund("A-1", 1, txn_id=txn, original_txn_id="x-1"),
+                     lambda: ledger.freeze("A-1", txn_id=txn),
+                     lambda: ledger.open_account("A-2", txn_id=txn),
+                     lambda: ledger.void("h-1", txn_id=txn, account_id="A-1"),
+                     lambda: ledger.capture("h-1", 1, txn_id=txn, account_id="A-1")):
+            with pytest.raises(InvalidRequest) as err:
+                call()
+            assert err.value.field == "txn_id", txn
+        [item] = ledger.deduct_many([DeductRequest("A-1", 1, txn)])
+        assert isinstance(item, InvalidRequest) and item.field == "txn_id"
+    assert (ledger.balance("A-1"), len(_entries(ledger))) == before
+
+
+def test_every_script_refuses_an_internal_txn_id_from_a_client(ledger):
+    """The Lua side of the namespace: a client that bypasses Python gets INVALID."""
+    [expiry, compensation, _] = _internal_ids_made_by_the_ledger(ledger)
+    part = ledger.partitions[0]
+    before = ledger.balance("A-1"), len(_entries(ledger))
+    for txn in (expiry, compensation):
+        base = [part.account("A-1"), part.txn(txn), part.journal]
+        holds = [part.holds("A-1"), part.hold_expiries("A-1")]
+        calls = {
+            "deduct": (base + holds, [txn, "A-1", "1", "3600", "", ""]),
+            "credit": (base, [txn, "A-1", "1", "3600", "", "", "credit", ""]),
+            "hold": (base + holds, [txn, "A-1", "1", "3600", "", "", "60"]),
+            "refund": (base + [part.txn("x-1")], [txn, "A-1", "1", "3600", "", "", "x-1"]),
+            "freeze": (base, [txn, "A-1", "0", "3600", "", ""]),
+            "unfreeze": (base, [txn, "A-1", "0", "3600", "", ""]),
+            "open_account": (base + [part.accounts], [txn, "A-1", "0", "3600", "", "", ""]),
+            "capture": (base + holds + [part.txn("h-1")], [txn, "A-1", "1", "3600", "", "", "h-1"]),
+            "void": (base + holds + [part.txn("h-1")], [txn, "A-1", "0", "3600", "", "", "h-1"]),
+        }
+        for name, (keys, args) in calls.items():
+            reply = ledger.scripts.call(ledger.client, name, keys, args)
+            assert reply[0] == "INVALID" and reply[3].startswith("txn_id"), (name, reply)
+    assert (ledger.balance("A-1"), len(_entries(ledger))) == before
+
+
+def test_internal_operations_take_internal_ids_only(ledger):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=1000)
+    assert ledger.deduct("A-1", 100, txn_id="cmp:0:1-0").applied     # an old-style id is a client's now
+    with pytest.raises(InvalidRequest):
+        ledger.compensate("A-1", 100, txn_id="cmp:0:1-0", original_txn_id="cmp:0:1-0")
+    with pytest.raises(InvalidRequest):
+        ledger.restore_account("A-7", 5, txn_id="rst:abc")
+    part = ledger.partitions[0]
+    reply = ledger.scripts.call(ledger.client, "credit", [part.account("A-1"), part.txn("plain"), part.journal],
+                                ["plain", "A-1", "100", "3600", "", "", "compensate", "cmp:0:1-0"])
+    assert reply[0] == "INVALID" and reply[3].startswith("txn_id")
+    cmp = compensation_txn_id(0, "1-0")
+    assert ledger.compensate("A-1", 100, txn_id=cmp, original_txn_id="cmp:0:1-0").applied
+    assert ledger.balance("A-1") == 1000

@@ -13,6 +13,9 @@ Conventions every script follows:
   * Every number a script writes (journal fields, records, balances, scores) or returns
     goes through int_str: exact decimal digits, never Lua's tostring (14 significant
     digits: 1e+14, 1.2345678901234e+14) nor Redis's own conversion of Lua numbers.
+  * Txn ids: clients use 1-64 of A-Z a-z 0-9 . _ : - (check_id). Ids the ledger makes
+    itself (hold expiry, reconcile compensation, restore) start with '@', which no
+    client id may contain (check_internal_id): no client id can ever equal one.
 ]]
 
 local MAX_AMOUNT_MINOR = 100000000000        -- 1e11: one operation, keep in sync with core/validation.py
@@ -46,6 +49,16 @@ local function check_id(value, field, optional)
   if #value > MAX_ID_LEN then return invalid(field, 'longer than 64 characters') end
   if not string.match(value, '^[A-Za-z0-9._:-]+$') then
     return invalid(field, 'only A-Z a-z 0-9 . _ : - are allowed')
+  end
+  return nil
+end
+
+-- Internal txn ids: '@' + a lower-case kind + ':' + id characters, at most 64 in all
+-- ('@hx:<sha1>', '@cmp:<partition>:<journal id>', '@rst:<digest>'). Only the ledger's own
+-- operations take them (compensate, restore_account) or make them (hold expiry).
+local function check_internal_id(value, field)
+  if type(value) ~= 'string' or #value > MAX_ID_LEN or not string.match(value, '^@[a-z]+:[A-Za-z0-9._:-]+$') then
+    return invalid(field, 'must be an internal txn id (@<kind>:...), made by the ledger itself')
   end
   return nil
 end
@@ -91,12 +104,15 @@ local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
   return nil
 end
 
--- The standard checks of KEYS/ARGV shared by every balance script.
-local function check_request(allow_zero_amount, max_amount_minor)
+-- The standard checks of KEYS/ARGV shared by every balance script. `internal_txn`: the
+-- txn id must be an internal one (compensate, restore); else it must be a client's.
+local function check_request(allow_zero_amount, max_amount_minor, internal_txn)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
-  return check_id(ARGV[1], 'txn_id')
+  local txn_check = check_id
+  if internal_txn then txn_check = check_internal_id end
+  return txn_check(ARGV[1], 'txn_id')
       or check_id(ARGV[2], 'account_id')
       or check_amount(ARGV[3], 'amount_minor', allow_zero_amount, max_amount_minor)
       or check_ttl(ARGV[4])
