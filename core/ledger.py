@@ -374,14 +374,18 @@ class Ledger:
                 cashier_id: str | None = None) -> Result:
         """Take up to the held amount; the rest of the hold is released. A hold resolves once.
 
-        `account_id` is optional: without it the hold is looked up (one extra read).
+        `account_id` is optional: without it the account is looked up (one extra read)
+        from this txn's own record or else the hold's. When neither exists the call
+        raises InvalidRequest('hold_txn_id', ...) and decides nothing: a decline is only
+        ever answered when it is stored in the account's partition, so one txn id never
+        gets two decisions (a HOLD_NOT_FOUND now and an APPLIED once the hold appears).
         """
         return self._resolve_hold("capture", hold_txn_id, amount_minor, txn_id, account_id,
                                   terminal_id, cashier_id)
 
     def void(self, hold_txn_id: str, *, txn_id: str, account_id: str | None = None,
              terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Release a hold without taking anything."""
+        """Release a hold without taking anything (`account_id` as for `capture`)."""
         return self._resolve_hold("void", hold_txn_id, 0, txn_id, account_id, terminal_id, cashier_id)
 
     def _resolve_hold(self, script, hold_txn_id, amount_minor, txn_id, account_id, terminal_id,
@@ -389,13 +393,35 @@ class Ledger:
         v.check_id(hold_txn_id, "hold_txn_id")
         v.check_id(txn_id, "txn_id")
         if account_id is None:
-            account_id = self.hold_account(hold_txn_id)
+            account_id = self._resolving_account(script, hold_txn_id, txn_id)
             if account_id is None:
-                return Result(Status.HOLD_NOT_FOUND, 0, False, txn_id, "", script, amount_minor)
+                raise InvalidRequest("hold_txn_id", f"no hold {hold_txn_id!r} was found (never placed, or "
+                                     "older than the retention); nothing was decided. Give account_id to "
+                                     "have the decline recorded")
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
         extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
         return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
                                 allow_zero=script == "void", extra_keys=extra, extra_args=[hold_txn_id])
+
+    def _resolving_account(self, script: str, hold_txn_id: str, txn_id: str) -> str | None:
+        """The account of a capture/void called without one: from this txn's own record
+        when it was decided before (a retry answers what the first call answered, even
+        after the hold's record expired), else from the hold's record; None if neither."""
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            for part in self.partitions:
+                pipe.hget(part.txn(txn_id), "f")
+                pipe.hget(part.txn(hold_txn_id), "f")
+            return pipe.execute()
+        fingerprints = self._with_retry(read, txn_id=txn_id)
+        own, held = fingerprints[0::2], fingerprints[1::2]
+        for fingerprint in own:
+            if fingerprint and fingerprint.startswith(script + "|"):
+                return fingerprint.split("|")[1]
+        for fingerprint in held:
+            if fingerprint and fingerprint.startswith("hold|"):
+                return fingerprint.split("|")[1]
+        return None
 
     def hold_account(self, hold_txn_id: str) -> str | None:
         """The account a hold was placed on, or None. Reads the hold's record in every

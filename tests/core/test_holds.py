@@ -50,7 +50,9 @@ def test_a_hold_resolves_at_most_once(acct):
     assert acct.void("h-2", txn_id="v-2").applied
     assert acct.capture("h-2", 1, txn_id="c-3").status is Status.HOLD_ALREADY_VOIDED
     assert acct.void("h-2", txn_id="v-3").status is Status.HOLD_ALREADY_VOIDED
-    assert acct.capture("nope", 1, txn_id="c-4").status is Status.HOLD_NOT_FOUND
+    with pytest.raises(InvalidRequest) as err:         # no account, no hold: nothing decided
+        acct.capture("nope", 1, txn_id="c-4")
+    assert err.value.field == "hold_txn_id"
     assert acct.capture("d-x", 1, txn_id="c-5", account_id="A-1").status is Status.HOLD_NOT_FOUND
     assert acct.balance("A-1") == 9000 and acct.available("A-1") == 9000
 

@@ -186,3 +186,41 @@ def test_internal_operations_take_internal_ids_only(ledger):
     cmp = compensation_txn_id(0, "1-0")
     assert ledger.compensate("A-1", 100, txn_id=cmp, original_txn_id="cmp:0:1-0").applied
     assert ledger.balance("A-1") == 1000
+
+
+# ----------------------------------------------------------------- defect 10: capture/void without account
+
+@pytest.mark.parametrize("op", ["capture", "void"])
+def test_resolving_an_unknown_hold_without_account_decides_nothing(ledger, op):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=1000)
+
+    def resolve(account_id=None):
+        if op == "capture":
+            return ledger.capture("h-late", 300, txn_id="r-1", account_id=account_id)
+        return ledger.void("h-late", txn_id="r-1", account_id=account_id)
+
+    with pytest.raises(InvalidRequest) as err:      # no decision that a later retry could contradict
+        resolve()
+    assert err.value.field == "hold_txn_id"
+    assert ledger.hold("A-1", 500, txn_id="h-late", ttl_s=600).applied
+    first = resolve()
+    assert first.applied and not first.replayed
+    again = resolve()
+    assert again.replayed and (again.status, again.balance_minor) == (first.status, first.balance_minor)
+    # the hold's record gone (as after its retention) while this txn's is not: still the same answer
+    ledger.client.delete(ledger.partitions[0].txn("h-late"))
+    late = resolve()
+    assert late.replayed and (late.status, late.balance_minor) == (first.status, first.balance_minor)
+    expected = 700 if op == "capture" else 1000
+    assert ledger.balance("A-1") == expected and ledger.available("A-1") == expected
+
+
+def test_hold_not_found_with_an_account_is_stored_like_any_decline(ledger):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=1000)
+    first = ledger.capture("h-later", 300, txn_id="c-1", account_id="A-1")
+    assert first.status is Status.HOLD_NOT_FOUND
+    ledger.hold("A-1", 500, txn_id="h-later", ttl_s=600)
+    for account_id in ("A-1", None):
+        again = ledger.capture("h-later", 300, txn_id="c-1", account_id=account_id)
+        assert again.status is Status.HOLD_NOT_FOUND and again.replayed
+    assert ledger.balance("A-1") == 1000
