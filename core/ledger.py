@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, ConnectionError,
-                              MovedError, NoScriptError, ReadOnlyError, ResponseError,
-                              TimeoutError, TryAgainError)
+                              MovedError, NoScriptError, OutOfMemoryError, ReadOnlyError, RedisError,
+                              ResponseError, TimeoutError, TryAgainError)
 
 from . import validation as v
 from .connection import check_eviction_policy, connect, is_cluster, redacted
@@ -51,6 +51,23 @@ _RETRYABLE = (ConnectionError, TimeoutError, BusyLoadingError, ClusterDownError,
 def _is_retryable_response(exc: ResponseError) -> bool:
     text = str(exc)
     return text.startswith(("BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"))
+
+
+def _as_ledger_error(exc: RedisError, txn_id: str | None, where: str) -> LedgerUnavailable:
+    """What a caller gets for a Redis error that retrying does not cure: never the raw
+    redis-py exception, always a `LedgerUnavailable` carrying the txn id.
+
+    Out of memory (maxmemory reached under noeviction): Redis refuses a script at its
+    first write, so nothing of it was written and nothing was decided; the same txn id
+    applies once memory is freed. Any other error: the outcome is unknown."""
+    if isinstance(exc, OutOfMemoryError):
+        error = LedgerUnavailable(
+            f"Redis at {where} is out of memory (maxmemory reached, policy noeviction) and refused "
+            "the change: nothing was written. Free memory or raise maxmemory, then retry with the "
+            "same txn id")
+        error.txn_id = txn_id
+        return error
+    return LedgerUnavailable(f"Redis at {where} refused the call ({type(exc).__name__}: {exc})", txn_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +223,9 @@ class Ledger:
         Idempotent, and safe when several processes do it at once: the first
         partition count written wins and is never changed afterwards.
         """
+        return self._with_retry(self._init, partitions, txn_id=None)
+
+    def _init(self, partitions: int | None) -> KeySchema:
         wanted = partitions or self._requested_partitions or (
             DEFAULT_PARTITIONS_CLUSTER if is_cluster(self.client) else DEFAULT_PARTITIONS_STANDALONE)
         self.client.hsetnx(META_KEY, "partitions", wanted)
@@ -220,6 +240,9 @@ class Ledger:
         terminals (auto_init=False) keep seeing "not initialised" instead of declining
         sales on accounts that are not back yet.
         """
+        return self._with_retry(self._prepare_partitions, partitions, txn_id=None)
+
+    def _prepare_partitions(self, partitions: int) -> KeySchema:
         schema = KeySchema(partitions)
         for part in schema.all:
             try:
@@ -255,8 +278,10 @@ class Ledger:
                 error: Exception = exc
             except ResponseError as exc:
                 if not _is_retryable_response(exc):
-                    raise
+                    raise _as_ledger_error(exc, txn_id, self.url_for_logs) from exc
                 error = exc
+            except RedisError as exc:      # anything else of redis-py's: never leaks to callers
+                raise _as_ledger_error(exc, txn_id, self.url_for_logs) from exc
             delay = self.retry.delay_s(attempt)
             attempt += 1
             if time.monotonic() + delay > deadline:
@@ -271,7 +296,10 @@ class Ledger:
         """Run a writing script; with wait_replicas, answer only once replicas hold it."""
         if not self.wait_replicas:
             return self.scripts.call(self.client, name, keys, args)
-        return self._run_pipeline(self._node_client(keys[0]), [(keys, args)], name)[0]
+        reply = self._run_pipeline(self._node_client(keys[0]), [(keys, args)], name)[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     def _node_client(self, key: str):
         """The client of the node owning `key` (the client itself on a standalone Redis)."""
@@ -547,9 +575,11 @@ class Ledger:
         Answers one item per request, in the same order. Each item is the `Result`
         the single `deduct` would give (same validation, idempotency and statuses),
         or, for a request that could not be decided, the *exception instance* that
-        `deduct` would have raised (`InvalidRequest`, `TxnConflict`) placed at its
-        position instead of being raised, so one bad request never drops the
-        others. Check with ``isinstance(item, Result)``.
+        `deduct` would have raised (`InvalidRequest`, `TxnConflict`, `LedgerUnavailable`
+        for an item Redis refused, e.g. out of memory) placed at its position instead of
+        being raised, so one bad request never drops the others: every item is a
+        `Result` or a `LedgerError`, never a raw redis-py exception. Check with
+        ``isinstance(item, Result)``.
 
         All valid requests go out in one pipeline (on a Cluster, redis-py sends one
         pipeline per node). A connection failure retries the whole batch with the
@@ -579,6 +609,9 @@ class Ledger:
                 for _, _, _, req in calls:
                     self.read_cache.invalidate(req.account_id)
             for (i, _, _, req), reply in zip(calls, replies):
+                if isinstance(reply, RedisError):     # this item only (others were decided)
+                    out[i] = _as_ledger_error(reply, req.txn_id, self.url_for_logs)
+                    continue
                 try:
                     out[i] = self._decode(reply, "deduct", req.account_id, req.amount_minor, req.txn_id)
                 except (InvalidRequest, TxnConflict) as exc:
@@ -605,6 +638,11 @@ class Ledger:
     def _run_pipeline(self, client, batch, name: str = "deduct") -> list:
         """Run `name` for each (keys, args) of `batch` on one connection, in one round trip.
 
+        Answers one reply per item; an item Redis refused on its own (out of memory, a
+        script error) is answered by its exception instance. Errors that concern the
+        whole connection or topology (connection lost, BUSY, LOADING, moved slots, ...)
+        raise, and the caller retries the batch with the same txn ids.
+
         With wait_replicas the pipeline ends with INCR of a key in the first key's slot
         and WAIT: the INCR moves this connection's replication offset to "now", so WAIT
         also covers a replay whose original write came through another connection.
@@ -626,10 +664,13 @@ class Ledger:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry
                 raise ClusterDownError(str(reply))
-            if isinstance(reply, Exception):
+            if isinstance(reply, _RETRYABLE) or (isinstance(reply, ResponseError) and _is_retryable_response(reply)):
                 raise reply
         if self.wait_replicas:
             confirmed = replies[-1]
+            if any(isinstance(r, Exception) for r in replies[-2:]):
+                # the INCR or the WAIT itself failed: nothing says the batch is replicated
+                raise NotReplicated(f"INCR/WAIT failed: {next(r for r in replies[-2:] if isinstance(r, Exception))}")
             replies = replies[:-2]
             if confirmed < self.wait_replicas:
                 raise NotReplicated(f"{confirmed} of {self.wait_replicas} replicas confirmed "
@@ -673,8 +714,15 @@ class Ledger:
                 for a, (bal, st, ct, lj, nm) in zip(ids, rows)}
 
     def account_ids(self, partition: Partition, *, page_size: int = 1000):
-        """Every account id of one partition (SSCAN: no long blocking of Redis)."""
-        yield from self.client.sscan_iter(partition.accounts, count=page_size)
+        """Every account id of one partition (SSCAN: no long blocking of Redis). Each page
+        is read under the retry policy, so a failure raises LedgerUnavailable."""
+        cursor = 0
+        while True:
+            cursor, ids = self._with_retry(self.client.sscan, partition.accounts, cursor, None, page_size,
+                                           txn_id=None)
+            yield from ids
+            if cursor == 0:
+                return
 
     def balance(self, account_id: str) -> int:
         """The balance in minor units. Raises AccountNotFound for an unknown id."""

@@ -224,3 +224,100 @@ def test_hold_not_found_with_an_account_is_stored_like_any_decline(ledger):
         again = ledger.capture("h-later", 300, txn_id="c-1", account_id=account_id)
         assert again.status is Status.HOLD_NOT_FOUND and again.replayed
     assert ledger.balance("A-1") == 1000
+
+
+# ----------------------------------------------------------------- defect 7: out of memory
+
+@pytest.fixture
+def small_redis():
+    server = RedisServer("--maxmemory-policy", "noeviction").start()
+    yield server
+    server.cleanup()
+
+
+def _limit_memory(client, headroom_bytes: int) -> None:
+    used = client.info("memory")["used_memory"]
+    client.config_set("maxmemory", used + headroom_bytes)
+
+
+def test_deduct_many_under_oom_answers_per_item_and_retries_exactly(small_redis):
+    ledger = Ledger.from_url(small_redis.url)
+    accounts = [f"A-{i}" for i in range(20)]
+    for a in accounts:
+        ledger.open_account(a, txn_id=f"open-{a}", initial_minor=MAX_AMOUNT_MINOR)
+    admin = small_redis.client()
+    _limit_memory(admin, 600_000)
+    batches: list[list[DeductRequest]] = []
+    answers: list[list] = []
+    partial = False
+    for b in range(200):
+        reqs = [DeductRequest(accounts[(b + k) % 20], 1 + k, f"b{b}-{k}") for k in range(200)]
+        items = ledger.deduct_many(reqs)
+        batches.append(reqs)
+        answers.append(items)
+        for item in items:
+            assert isinstance(item, (Result, LedgerError)) and not isinstance(item, RedisError), item
+        refused = [i for i in items if isinstance(i, LedgerUnavailable)]
+        partial |= bool(refused) and len(refused) < len(items)
+        if refused and len(refused) == len(items):
+            break
+    assert partial, "no batch crossed the memory limit part-way"
+    assert all(isinstance(i, LedgerUnavailable) and "out of memory" in str(i) and i.txn_id
+               for items in answers for i in items if not isinstance(i, Result))
+
+    applied = {r.txn_id: r for items in answers for r in items if isinstance(r, Result)}
+    spent = {a: 0 for a in accounts}
+    for reqs in batches:
+        for req in reqs:
+            if req.txn_id in applied and applied[req.txn_id].applied:
+                spent[req.account_id] += req.amount_minor
+    admin.config_set("maxmemory", 0)
+    assert {a: MAX_AMOUNT_MINOR - ledger.balance(a) for a in accounts} == spent   # refused ones changed nothing
+    for reqs in batches:                         # the same batches again, same txn ids
+        for req, item in zip(reqs, ledger.deduct_many(reqs)):
+            assert isinstance(item, Result) and item.applied
+            if req.txn_id in applied:
+                assert item.replayed and item.balance_minor == applied[req.txn_id].balance_minor
+            else:
+                assert not item.replayed          # first decision now: it was never decided before
+    total = sum(req.amount_minor for reqs in batches for req in reqs)
+    assert sum(MAX_AMOUNT_MINOR - ledger.balance(a) for a in accounts) == total
+    ledger.close()
+
+
+def test_every_writing_call_under_oom_raises_only_ledger_errors(small_redis):
+    ledger = Ledger.from_url(small_redis.url)
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=10_000)
+    ledger.hold("A-1", 100, txn_id="h-0", ttl_s=600)
+    admin = small_redis.client()
+    admin.config_set("maxmemory", 1)            # below what is used: every write is refused
+    calls = {
+        "open_account": lambda: ledger.open_account("A-2", txn_id="o-2"),
+        "deduct": lambda: ledger.deduct("A-1", 1, txn_id="d-1"),
+        "credit": lambda: ledger.credit("A-1", 1, txn_id="c-1"),
+        "hold": lambda: ledger.hold("A-1", 1, txn_id="h-1", ttl_s=60),
+        "void": lambda: ledger.void("h-9", txn_id="v-1", account_id="A-1"),
+        "refund": lambda: ledger.refund("A-1", 1, txn_id="r-1", original_txn_id="d-0"),
+        "freeze": lambda: ledger.freeze("A-1", txn_id="f-1"),
+        "unfreeze": lambda: ledger.unfreeze("A-1", txn_id="u-1"),
+        "compensate": lambda: ledger.compensate("A-1", 1, txn_id=compensation_txn_id(0, "1-0"),
+                                                original_txn_id="d-0"),
+        "restore_account": lambda: _restore(ledger, "A-3", 5),
+        "init": lambda: Ledger.from_url(small_redis.url).init(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(LedgerUnavailable) as err:
+            call()
+        assert not isinstance(err.value, ResponseError), name
+        assert "out of memory" in str(err.value), name
+    # A capture's first write deletes (the hold), which Redis allows under OOM, and after
+    # that a script may finish: it is decided, stored and journaled like any other.
+    captured = ledger.capture("h-0", 1, txn_id="k-1")
+    assert captured.applied and ledger.capture("h-0", 1, txn_id="k-1").replayed
+    # reads still answer, and nothing else changed
+    assert ledger.balance("A-1") == 9_999 and ledger.available("A-1") == 9_999
+    assert list(ledger.account_ids(ledger.partitions[0])) == ["A-1"]
+    admin.config_set("maxmemory", 0)
+    first = ledger.deduct("A-1", 1, txn_id="d-1")            # refused under OOM: decided only now
+    assert first.applied and not first.replayed and first.balance_minor == 9_998
+    ledger.close()
