@@ -2,7 +2,9 @@
 
 A pass (1) reverses every recorded duplicate deduction with a journaled, idempotent
 compensating credit (`Ledger.compensate`, txn id derived from the duplicate's journal
-position, so a crash or a second instance never compensates twice), (2) compares every
+position, so a crash or a second instance never compensates twice); a repair that fails
+is recorded as an open `repair_failed` discrepancy with its evidence, counted in the
+metrics, retried by the next pass, and never stops the pass: (2) compares every
 Redis account with the database *as of the account's last journal id*: only when the
 consumer group has durably applied everything up to that id (else the account is
 "in flight" and skipped, never a false alarm), and (3) reports accounts the database
@@ -19,7 +21,9 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
-from core import Ledger, Status
+from redis.exceptions import RedisError
+
+from core import Ledger, LedgerError, Status
 from core.validation import internal_txn_id
 from core.keys import Partition
 
@@ -32,6 +36,7 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 500
 COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "missing_in_db")
+REPAIR_FAILED = "repair_failed"     # a compensation that could not be made (one row per duplicate)
 
 
 def compensation_txn_id(journal_partition: int, journal_id: str) -> str:
@@ -65,6 +70,7 @@ class PassReport:
     accounts_in_flight: int = 0
     findings: list[Finding] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)     # compensating txn ids applied
+    repairs_failed: list[str] = field(default_factory=list)   # duplicate txn ids whose repair failed
     open_discrepancies: int = 0
 
     @property
@@ -75,7 +81,7 @@ class PassReport:
         return {"pass_id": self.pass_id, "accounts_checked": self.accounts_checked,
                 "accounts_in_flight": self.accounts_in_flight,
                 "discrepancies_found": len(self.findings), "repairs_made": len(self.repairs),
-                "open_discrepancies": self.open_discrepancies,
+                "repairs_failed": len(self.repairs_failed), "open_discrepancies": self.open_discrepancies,
                 "findings": [{"kind": f.kind, "account_id": f.account_id, "cause": f.cause,
                               "redis_balance_minor": f.redis_balance_minor,
                               "db_balance_minor": f.db_balance_minor} for f in self.findings]}
@@ -97,7 +103,7 @@ class Reconciler:
                 .returning(ReconcilePass.id)).scalar_one()
         report = PassReport(pass_id)
         try:
-            report.repairs = self.repair_duplicates(pass_id)
+            report.repairs = self.repair_duplicates(pass_id, failures=report.repairs_failed)
             in_flight: set[str] = set()
             for part in self.ledger.partitions:
                 self._compare_partition(part, report, in_flight, progress)
@@ -250,17 +256,28 @@ class Reconciler:
 
     # ------------------------------------------------------------ duplicates
 
-    def repair_duplicates(self, pass_id: int | None = None) -> list[str]:
-        """Reverse every open duplicate deduction; report duplicated credits. Idempotent."""
+    def repair_duplicates(self, pass_id: int | None = None, failures: list[str] | None = None) -> list[str]:
+        """Reverse every open duplicate deduction; report duplicated credits. Idempotent.
+
+        A compensation that fails (refused, declined, Redis out of memory or away) is
+        recorded as an open `repair_failed` discrepancy and the next duplicate is tried:
+        one entry that cannot be repaired must never blind the rest of the pass.
+        Refused or unanswered repairs stay open and are tried again by the next pass."""
         with self.engine.connect() as conn:
             dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status == "open")
                                 .order_by(DuplicateEntry.id)).all()
         repaired = []
         for dup in dups:
             if dup.amount_minor < 0:
-                txn = self._compensate(dup)
+                try:
+                    txn = self._compensate(dup, pass_id)
+                except (LedgerError, RedisError) as exc:
+                    txn = None
+                    self._repair_failed(dup, pass_id, f"{type(exc).__name__}: {exc}", retried=True)
                 if txn:
                     repaired.append(txn)
+                elif failures is not None:
+                    failures.append(dup.txn_id)
             else:
                 self._resolve(dup, "reported", None,
                               f"txn {dup.txn_id} ({dup.kind} {dup.amount_minor:+d}) was applied twice in Redis. "
@@ -268,7 +285,7 @@ class Reconciler:
                               "deduction the customer may already have spent): decide and correct it by hand")
         return repaired
 
-    def _compensate(self, dup) -> str | None:
+    def _compensate(self, dup, pass_id: int | None = None) -> str | None:
         txn = compensation_txn_id(dup.journal_partition, dup.journal_id)
         legacy = legacy_compensation_txn_id(dup.journal_partition, dup.journal_id)
         with self.engine.connect() as conn:
@@ -281,9 +298,12 @@ class Reconciler:
             result = self.ledger.compensate(dup.account_id, -dup.amount_minor, txn_id=txn,
                                             original_txn_id=dup.txn_id)
             if result.status is not Status.APPLIED:
+                # a stored decline replays for ever: the duplicate needs a person now
                 self._resolve(dup, "reported", None,
                               f"the compensating credit {txn} for duplicate txn {dup.txn_id} was declined "
                               f"({result.status.value}); correct it by hand")
+                self._repair_failed(dup, pass_id, f"declined: {result.status.value} (balance "
+                                    f"{result.balance_minor})", retried=False)
                 return None
             log.warning("duplicate reversed by a compensating credit", extra={
                 "txn_id": dup.txn_id, "account_id": dup.account_id, "compensation_txn_id": txn,
@@ -291,6 +311,38 @@ class Reconciler:
         self._resolve(dup, "compensated", txn, None)
         self.metrics.repairs.inc()
         return txn
+
+    def _repair_failed(self, dup, pass_id: int | None, error: str, *, retried: bool) -> None:
+        """Record (or update) the open `repair_failed` discrepancy of this duplicate, with
+        the evidence a person needs, and count it in the metrics (the pass then ends as
+        'discrepancies', which alerts through reconcile_discrepancies_open / _last_pass_clean)."""
+        txn = compensation_txn_id(dup.journal_partition, dup.journal_id)
+        now = utcnow()
+        cause = (f"the compensating credit {txn} for duplicate txn {dup.txn_id} ({dup.kind} "
+                 f"{dup.amount_minor:+d} on {dup.account_id}) failed: {error}"[:1800]
+                 + ("; it is tried again by every pass" if retried else "; correct it by hand"))
+        evidence = {"duplicate": {"txn_id": dup.txn_id, "account_id": dup.account_id, "kind": dup.kind,
+                                  "amount_minor": dup.amount_minor, "journal_partition": dup.journal_partition,
+                                  "journal_id": dup.journal_id, "first_journal_id": dup.first_journal_id},
+                    "compensation_txn_id": txn, "compensation_amount_minor": -dup.amount_minor,
+                    "error": error[:2000], "retried_by_next_pass": retried}
+        values = dict(cause=cause, evidence_json=json.dumps(evidence, sort_keys=True), last_pass_id=pass_id,
+                      repair_txn_id=txn)
+        with self.engine.begin() as conn:
+            existing = conn.execute(select(Discrepancy.id).where(
+                Discrepancy.kind == REPAIR_FAILED, Discrepancy.status == "open",
+                Discrepancy.journal_partition == dup.journal_partition,
+                Discrepancy.journal_id == dup.journal_id)).first()
+            if existing is not None:        # still failing: one row per problem, not one per pass
+                conn.execute(update(Discrepancy).where(Discrepancy.id == existing.id).values(**values))
+            else:
+                conn.execute(Discrepancy.__table__.insert().values(
+                    kind=REPAIR_FAILED, account_id=dup.account_id, txn_id=dup.txn_id,
+                    journal_partition=dup.journal_partition, journal_id=dup.journal_id, status="open",
+                    first_pass_id=pass_id, found_at=now, **values))
+                self.metrics.discrepancies_found.labels(REPAIR_FAILED).inc()
+        log.error("repair failed", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
+                                          "compensation_txn_id": txn, "error": error[:300]})
 
     def _resolve(self, dup, status: str, repair_txn: str | None, cause: str | None) -> None:
         now = utcnow()
@@ -302,6 +354,12 @@ class Reconciler:
                      Discrepancy.journal_id == dup.journal_id)
             if status == "compensated":
                 conn.execute(update(Discrepancy).where(*where).values(
+                    status="repaired", repair_txn_id=repair_txn, resolved_at=now))
+                # an earlier failed attempt at this very repair is repaired now too
+                conn.execute(update(Discrepancy).where(
+                    Discrepancy.kind == REPAIR_FAILED, Discrepancy.status == "open",
+                    Discrepancy.journal_partition == dup.journal_partition,
+                    Discrepancy.journal_id == dup.journal_id).values(
                     status="repaired", repair_txn_id=repair_txn, resolved_at=now))
             elif cause:
                 conn.execute(update(Discrepancy).where(*where).values(cause=cause))
