@@ -70,3 +70,17 @@ def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN):
 def open_account(ledger: Ledger, account_id: str, initial_minor: int):
     r = ledger.open_account(account_id, txn_id=f"open-{account_id}", initial_minor=initial_minor)
     assert r.applied
+
+
+def close_shift(qtbot, window, supervisor: tuple[str, str] | None = None):
+    """Close shift… and confirm it (with a supervisor's id and PIN when given);
+    returns the shift report dialog."""
+    dialog = window.close_shift()
+    assert dialog is not None and dialog.objectName() == "closeShiftDialog"
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    if supervisor is not None:
+        dialog.supervisor_input.setText(supervisor[0])
+        dialog.pin_input.setText(supervisor[1])
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.shift is None, timeout=5000)
+    return window.report_dialog
