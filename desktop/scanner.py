@@ -109,6 +109,10 @@ class ScanDetector(QObject):
             return False
         if event.key() in MODIFIER_KEYS:
             return False                    # Shift for a capital letter: part of the run
+        if event.isAutoRepeat():            # a key held down repeats as fast as a scanner
+            self._reset()
+            self._last_ms = None
+            return False
         now_ms = self._stamp_ms(event)
         gap_ms = None if self._last_ms is None else now_ms - self._last_ms
         self._last_ms = now_ms
