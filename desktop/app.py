@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     log.info("terminal %s starting; data in %s", engine.terminal_id, directory)
     window = MainWindow(engine, settings)
     if args.fullscreen or settings.fullscreen:
-        window.showFullScreen()
+        window.show_full_screen()
     else:
         window.show()
     engine.start()

@@ -18,7 +18,7 @@ cashier's shift).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
@@ -52,6 +52,34 @@ class TillDialog(QDialog):
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self._fit_height)
+
+    def _fit_height(self) -> None:
+        # Word-wrapped labels make Qt under-estimate a dialog's height (the keypad's last
+        # row was cut off): grow to what the layout needs at the width it got.
+        layout = self.layout()
+        if layout is None:
+            return
+        need = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else \
+            layout.totalMinimumSize().height()
+        if need > self.height():
+            self.resize(self.width(), need)
+        # Qt gives the focus to the first button when there is no field to type in: that
+        # would make Enter mean Cancel. Enter means the default action unless the cashier
+        # tabs to Cancel.
+        if not isinstance(self.focusWidget(), QLineEdit) and self.confirm_button.isEnabled():
+            self.confirm_button.setFocus()
+
+    def done(self, result: int) -> None:
+        super().done(result)
+        # Give the keyboard back to the main window even without a window manager
+        # (kiosk tills): its shortcuts and the scanner need it to be the active window.
+        owner = self.parentWidget()
+        if owner is not None and owner.window().isVisible():
+            owner.window().activateWindow()
 
     def quiet_buttons(self, *buttons: QPushButton) -> None:
         # QDialog would click an "auto default" button on Enter, in its own order

@@ -267,6 +267,12 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- screen size
 
+    def show_full_screen(self) -> None:
+        """Kiosk start (--fullscreen, ui/fullscreen): the whole screen, also where no
+        window manager honours a full-screen request (then the geometry does it)."""
+        self.setGeometry(self.screen().geometry())
+        self.showFullScreen()
+
     def apply_scale(self, scale: float) -> None:
         """Type and controls grow with the screen (1.0 at 1024x768)."""
         if abs(scale - self._scale) < 0.04:

@@ -27,7 +27,8 @@ from dataclasses import replace
 from PySide6.QtCore import QEvent, QLocale, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QLineEdit, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from core import AccountNotFound, InvalidRequest
 from core.validation import check_id
@@ -96,9 +97,11 @@ class SalePage(QWidget):
         self.new_sale_button = QPushButton(objectName="newSaleButton", clicked=self.new_sale)
         self.result_label = QLabel(objectName="resultLabel", wordWrap=True,
                                    alignment=Qt.AlignmentFlag.AlignCenter)
+        # The notice sits in the history bar with a fixed height, always laid out (empty
+        # when there is nothing to say), so that nothing moves when it appears.
         self.notice_label = QLabel(objectName="noticeLabel", wordWrap=True)
-        self.notice_label.setProperty("tone", "info")
-        self.notice_label.hide()
+        self.notice_label.setProperty("tone", "none")
+        self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.keypad = Keypad(lambda: self.amount_input)
         self.keypad.setMaximumHeight(330)
         self.history_title = QLabel(objectName="historyTitle")
@@ -110,6 +113,8 @@ class SalePage(QWidget):
         self.history_table.setMinimumHeight(110)
         self.history_table.setTabKeyNavigation(False)     # Tab leaves the table, never trapped in it
         self.history_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # card numbers are long: that column takes the room it needs
+        self.history_table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.history_table.itemSelectionChanged.connect(self._selection_changed)
         self.refund_button = QPushButton(objectName="refundButton", clicked=self._ask_refund)
         self.refund_button.setEnabled(False)
@@ -155,7 +160,6 @@ class SalePage(QWidget):
         left.addLayout(form)
         left.addLayout(buttons)
         left.addWidget(self.result_label)
-        left.addWidget(self.notice_label)
         right = QVBoxLayout()        # the keypad, and under it the hold panel (no extra height)
         right.addWidget(self.keypad, 1)
         right.addSpacing(8)
@@ -166,7 +170,8 @@ class SalePage(QWidget):
         top.addLayout(right, 2)
         history_bar = QHBoxLayout()
         history_bar.addWidget(self.history_title)
-        history_bar.addStretch(1)
+        history_bar.addSpacing(12)
+        history_bar.addWidget(self.notice_label, 1)
         history_bar.addWidget(self.top_up_button)
         history_bar.addWidget(self.refund_button)
         card = QFrame(objectName="saleCard")
@@ -185,6 +190,18 @@ class SalePage(QWidget):
         self._set_result("", "")
         self.retranslate()
         self._update_buttons()
+
+    def resizeEvent(self, event) -> None:
+        # Heights that must not change with their text (so that no button moves when a
+        # notice, an error or a hold appears): set from the current (scaled) fonts.
+        super().resizeEvent(event)
+        self.notice_label.setFixedHeight(self.refund_button.sizeHint().height())
+        self.hold_info.setFixedHeight(2 * self.hold_info.fontMetrics().lineSpacing() + 10)   # 2 lines, bold or not
+        for label in (self.account_error, self.amount_error):
+            label.setMinimumHeight(label.fontMetrics().lineSpacing())
+        self.history_table.verticalHeader().setDefaultSectionSize(self.history_table.fontMetrics().height() + 8)
+        # the result panel has room for three lines whatever it says
+        self.result_label.setFixedHeight(3 * self.result_label.fontMetrics().lineSpacing() + 14)
 
     # ---------------------------------------------------------------- texts
 
@@ -664,8 +681,13 @@ class SalePage(QWidget):
         self.account_input.setFocus()
 
     def show_notice(self, text: str) -> None:
+        """A note beside the history (e.g. a charge that was being checked is decided);
+        the full text is also the tooltip when it is longer than the bar."""
         self.notice_label.setText(text)
-        self.notice_label.setVisible(bool(text))
+        self.notice_label.setToolTip(text)
+        self.notice_label.setProperty("tone", "info" if text else "none")
+        self.notice_label.style().unpolish(self.notice_label)
+        self.notice_label.style().polish(self.notice_label)
 
     # ---------------------------------------------------------------- history
 

@@ -58,33 +58,33 @@
 <context>
     <name>CompleteSaleDialog</name>
     <message>
-        <location filename="../dialogs.py" line="426"/>
-        <location filename="../dialogs.py" line="433"/>
+        <location filename="../dialogs.py" line="454"/>
+        <location filename="../dialogs.py" line="461"/>
         <source>Complete sale</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="428"/>
+        <location filename="../dialogs.py" line="456"/>
         <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
         <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="432"/>
+        <location filename="../dialogs.py" line="460"/>
         <source>Final amount</source>
         <translation>最终金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="434"/>
+        <location filename="../dialogs.py" line="462"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="452"/>
+        <location filename="../dialogs.py" line="480"/>
         <source>Charge %1 · release %2</source>
         <translation>收款 %1 · 退回 %2</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="463"/>
+        <location filename="../dialogs.py" line="491"/>
         <source>Amount: at most %1 (the hold)</source>
         <translation>金额：最多 %1（预授权金额）</translation>
     </message>
@@ -92,12 +92,12 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../dialogs.py" line="152"/>
+        <location filename="../dialogs.py" line="180"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="153"/>
+        <location filename="../dialogs.py" line="181"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -105,12 +105,12 @@
 <context>
     <name>Keypad</name>
     <message>
-        <location filename="../keypad.py" line="51"/>
+        <location filename="../keypad.py" line="52"/>
         <source>Delete the last character</source>
         <translation>删除最后一个字符</translation>
     </message>
     <message>
-        <location filename="../keypad.py" line="52"/>
+        <location filename="../keypad.py" line="53"/>
         <source>Clear the field</source>
         <translation>清空此栏</translation>
     </message>
@@ -192,43 +192,43 @@
 <context>
     <name>RefundDialog</name>
     <message>
-        <location filename="../dialogs.py" line="267"/>
-        <location filename="../dialogs.py" line="276"/>
+        <location filename="../dialogs.py" line="295"/>
+        <location filename="../dialogs.py" line="304"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="269"/>
+        <location filename="../dialogs.py" line="297"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
         <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="273"/>
+        <location filename="../dialogs.py" line="301"/>
         <source>Amount to refund</source>
         <translation>退款金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="274"/>
+        <location filename="../dialogs.py" line="302"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="275"/>
+        <location filename="../dialogs.py" line="303"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="277"/>
+        <location filename="../dialogs.py" line="305"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="287"/>
+        <location filename="../dialogs.py" line="315"/>
         <source>Amount: at most %1 can be refunded</source>
         <translation>金额：最多可退 %1</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="294"/>
+        <location filename="../dialogs.py" line="322"/>
         <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
         <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
     </message>
@@ -236,138 +236,138 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale.py" line="197"/>
+        <location filename="../sale.py" line="214"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="198"/>
+        <location filename="../sale.py" line="215"/>
         <source>Card or account number</source>
         <translation>卡号或账号</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="199"/>
+        <location filename="../sale.py" line="216"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="200"/>
-        <location filename="../sale.py" line="211"/>
+        <location filename="../sale.py" line="217"/>
+        <location filename="../sale.py" line="228"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="202"/>
+        <location filename="../sale.py" line="219"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="203"/>
+        <location filename="../sale.py" line="220"/>
         <source>Hold  (F9)</source>
         <translation>预授权  (F9)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="204"/>
+        <location filename="../sale.py" line="221"/>
         <source>Complete sale…</source>
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="205"/>
-        <location filename="../sale.py" line="506"/>
+        <location filename="../sale.py" line="222"/>
+        <location filename="../sale.py" line="523"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="207"/>
+        <location filename="../sale.py" line="224"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="206"/>
+        <location filename="../sale.py" line="223"/>
         <source>Next customer  (Esc)</source>
         <translation>下一位顾客  (Esc)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="208"/>
+        <location filename="../sale.py" line="225"/>
         <source>Refund…  (F5)</source>
         <translation>退款…  (F5)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="209"/>
+        <location filename="../sale.py" line="226"/>
         <source>Top up…  (F6)</source>
         <translation>充值…  (F6)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="211"/>
+        <location filename="../sale.py" line="228"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="211"/>
+        <location filename="../sale.py" line="228"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="211"/>
-        <location filename="../sale.py" line="297"/>
-        <location filename="../sale.py" line="349"/>
-        <location filename="../sale.py" line="402"/>
+        <location filename="../sale.py" line="228"/>
+        <location filename="../sale.py" line="314"/>
+        <location filename="../sale.py" line="366"/>
+        <location filename="../sale.py" line="419"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="211"/>
+        <location filename="../sale.py" line="228"/>
         <source>Result</source>
         <translation>结果</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="212"/>
+        <location filename="../sale.py" line="229"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="212"/>
+        <location filename="../sale.py" line="229"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="303"/>
+        <location filename="../sale.py" line="320"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="347"/>
+        <location filename="../sale.py" line="364"/>
         <source>Account: unknown account %1</source>
         <translation>账户：没有账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="351"/>
+        <location filename="../sale.py" line="368"/>
         <source>Account: cannot look up now (no connection to the central server)</source>
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="359"/>
+        <location filename="../sale.py" line="376"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="362"/>
+        <location filename="../sale.py" line="379"/>
         <source>Account %1 · %2</source>
         <translation>账户 %1 · %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="368"/>
+        <location filename="../sale.py" line="385"/>
         <source>Balance %1 · On hold %2 · Available %3</source>
         <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="373"/>
-        <location filename="../sale.py" line="606"/>
+        <location filename="../sale.py" line="390"/>
+        <location filename="../sale.py" line="623"/>
         <source>Balance %1</source>
         <translation>余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="446"/>
+        <location filename="../sale.py" line="463"/>
         <source>Large amount: %1
 %2
 Is this amount right?</source>
@@ -376,121 +376,121 @@ Is this amount right?</source>
 金额正确吗？</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="449"/>
+        <location filename="../sale.py" line="466"/>
         <source>Yes, this amount</source>
         <translation>是，金额正确</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="475"/>
+        <location filename="../sale.py" line="492"/>
         <source>No open hold</source>
         <translation>没有未完成的预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="477"/>
+        <location filename="../sale.py" line="494"/>
         <source>Open hold: %2 until %3
 Account %1</source>
         <translation>预授权：%2，有效至 %3
 账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="504"/>
+        <location filename="../sale.py" line="521"/>
         <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
         <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="548"/>
+        <location filename="../sale.py" line="565"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="548"/>
+        <location filename="../sale.py" line="565"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="549"/>
+        <location filename="../sale.py" line="566"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="549"/>
+        <location filename="../sale.py" line="566"/>
         <source>Holding %1 on %2…</source>
         <translation>正在为 %2 预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="550"/>
+        <location filename="../sale.py" line="567"/>
         <source>Completing the sale: %1 from %2…</source>
         <translation>正在完成交易：从 %2 收取 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="551"/>
+        <location filename="../sale.py" line="568"/>
         <source>Releasing the hold of %1 on %2…</source>
         <translation>正在撤销 %2 的预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="601"/>
+        <location filename="../sale.py" line="618"/>
         <source>Held: %1 until %2</source>
         <translation>已预授权：%1，有效至 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="603"/>
+        <location filename="../sale.py" line="620"/>
         <source>Available now %1</source>
         <translation>当前可用 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="605"/>
+        <location filename="../sale.py" line="622"/>
         <source>Hold released: %1</source>
         <translation>已撤销预授权：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="610"/>
+        <location filename="../sale.py" line="627"/>
         <source>Sale completed: %1 charged, %2 released</source>
         <translation>交易完成：已收款 %1，退回 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="613"/>
+        <location filename="../sale.py" line="630"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="613"/>
+        <location filename="../sale.py" line="630"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="614"/>
+        <location filename="../sale.py" line="631"/>
         <source>Topped up: %1</source>
         <translation>已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="615"/>
+        <location filename="../sale.py" line="632"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="617"/>
+        <location filename="../sale.py" line="634"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="624"/>
+        <location filename="../sale.py" line="641"/>
         <source>Checked: %1 %2 for %3: %4</source>
         <translation>已核实：%3 的%1 %2：%4</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="636"/>
+        <location filename="../sale.py" line="653"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
 请勿重复收款，终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="645"/>
+        <location filename="../sale.py" line="662"/>
         <source>Connected again: charges can be made.</source>
         <translation>已重新连接：可以收款了。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="745"/>
+        <location filename="../sale.py" line="767"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
@@ -768,32 +768,32 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SupervisorDialog</name>
     <message>
-        <location filename="../dialogs.py" line="204"/>
+        <location filename="../dialogs.py" line="232"/>
         <source>Supervisor approval</source>
         <translation>主管批准</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="205"/>
+        <location filename="../dialogs.py" line="233"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="206"/>
+        <location filename="../dialogs.py" line="234"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="207"/>
+        <location filename="../dialogs.py" line="235"/>
         <source>Approve</source>
         <translation>批准</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="208"/>
+        <location filename="../dialogs.py" line="236"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="213"/>
+        <location filename="../dialogs.py" line="241"/>
         <source>Another supervisor must approve this.</source>
         <translation>必须由另一位主管批准。</translation>
     </message>
@@ -1202,12 +1202,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TillDialog</name>
     <message>
-        <location filename="../dialogs.py" line="84"/>
+        <location filename="../dialogs.py" line="112"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="99"/>
+        <location filename="../dialogs.py" line="127"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
@@ -1215,29 +1215,29 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TopUpDialog</name>
     <message>
-        <location filename="../dialogs.py" line="348"/>
-        <location filename="../dialogs.py" line="352"/>
+        <location filename="../dialogs.py" line="376"/>
+        <location filename="../dialogs.py" line="380"/>
         <source>Top up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="349"/>
+        <location filename="../dialogs.py" line="377"/>
         <source>Take the customer&apos;s money first, then top up the account.</source>
         <translation>请先收取顾客的钱，再为账户充值。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="350"/>
-        <location filename="../dialogs.py" line="360"/>
+        <location filename="../dialogs.py" line="378"/>
+        <location filename="../dialogs.py" line="388"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="351"/>
+        <location filename="../dialogs.py" line="379"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="353"/>
+        <location filename="../dialogs.py" line="381"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
