@@ -221,7 +221,7 @@ def test_capture_and_void_declines_in_words(qtbot, make_terminal, redis_url, led
     elif case == "voided_elsewhere":
         assert ledger.void(held.txn_id, txn_id="other-void", account_id="HC-1").applied
     elif case == "expired":
-        qtbot.wait(1300)
+        qtbot.waitUntil(lambda: ledger.available("HC-1") == 10000, timeout=5000)   # the ledger let it lapse
     if case == "exceeds":                   # the dialog refuses this; a script could send it
         page.start_operation("capture", "HC-1", 4001, original_txn_id=held.txn_id)
     elif case == "not_found":
