@@ -39,8 +39,8 @@ def main(argv=None) -> int:
     settings.q.setValue("ui/fullscreen", "true")
     engine = Engine(args.redis_url, "T1", Path(args.data_dir), ping_interval_ms=300, retry_interval_ms=300)
     window = MainWindow(engine, settings)
-    if settings.fullscreen:
-        window.show_full_screen()
+    # the terminal's kiosk start (what --fullscreen does); the plain Qt call where it has none
+    getattr(window, "show_full_screen", window.showFullScreen)()
     engine.start()
     screen = window.screen().geometry()
     report = {"screen": [screen.width(), screen.height()], "steps": [], "outside": []}
