@@ -549,6 +549,11 @@ class SalePage(QWidget):
             if hold is not None and hold.kind == "hold" and self.engine.outbox.hold_state(hold) != HOLD_OPEN:
                 self._set_result("declined", refusal_words("hold_closed"))
                 return None
+        if account_id != self.account_input.text().strip():
+            # e.g. a refund of an earlier customer's charge picked in the history: that
+            # customer comes on screen, so the result is never shown under someone else
+            self.account_input.setText(account_id)
+            self.look_up()
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
                                     shift_id=self.shift_id, original_txn_id=original_txn_id,
