@@ -362,7 +362,7 @@
     </message>
     <message>
         <location filename="../sale.py" line="390"/>
-        <location filename="../sale.py" line="623"/>
+        <location filename="../sale.py" line="628"/>
         <source>Balance %1</source>
         <translation>余额 %1</translation>
     </message>
@@ -398,99 +398,99 @@ Account %1</source>
         <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="565"/>
+        <location filename="../sale.py" line="570"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="565"/>
+        <location filename="../sale.py" line="570"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="566"/>
+        <location filename="../sale.py" line="571"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="566"/>
+        <location filename="../sale.py" line="571"/>
         <source>Holding %1 on %2…</source>
         <translation>正在为 %2 预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="567"/>
+        <location filename="../sale.py" line="572"/>
         <source>Completing the sale: %1 from %2…</source>
         <translation>正在完成交易：从 %2 收取 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="568"/>
+        <location filename="../sale.py" line="573"/>
         <source>Releasing the hold of %1 on %2…</source>
         <translation>正在撤销 %2 的预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="618"/>
+        <location filename="../sale.py" line="623"/>
         <source>Held: %1 until %2</source>
         <translation>已预授权：%1，有效至 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="620"/>
+        <location filename="../sale.py" line="625"/>
         <source>Available now %1</source>
         <translation>当前可用 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="622"/>
+        <location filename="../sale.py" line="627"/>
         <source>Hold released: %1</source>
         <translation>已撤销预授权：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="627"/>
+        <location filename="../sale.py" line="632"/>
         <source>Sale completed: %1 charged, %2 released</source>
         <translation>交易完成：已收款 %1，退回 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="630"/>
+        <location filename="../sale.py" line="635"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="630"/>
+        <location filename="../sale.py" line="635"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="631"/>
+        <location filename="../sale.py" line="636"/>
         <source>Topped up: %1</source>
         <translation>已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="632"/>
+        <location filename="../sale.py" line="637"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="634"/>
+        <location filename="../sale.py" line="639"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="641"/>
+        <location filename="../sale.py" line="646"/>
         <source>Checked: %1 %2 for %3: %4</source>
         <translation>已核实：%3 的%1 %2：%4</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="653"/>
+        <location filename="../sale.py" line="658"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
 请勿重复收款，终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="662"/>
+        <location filename="../sale.py" line="667"/>
         <source>Connected again: charges can be made.</source>
         <translation>已重新连接：可以收款了。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="767"/>
+        <location filename="../sale.py" line="772"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
