@@ -7,12 +7,20 @@ worker thread and the approval it yields is used up by this one refund
 (`SupervisorApproval.use()`), so it can never approve a second action. Both dialogs
 check their input inline and hand the operation to the sale screen, which runs it
 like a charge (outbox first, same txn id on every retry).
+
+Every dialog here is a `TillDialog`: Enter anywhere in it runs its default action
+(`confirm`), never Cancel, and an error keeps the dialog open with the message shown
+and the focus on the field to correct (`fail`). Esc cancels. The refund and top-up
+dialogs have the on-screen keypad for touch-only tills. `ConfirmDialog` asks yes or
+no (release a hold, a large amount in words); `SupervisorDialog` asks for a
+supervisor's id and PIN before an action that needs one (settings, closing another
+cashier's shift).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QLocale
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QVBoxLayout)
+                               QVBoxLayout, QWidget)
 
 from core import InvalidRequest
 from core.cashiers import check_pin
@@ -24,7 +32,220 @@ from .outbox import Op
 from .texts import amount_error_words, id_error_words, pin_error_words, signin_words
 
 
-class RefundDialog(QDialog):
+ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+
+
+class TillDialog(QDialog):
+    """A dialog whose Enter is its default action. Subclasses define `confirm()` and
+    `confirm_button`, and report errors with `fail(text, field)`."""
+
+    message: QLabel
+    confirm_button: QPushButton
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in ENTER_KEYS:
+            focus = self.focusWidget()
+            if isinstance(focus, QPushButton) and focus is not self.confirm_button:
+                focus.click()          # the cashier tabbed to Cancel on purpose
+            elif self.confirm_button.isEnabled():
+                self.confirm()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self._fit_height)
+
+    def _fit_height(self) -> None:
+        # Word-wrapped labels make Qt under-estimate a dialog's height (the keypad's last
+        # row was cut off): grow to what the layout needs at the width it got.
+        layout = self.layout()
+        if layout is None:
+            return
+        need = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else \
+            layout.totalMinimumSize().height()
+        if need > self.height():
+            self.resize(self.width(), need)
+        # Qt gives the focus to the first button when there is no field to type in: that
+        # would make Enter mean Cancel. Enter means the default action unless the cashier
+        # tabs to Cancel.
+        if not isinstance(self.focusWidget(), QLineEdit) and self.confirm_button.isEnabled():
+            self.confirm_button.setFocus()
+
+    def done(self, result: int) -> None:
+        super().done(result)
+        # Give the keyboard back to the main window even without a window manager
+        # (kiosk tills): its shortcuts and the scanner need it to be the active window.
+        owner = self.parentWidget()
+        if owner is not None and owner.window().isVisible():
+            owner.window().activateWindow()
+
+    def quiet_buttons(self, *buttons: QPushButton) -> None:
+        # QDialog would click an "auto default" button on Enter, in its own order
+        # (Cancel came first): the dialog's keyPressEvent decides instead.
+        for b in buttons:
+            b.setAutoDefault(False)
+            b.setDefault(False)
+
+    def fail(self, text: str, field: QWidget | None = None) -> None:
+        """Show `text` and put the cursor in `field` (the one to correct)."""
+        self.message.setText(text)
+        if field is not None:
+            field.setFocus()
+            if isinstance(field, QLineEdit):
+                field.selectAll()
+
+    _busy = False
+
+    def ask_supervisor(self, engine, supervisor_input: QLineEdit, pin_input: QLineEdit, on_approved, *,
+                       not_allowed: tuple[str, ...] = (), not_allowed_text: str = "") -> None:
+        """Check the supervisor id and PIN typed in the two fields (inline errors; the PIN
+        on a worker thread), then `on_approved(supervisor_id)`: the approval is used up
+        by that one action. `not_allowed` ids are refused with `not_allowed_text`."""
+        if self._busy:
+            return
+        supervisor_id = supervisor_input.text().strip()
+        try:
+            check_id(supervisor_id, "supervisor_id")
+        except InvalidRequest as exc:
+            self.fail(id_error_words(QCoreApplication.translate("TillDialog", "Supervisor id"), exc.reason), supervisor_input)
+            return
+        if supervisor_id in not_allowed:
+            pin_input.clear()
+            self.fail(not_allowed_text, supervisor_input)
+            return
+        pin = pin_input.text()
+        pin_input.clear()
+        try:
+            check_pin(pin)
+        except InvalidRequest as exc:
+            self.fail(pin_error_words(exc.reason), pin_input)
+            return
+        self._busy = True
+        self.confirm_button.setEnabled(False)
+        self.message.setText(QCoreApplication.translate("TillDialog", "Checking the supervisor PIN…"))
+
+        def answered(answer) -> None:
+            self._busy = False
+            self.confirm_button.setEnabled(True)
+            signin, approval = answer
+            if approval is None:
+                self.fail(signin_words(signin.outcome, attempts_left=signin.attempts_left,
+                                       locked_s=signin.locked_s),
+                          supervisor_input if signin.outcome == "not_supervisor" else pin_input)
+                return
+            on_approved(approval.use())          # one approval, one action
+
+        def failed(_exc: Exception) -> None:
+            self._busy = False
+            self.confirm_button.setEnabled(True)
+            self.fail(signin_words("offline"), pin_input)
+        engine.approve(supervisor_id, pin, answered, failed)
+
+    def focused_line_edit(self, default: QLineEdit) -> QLineEdit:
+        """The keypad's target: the field with the cursor, else `default`."""
+        focus = self.focusWidget()
+        return focus if isinstance(focus, QLineEdit) and self.isAncestorOf(focus) else default
+
+
+class ConfirmDialog(TillDialog):
+    """Yes or no: `accepted` when the cashier confirms."""
+
+    def __init__(self, text: str, yes_text: str, parent=None):
+        super().__init__(parent)
+        self.setObjectName("confirmDialog")
+        self.text = QLabel(text, objectName="confirmText", wordWrap=True)
+        self.message = QLabel(objectName="confirmMessage")
+        self.confirm_button = QPushButton(yes_text, objectName="confirmYesButton", clicked=self.confirm)
+        self.confirm_button.setProperty("role", "primary")
+        self.cancel_button = QPushButton(objectName="confirmNoButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.confirm_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(460)
+        self.retranslate()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Please confirm"))
+        self.cancel_button.setText(self.tr("Cancel"))
+
+    def confirm(self) -> None:
+        self.accept()
+
+
+class SupervisorDialog(TillDialog):
+    """A supervisor's id and PIN for one action (`purpose`): `approvedBy(supervisor_id)`
+    once the PIN is checked; `not_allowed` ids (e.g. the cashier asking) are refused."""
+    approvedBy = Signal(str)
+
+    def __init__(self, engine, purpose: str, parent=None, *, not_allowed: tuple[str, ...] = ()):
+        super().__init__(parent)
+        self.setObjectName("supervisorDialog")
+        self.engine = engine
+        self.not_allowed = not_allowed
+        self.purpose = QLabel(purpose, objectName="supervisorPurpose", wordWrap=True)
+        self.supervisor_input = QLineEdit(objectName="supervisorInput")
+        self.supervisor_input.setMaxLength(64)
+        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
+        self.pin_input.setMaxLength(12)
+        self.message = QLabel(objectName="supervisorMessage", wordWrap=True)
+        self.message.setProperty("tone", "error")
+        self.confirm_button = QPushButton(objectName="supervisorConfirmButton", clicked=self.confirm)
+        self.confirm_button.setProperty("role", "primary")
+        self.cancel_button = QPushButton(objectName="supervisorCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False)
+        self.supervisor_label, self.pin_label = QLabel(), QLabel()
+        form = QFormLayout()
+        form.addRow(self.supervisor_label, self.supervisor_input)
+        form.addRow(self.pin_label, self.pin_input)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.confirm_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.purpose)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(480)
+        self.retranslate()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Supervisor approval"))
+        self.supervisor_label.setText(self.tr("Supervisor id"))
+        self.pin_label.setText(self.tr("Supervisor PIN"))
+        self.confirm_button.setText(self.tr("Approve"))
+        self.cancel_button.setText(self.tr("Cancel"))
+
+    def confirm(self) -> None:
+        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input, self._approved,
+                            not_allowed=self.not_allowed,
+                            not_allowed_text=self.tr("Another supervisor must approve this."))
+
+    def _approved(self, supervisor_id: str) -> None:
+        self.accept()
+        self.approvedBy.emit(supervisor_id)
+
+
+class RefundDialog(TillDialog):
     def __init__(self, sale_page, original: Op, parent=None):
         super().__init__(parent)
         self.setObjectName("refundDialog")
@@ -32,7 +253,6 @@ class RefundDialog(QDialog):
         self.engine = sale_page.engine
         self.original = original
         self.refundable_minor = max(0, original.amount_minor - self.engine.outbox.refunded_minor(original.txn_id))
-        self._busy = False
         self.summary = QLabel(objectName="refundSummary", wordWrap=True)
         self.amount_input = QLineEdit(money.format_plain(self.refundable_minor), objectName="refundAmountInput")
         self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
@@ -45,6 +265,8 @@ class RefundDialog(QDialog):
         self.confirm_button = QPushButton(objectName="refundConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="refundCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.keypad = Keypad(lambda: self.focused_line_edit(self.amount_input))
         self.amount_label, self.supervisor_label, self.pin_label = QLabel(), QLabel(), QLabel()
         form = QFormLayout()
         form.addRow(self.amount_label, self.amount_input)
@@ -58,9 +280,9 @@ class RefundDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addLayout(form)
         layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
         layout.addLayout(buttons)
         self.setMinimumWidth(520)
-        self.pin_input.returnPressed.connect(self.confirm)
         self.retranslate()
 
     def changeEvent(self, event) -> None:
@@ -83,60 +305,33 @@ class RefundDialog(QDialog):
         self.cancel_button.setText(self.tr("Cancel"))
 
     def confirm(self) -> None:
-        if self._busy:
-            return
         try:
             amount_minor = money.parse_amount_minor(self.amount_input.text(),
                                                     decimal_point=QLocale().decimalPoint())
         except money.AmountError as exc:
-            self.message.setText(amount_error_words(exc.reason))
+            self.fail(amount_error_words(exc.reason), self.amount_input)
             return
         if amount_minor > self.refundable_minor:
-            self.message.setText(self.tr("Amount: at most %1 can be refunded")
-                                 .replace("%1", money.format_minor(self.refundable_minor, QLocale())))
+            self.fail(self.tr("Amount: at most %1 can be refunded")
+                      .replace("%1", money.format_minor(self.refundable_minor, QLocale())), self.amount_input)
             return
-        supervisor_id = self.supervisor_input.text().strip()
-        try:
-            check_id(supervisor_id, "supervisor_id")
-        except InvalidRequest as exc:
-            self.message.setText(id_error_words(self.tr("Supervisor id"), exc.reason))
-            return
-        pin = self.pin_input.text()
-        self.pin_input.clear()
-        try:
-            check_pin(pin)
-        except InvalidRequest as exc:
-            self.message.setText(pin_error_words(exc.reason))
-            return
-        self._busy = True
-        self.confirm_button.setEnabled(False)
-        self.message.setText(self.tr("Checking the supervisor PIN…"))
-        self.engine.approve(supervisor_id, pin, lambda answer: self._approved(amount_minor, answer),
-                            self._approval_failed)
+        # four eyes: the supervisor at the till cannot approve their own refund
+        own = (self.sale.cashier.cashier_id,) if self.sale.cashier is not None else ()
+        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input,
+                            lambda supervisor_id: self._approved(amount_minor, supervisor_id), not_allowed=own,
+                            not_allowed_text=self.tr("A supervisor cannot approve their own refund: "
+                                                     "ask another supervisor."))
 
-    def _approved(self, amount_minor: int, answer) -> None:
-        self._busy = False
-        self.confirm_button.setEnabled(True)
-        signin, approval = answer
-        if approval is None:
-            self.message.setText(signin_words(signin.outcome, attempts_left=signin.attempts_left,
-                                              locked_s=signin.locked_s))
-            return
-        approved_by = approval.use()          # one approval, one refund
+    def _approved(self, amount_minor: int, approved_by: str) -> None:
         op = self.sale.start_operation("refund", self.original.account_id, amount_minor,
                                        original_txn_id=self.original.txn_id, approved_by=approved_by)
         if op is None:
-            self.message.setText(self.sale.result_label.text())
+            self.fail(self.sale.result_label.text(), self.amount_input)
             return
         self.accept()
 
-    def _approval_failed(self, exc: Exception) -> None:
-        self._busy = False
-        self.confirm_button.setEnabled(True)
-        self.message.setText(signin_words("offline"))
 
-
-class TopUpDialog(QDialog):
+class TopUpDialog(TillDialog):
     def __init__(self, sale_page, account_id: str = "", parent=None):
         super().__init__(parent)
         self.setObjectName("topUpDialog")
@@ -151,6 +346,8 @@ class TopUpDialog(QDialog):
         self.confirm_button = QPushButton(objectName="topUpConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="topUpCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.keypad = Keypad(lambda: self.focused_line_edit(self.amount_input))
         self.account_label, self.amount_label = QLabel(), QLabel()
         form = QFormLayout()
         form.addRow(self.account_label, self.account_input)
@@ -163,9 +360,11 @@ class TopUpDialog(QDialog):
         layout.addWidget(self.hint)
         layout.addLayout(form)
         layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
         layout.addLayout(buttons)
         self.setMinimumWidth(480)
-        self.amount_input.returnPressed.connect(self.confirm)
+        if account_id:
+            self.amount_input.setFocus()
         self.retranslate()
 
     def changeEvent(self, event) -> None:
@@ -186,21 +385,24 @@ class TopUpDialog(QDialog):
         try:
             check_id(account_id, "account_id")
         except InvalidRequest as exc:
-            self.message.setText(id_error_words(self.tr("Account"), exc.reason))
+            self.fail(id_error_words(self.tr("Account"), exc.reason), self.account_input)
             return
         try:
             amount_minor = money.parse_amount_minor(self.amount_input.text(),
                                                     decimal_point=QLocale().decimalPoint())
         except money.AmountError as exc:
-            self.message.setText(amount_error_words(exc.reason))
+            self.fail(amount_error_words(exc.reason), self.amount_input)
             return
+        self.sale.confirm_large(amount_minor, lambda: self._start(account_id, amount_minor), parent=self)
+
+    def _start(self, account_id: str, amount_minor: int) -> None:
         if self.sale.start_operation("credit", account_id, amount_minor) is None:
-            self.message.setText(self.sale.result_label.text())
+            self.fail(self.sale.result_label.text(), self.amount_input)
             return
         self.accept()
 
 
-class CompleteSaleDialog(QDialog):
+class CompleteSaleDialog(TillDialog):
     """Complete a held sale: the final amount (pre-filled with the amount typed on the
     sale screen when it fits the hold, else the whole hold), at most the held amount;
     the rest of the hold is released by the same capture."""
@@ -223,6 +425,7 @@ class CompleteSaleDialog(QDialog):
         self.confirm_button = QPushButton(objectName="completeConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "charge")
         self.cancel_button = QPushButton(objectName="completeCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
         self.amount_label = QLabel()
         form = QFormLayout()
         form.addRow(self.amount_label, self.amount_input)
@@ -237,8 +440,7 @@ class CompleteSaleDialog(QDialog):
         layout.addWidget(self.message)
         layout.addWidget(self.keypad)
         layout.addLayout(buttons)
-        self.setMinimumSize(560, 660)      # word-wrapped labels make Qt under-estimate the height
-        self.amount_input.returnPressed.connect(self.confirm)
+        self.setMinimumWidth(560)
         self.amount_input.textChanged.connect(self._update_preview)
         self.retranslate()
 
@@ -283,14 +485,17 @@ class CompleteSaleDialog(QDialog):
         try:
             final_minor = self._final_minor()
         except money.AmountError as exc:
-            self.message.setText(amount_error_words(exc.reason))
+            self.fail(amount_error_words(exc.reason), self.amount_input)
             return
         if final_minor > self.hold.amount_minor:
-            self.message.setText(self.tr("Amount: at most %1 (the hold)")
-                                 .replace("%1", money.format_minor(self.hold.amount_minor, QLocale())))
+            self.fail(self.tr("Amount: at most %1 (the hold)")
+                      .replace("%1", money.format_minor(self.hold.amount_minor, QLocale())), self.amount_input)
             return
+        self.sale.confirm_large(final_minor, lambda: self._start(final_minor), parent=self)
+
+    def _start(self, final_minor: int) -> None:
         if self.sale.start_operation("capture", self.hold.account_id, final_minor,
                                      original_txn_id=self.hold.txn_id) is None:
-            self.message.setText(self.sale.result_label.text())
+            self.fail(self.sale.result_label.text(), self.amount_input)
             return
         self.accept()

@@ -132,6 +132,7 @@ class Engine(QObject):
         # logs or stores (defence in depth).
         self.ledger.url_for_logs = safe_url(redis_url)
         self._secrets = url_secrets(redis_url)
+        self.redis_url = redis_url       # what this run uses (the settings dialog shows it)
         # a hold lasts at most the ledger's idempotency retention (its record must outlive it)
         self.hold_ttl_s = max(1, min(int(hold_ttl_s), self.ledger.retention_s))
         self.registry = CashierRegistry(self.ledger.client)
@@ -330,9 +331,9 @@ class Engine(QObject):
                                                    error=self.scrub(str(exc))), (ONLINE, "")
         except (LedgerUnavailable, UnsafeRedisConfig, RedisError, OSError) as exc:
             # Outcome unknown (or not sent): stays pending, re-sent with the same txn id.
-            log.warning("txn %s: no answer (%s); will retry with the same txn id",
-                        op.txn_id, type(exc).__name__)
-            self.outbox.note_attempt(op.txn_id, self.scrub(f"{type(exc).__name__}: {exc}"))
+            detail = self.scrub(f"{type(exc).__name__}: {exc}")
+            log.warning("txn %s: no answer (%s); will retry with the same txn id", op.txn_id, detail)
+            self.outbox.note_attempt(op.txn_id, detail)
             return "uncertain", self.outbox.get(op.txn_id) or op, self._state_of(exc)
         log.info("txn %s %s %s %d: %s%s", op.txn_id, op.kind, op.account_id, op.amount_minor,
                  result.status.value, " (replayed)" if result.replayed else "")
@@ -341,7 +342,13 @@ class Engine(QObject):
 
     def _sent(self, answer) -> None:
         outcome, op, (state, detail) = answer
-        self._set_state(state, detail)
+        if outcome == "uncertain" and state == OFFLINE:
+            # One operation without an answer does not mean Redis is gone (a reply may
+            # have been lost): refusing everyone else would block the whole till for one
+            # account. The connection monitor decides, now.
+            self.ping()
+        else:
+            self._set_state(state, detail)
         if outcome == "resolved":
             if self._unresolved.pop(op.txn_id, None) is None:
                 return                     # already reported

@@ -1,7 +1,8 @@
 """The on-screen keypad for touch screens: digits, decimal point, 00, back and clear.
 
 Its buttons never take the keyboard focus (so a scanner or keyboard keeps typing
-into the field it was in) and are at least 64 px square for a finger. It types into
+into the field it was in) and are at least 56x48 px for a finger (larger on larger
+screens: style.py scales them). It types into
 whichever line edit `target()` returns.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Callable
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLineEdit, QPushButton, QSizePolicy, QWidget
 
-KEY_SIZE_PX = 64
+KEY_SIZE_PX = 48
 _KEYS = [["7", "8", "9"], ["4", "5", "6"], ["1", "2", "3"], ["0", "00", "."]]
 
 

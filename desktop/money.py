@@ -4,7 +4,7 @@ integer minor units (fen) and locale-aware display of minor units (¥12.50).
 Never a float: "12.50" is parsed digit by digit into 1250 and 1250 is shown from its
 integer yuan and fen parts. Parsing accepts what a cashier can mean unambiguously
 (optional ¥/￥ sign, full-width digits from a Chinese input method, the locale's
-decimal mark, at most two decimals) and refuses everything else with an
+decimal mark or the input method's full stop 。, at most two decimals) and refuses everything else with an
 `AmountError` whose `reason` code the UI turns into an inline message.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from core import money as core_money
 from core.money import EMPTY, NEGATIVE, NOT_A_NUMBER, TOO_LARGE, TOO_MANY_DECIMALS, ZERO  # noqa: F401
 
 CURRENCY_SYMBOL = "¥"
+IDEOGRAPHIC_FULL_STOP = "\u3002"  # 。 (NFKC turns the half-width ｡ into it)
 MAX_AMOUNT_TEXT_LEN = 20          # the amount field's maxLength
 
 
@@ -41,6 +42,8 @@ def parse_amount_minor(text: str, *, decimal_point: str = ".", max_minor: int = 
     if text is None:
         raise AmountError(EMPTY)
     s = unicodedata.normalize("NFKC", text).strip()   # full-width １２．５０ -> 12.50
+    # A Chinese input method types 。 for the full stop key: it is the decimal mark.
+    s = s.replace(IDEOGRAPHIC_FULL_STOP, ".")
     if not s:
         raise AmountError(EMPTY)
     negative = False
@@ -84,3 +87,84 @@ def format_plain(amount_minor: int) -> str:
     sign = "-" if amount_minor < 0 else ""
     yuan, fen = divmod(abs(amount_minor), 100)
     return f"{sign}{yuan}.{fen:02d}"
+
+
+_EN_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+            "fifteen sixteen seventeen eighteen nineteen").split()
+_EN_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_EN_SCALES = ((10 ** 12, "trillion"), (10 ** 9, "billion"), (10 ** 6, "million"), (1000, "thousand"))
+
+
+def _english_words(n: int) -> str:
+    if n < 20:
+        return _EN_ONES[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return _EN_TENS[tens] + (f"-{_EN_ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{_EN_ONES[hundreds]} hundred" + (f" {_english_words(rest)}" if rest else "")
+    for scale, name in _EN_SCALES:
+        if n >= scale:
+            high, rest = divmod(n, scale)
+            return f"{_english_words(high)} {name}" + (f" {_english_words(rest)}" if rest else "")
+    raise AssertionError(n)
+
+
+_ZH_DIGITS = "零壹贰叁肆伍陆柒捌玖"
+_ZH_UNITS = ("", "拾", "佰", "仟")
+_ZH_GROUPS = ("", "万", "亿", "万亿")
+
+
+def _chinese_words(n: int) -> str:
+    """Financial (大写) numerals, as on a cheque: 1203 -> 壹仟贰佰零叁."""
+    if n == 0:
+        return _ZH_DIGITS[0]
+    groups = []
+    while n:
+        n, group = divmod(n, 10000)
+        groups.append(group)
+    out, zero_pending = "", False
+    for index in range(len(groups) - 1, -1, -1):
+        group = groups[index]
+        if group == 0:
+            zero_pending = bool(out)
+            continue
+        text, digit_zero = "", False
+        for pos in range(3, -1, -1):
+            digit = group // 10 ** pos % 10
+            if digit == 0:
+                digit_zero = bool(text) or bool(out)
+                continue
+            if digit_zero or (zero_pending and not text):
+                text += _ZH_DIGITS[0]
+            digit_zero = zero_pending = False
+            text += _ZH_DIGITS[digit] + _ZH_UNITS[pos]
+        out += text + _ZH_GROUPS[index]
+        zero_pending = group % 10 == 0
+    return out
+
+
+def amount_in_words(amount_minor: int, locale=None) -> str:
+    """1250 -> 'twelve yuan and fifty fen' / '人民币壹拾贰元伍角整' (Chinese when `locale`
+    is a Chinese QLocale): how a large amount is confirmed, so that a slipped zero shows."""
+    if isinstance(amount_minor, bool) or not isinstance(amount_minor, int) or amount_minor < 0:
+        raise ValueError("amount_minor must be a non-negative int of minor units")
+    yuan, fen = divmod(amount_minor, 100)
+    chinese = locale is not None and locale.name().startswith("zh")
+    if chinese:
+        jiao, fen_only = divmod(fen, 10)
+        text = "人民币" + (_chinese_words(yuan) + "元" if yuan else "")
+        if jiao:
+            text += _ZH_DIGITS[jiao] + "角"
+        elif fen_only and yuan:
+            text += _ZH_DIGITS[0]
+        if fen_only:
+            text += _ZH_DIGITS[fen_only] + "分"
+        else:
+            text += "整"
+        return text
+    text = f"{_english_words(yuan)} yuan"
+    if fen:
+        text += f" and {_english_words(fen)} fen"
+    return text

@@ -6,7 +6,10 @@ are counted on their own line. Sums are integers in minor units; the net is
 charges plus completed sales (captures) minus refunds, top-ups are listed apart
 (money taken in at the till). Holds and released holds are listed by kind too, but
 they move no money: a hold only reserves it until a capture takes it. Holds made in
-the shift and still open at its close are listed on their own line.
+the shift and still open at its close are listed on their own line. The CSV is for
+people: local times, kinds in words, sums in yuan (and in fen for machines).
+`CloseShiftDialog` is the confirmation before a shift closes: the totals so far, and
+the supervisor's id and PIN when the cashier may not close the shift alone.
 """
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QLocale
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Signal
 from PySide6.QtGui import QPageSize, QTextDocument
-from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QTextBrowser, QVBoxLayout)
 
 from . import money
+from .dialogs import TillDialog
 from .outbox import Op, Shift
 from .texts import kind_words
 
@@ -73,29 +78,47 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> Shif
     return report
 
 
+def closed_by_words(closed_by: str | None) -> str:
+    """The outbox's closed_by ('c2', or 'c2+sup' when a supervisor approved) in words."""
+    if not closed_by:
+        return "—"
+    cashier, _, supervisor = closed_by.partition("+")
+    if not supervisor:
+        return cashier
+    return (QCoreApplication.translate("ShiftReportDialog", "%1, approved by %2")
+            .replace("%1", cashier).replace("%2", supervisor))
+
+
 def write_csv(report: ShiftReport, path: Path) -> None:
-    """One row per (cashier or ALL, kind): counts and sums in minor units and in yuan."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    """One row per (cashier or all, kind): the kind in words, the count, the sum in
+    yuan and in fen; the shift's times are local date and time, not epoch ms."""
+    with open(path, "w", newline="", encoding="utf-8-sig") as f:     # BOM: spreadsheets read UTF-8
         w = csv.writer(f)
-        w.writerow(["shift_id", "terminal_id", "opened_ms", "closed_ms", "cashier_id", "kind",
-                    "count", "sum_minor", "sum_yuan"])
+        t = QCoreApplication.translate
+        w.writerow([t("ShiftReportDialog", "Shift"), t("ShiftReportDialog", "Terminal"),
+                    t("ShiftReportDialog", "Opened"), t("ShiftReportDialog", "Opened by"),
+                    t("ShiftReportDialog", "Closed"), t("ShiftReportDialog", "Closed by"),
+                    t("ShiftReportDialog", "Cashier"), t("ShiftReportDialog", "Kind"),
+                    t("ShiftReportDialog", "Count"), t("ShiftReportDialog", "Sum (yuan)"),
+                    t("ShiftReportDialog", "Sum (fen)")])
         s = report.shift
-        rows = [("ALL", k, t) for k, t in report.by_kind.items()]
-        rows += [(c, k, t) for c, kinds in report.by_cashier.items() for k, t in kinds.items() if t.count]
+        head = [s.shift_id, s.terminal_id, _time(s.opened_ms, seconds=True), s.opened_by,
+                _time(s.closed_ms, seconds=True), closed_by_words(s.closed_by)]
+        everyone = QCoreApplication.translate("ShiftReportDialog", "All cashiers")
+        rows = [(everyone, kind_words(k), t) for k, t in report.by_kind.items()]
+        rows += [(c, kind_words(k), t) for c, kinds in report.by_cashier.items() for k, t in kinds.items()
+                 if t.count]
         for cashier, kind, t in rows:
-            w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", cashier, kind,
-                        t.count, t.sum_minor, money.format_plain(t.sum_minor)])
-        w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "declined",
-                    report.declined_count, 0, "0.00"])
-        w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "open_holds",
-                    report.open_holds.count, report.open_holds.sum_minor,
-                    money.format_plain(report.open_holds.sum_minor)])
-        w.writerow([s.shift_id, s.terminal_id, s.opened_ms, s.closed_ms or "", "ALL", "net",
-                    "", report.net_minor, money.format_plain(report.net_minor)])
+            w.writerow(head + [cashier, kind, t.count, money.format_plain(t.sum_minor), t.sum_minor])
+        w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Declined"), report.declined_count, "0.00", 0])
+        w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Holds still open"), report.open_holds.count,
+                           money.format_plain(report.open_holds.sum_minor), report.open_holds.sum_minor])
+        w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Net (charges and completed sales minus refunds)"), "",
+                           money.format_plain(report.net_minor), report.net_minor])
 
 
-def _time(ms: int | None) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "—"
+def _time(ms: int | None, *, seconds: bool = False) -> str:
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M" + (":%S" if seconds else "")) if ms else "—"
 
 
 class ShiftReportDialog(QDialog):
@@ -149,7 +172,8 @@ class ShiftReportDialog(QDialog):
                                      .replace("%2", str(r.shift.shift_id))) + "<br>"
                  + html.escape(self.tr("Opened %1 by %2").replace("%1", _time(r.shift.opened_ms))
                                .replace("%2", r.shift.opened_by)) + "<br>"
-                 + html.escape(self.tr("Closed %1").replace("%1", _time(r.shift.closed_ms))) + "</p>",
+                 + html.escape(self.tr("Closed %1 by %2").replace("%1", _time(r.shift.closed_ms))
+                               .replace("%2", closed_by_words(r.shift.closed_by))) + "</p>",
                  f"<h3>{html.escape(all_cashiers)}</h3>",
                  "<table cellspacing='0' cellpadding='6' border='1'>" + head(cols)]
         for kind, t in r.by_kind.items():
@@ -212,3 +236,91 @@ class ShiftReportDialog(QDialog):
             self.message.setText(self.tr("Could not save: %1").replace("%1", exc.strerror or str(exc)))
             return
         self.message.setText(self.tr("Saved: %1").replace("%1", path))
+
+
+class CloseShiftDialog(TillDialog):
+    """Close shift…: the shift's totals so far and Close shift / Cancel. With
+    `needs_supervisor` (the cashier neither opened the shift nor is a supervisor) a
+    supervisor's id and PIN are asked for too. `closeConfirmed(approved_by)`: '' or
+    the approving supervisor."""
+    closeConfirmed = Signal(str)
+
+    def __init__(self, engine, report: ShiftReport, cashier, *, needs_supervisor: bool, parent=None):
+        super().__init__(parent)
+        self.setObjectName("closeShiftDialog")
+        self.engine = engine
+        self.report = report
+        self.cashier = cashier
+        self.needs_supervisor = needs_supervisor
+        self.summary = QLabel(objectName="closeShiftSummary", wordWrap=True)
+        self.who = QLabel(objectName="closeShiftWho", wordWrap=True)
+        self.supervisor_input = QLineEdit(objectName="supervisorInput")
+        self.supervisor_input.setMaxLength(64)
+        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
+        self.pin_input.setMaxLength(12)
+        self.message = QLabel(objectName="closeShiftMessage", wordWrap=True)
+        self.message.setProperty("tone", "error")
+        self.confirm_button = QPushButton(objectName="closeShiftConfirmButton", clicked=self.confirm)
+        self.confirm_button.setProperty("role", "primary")
+        self.cancel_button = QPushButton(objectName="closeShiftCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.supervisor_label, self.pin_label = QLabel(), QLabel()
+        form = QFormLayout()
+        form.addRow(self.supervisor_label, self.supervisor_input)
+        form.addRow(self.pin_label, self.pin_input)
+        for w in (self.supervisor_label, self.supervisor_input, self.pin_label, self.pin_input):
+            w.setVisible(needs_supervisor)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.confirm_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.who)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(520)
+        self.retranslate()
+        if needs_supervisor:
+            self.supervisor_input.setFocus()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        r, loc = self.report, QLocale()
+        fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
+        self.setWindowTitle(self.tr("Close shift"))
+        lines = [self.tr("Close shift %1 of terminal %2?").replace("%1", str(r.shift.shift_id))
+                 .replace("%2", r.shift.terminal_id)]
+        for kind in MONEY_MOVING_KINDS:
+            t = r.by_kind[kind]
+            lines.append(f"{kind_words(kind)}: {t.count} · {fmt(t.sum_minor)}")
+        lines.append(self.tr("Declined: %1").replace("%1", str(r.declined_count)))
+        if r.open_holds.count:
+            lines.append(self.tr("Holds still open: %1 · %2").replace("%1", str(r.open_holds.count))
+                         .replace("%2", fmt(r.open_holds.sum_minor)))
+        lines.append(self.tr("Net: %1").replace("%1", fmt(r.net_minor)))
+        self.summary.setText("\n".join(lines))
+        if self.needs_supervisor:
+            self.who.setText(self.tr("Shift opened by %1: closing it needs a supervisor.")
+                             .replace("%1", r.shift.opened_by))
+        else:
+            self.who.setText(self.tr("Closed by %1.").replace("%1", self.cashier.cashier_id))
+        self.supervisor_label.setText(self.tr("Supervisor id"))
+        self.pin_label.setText(self.tr("Supervisor PIN"))
+        self.confirm_button.setText(self.tr("Close shift"))
+        self.cancel_button.setText(self.tr("Cancel"))
+
+    def confirm(self) -> None:
+        if not self.needs_supervisor:
+            self._approved("")
+            return
+        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input, self._approved)
+
+    def _approved(self, supervisor_id: str) -> None:
+        self.accept()
+        self.closeConfirmed.emit(supervisor_id)

@@ -5,10 +5,13 @@ below, with refund and top-up.
 One sale at a time: from the moment a charge starts until the ledger has answered,
 the charge button, Enter and F12 do nothing, so one sale cannot be charged twice.
 A charge without an answer is shown as "being checked" while the engine retries it
-with the same txn id; "Next customer" clears the screen and leaves it to the engine
-(the account stays blocked for new charges until it is resolved). A keyboard-wedge
-scan that lands in the amount field (a burst of 8+ digits and Enter, faster than
-anyone types) is taken as an account, not as an amount. The account on screen shows
+with the same txn id; only that account waits (the engine refuses it until the
+charge is resolved), other customers can be charged meanwhile, and when the charge
+resolves the screen says so (on the result panel if its customer is still on
+screen, else in the notice). A card scanned anywhere in the window (desktop/scanner.py)
+replaces the account on screen. A new account on screen clears the result panel and
+the amount typed for the previous customer; a connection change updates the panel.
+The account on screen shows
 its status, balance, the amount on hold and the available balance; it is re-read
 every `DISPLAY_REFRESH_MS` while it stays on screen (display reads may come from the
 ledger's short read cache; every operation's own answer is fresh and shown at once).
@@ -17,15 +20,15 @@ the history, or else on the newest open hold of the account on screen.
 """
 from __future__ import annotations
 
-import time
 from datetime import datetime
 
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, QLocale, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QLocale, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QLineEdit, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from core import AccountNotFound, InvalidRequest
 from core.validation import check_id
@@ -38,42 +41,9 @@ from .texts import (account_status_words, amount_error_words, hold_state_words, 
                     kind_words, refusal_words, short_status, status_words)
 
 DISPLAY_REFRESH_MS = 3000   # re-read the account on screen this often (may hit the read cache)
-SCAN_MIN_DIGITS = 8
-SCAN_MAX_GAP_S = 0.035      # a scanner types a character every few ms; people need 80+ ms
-
-
-class ScanDetector(QObject):
-    """Event filter on the amount field: notices a digit burst ended by Enter."""
-    scanned = Signal(str)
-
-    def __init__(self, field: QLineEdit):
-        super().__init__(field)
-        self.field = field
-        self._burst: list[str] = []
-        self._last_s = 0.0
-        field.installEventFilter(self)
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() != QEvent.Type.KeyPress:
-            return False
-        now = time.monotonic()
-        key, text = event.key(), event.text()
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            burst, self._burst = "".join(self._burst), []
-            if (len(burst) >= SCAN_MIN_DIGITS and now - self._last_s <= SCAN_MAX_GAP_S * 3
-                    and self.field.text().endswith(burst)):
-                self.field.setText(self.field.text()[:-len(burst)])
-                self.scanned.emit(burst)
-                return True
-            return False
-        if text.isdigit() and len(text) == 1:
-            if now - self._last_s > SCAN_MAX_GAP_S:
-                self._burst = []
-            self._burst.append(text)
-        else:
-            self._burst = []
-        self._last_s = now
-        return False
+ROW_TONE_ROLE = Qt.ItemDataRole.UserRole + 1     # "applied", "declined" or "pending" (tests, colour)
+ROW_COLOURS = {"declined": "#a3241b", "pending": "#855a00"}
+LARGE_AMOUNT_MINOR = 100_000   # default: amounts above ¥1,000 are confirmed with the amount in words
 
 
 def clock_time(ms: int) -> str:
@@ -98,6 +68,13 @@ class SalePage(QWidget):
         self._refreshing = False
         self._rows: dict[str, int] = {}           # txn id -> history row
         self._ops: dict[str, Op] = {}
+        self._screen_account = ""                 # the customer on screen (looked up or charged)
+        self._watch_txn: str | None = None        # the panel's operation while it is being checked
+        self._checking: set[str] = set()          # operations shown as being checked, not yet resolved
+        self._result_account: str | None = None   # whose result the panel shows
+        self._result_reason = ""                  # the refusal the panel shows (e.g. offline)
+        self.large_amount_minor = LARGE_AMOUNT_MINOR
+        self.confirm_dialog = None
 
         self.account_label, self.amount_label = QLabel(), QLabel()
         self.account_input = QLineEdit(objectName="accountInput")
@@ -120,9 +97,11 @@ class SalePage(QWidget):
         self.new_sale_button = QPushButton(objectName="newSaleButton", clicked=self.new_sale)
         self.result_label = QLabel(objectName="resultLabel", wordWrap=True,
                                    alignment=Qt.AlignmentFlag.AlignCenter)
+        # The notice sits in the history bar with a fixed height, always laid out (empty
+        # when there is nothing to say), so that nothing moves when it appears.
         self.notice_label = QLabel(objectName="noticeLabel", wordWrap=True)
-        self.notice_label.setProperty("tone", "info")
-        self.notice_label.hide()
+        self.notice_label.setProperty("tone", "none")
+        self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.keypad = Keypad(lambda: self.amount_input)
         self.keypad.setMaximumHeight(330)
         self.history_title = QLabel(objectName="historyTitle")
@@ -132,7 +111,10 @@ class SalePage(QWidget):
         self.history_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.history_table.verticalHeader().hide()
         self.history_table.setMinimumHeight(110)
+        self.history_table.setTabKeyNavigation(False)     # Tab leaves the table, never trapped in it
         self.history_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # card numbers are long: that column takes the room it needs
+        self.history_table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.history_table.itemSelectionChanged.connect(self._selection_changed)
         self.refund_button = QPushButton(objectName="refundButton", clicked=self._ask_refund)
         self.refund_button.setEnabled(False)
@@ -143,10 +125,12 @@ class SalePage(QWidget):
         self.account_input.textEdited.connect(self._account_edited)
         self.amount_input.returnPressed.connect(self.charge)
         self.amount_input.textEdited.connect(lambda _t: self.amount_error.clear())
-        self.scan_detector = ScanDetector(self.amount_input)
-        self.scan_detector.scanned.connect(self._scanned_into_amount)
         self.f12 = QShortcut(QKeySequence(Qt.Key.Key_F12), self, activated=self.charge)
         self.f9 = QShortcut(QKeySequence(Qt.Key.Key_F9), self, activated=self.hold)
+        # keyboard-only tills: every action has a key, shown on its button
+        self.esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.new_sale)
+        self.f5 = QShortcut(QKeySequence(Qt.Key.Key_F5), self, activated=self.refund_shortcut)
+        self.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), self, activated=self.top_up_button.click)
         self.refresh_timer = QTimer(self, interval=DISPLAY_REFRESH_MS, timeout=self.refresh_account)
 
         form = QGridLayout()
@@ -176,7 +160,6 @@ class SalePage(QWidget):
         left.addLayout(form)
         left.addLayout(buttons)
         left.addWidget(self.result_label)
-        left.addWidget(self.notice_label)
         right = QVBoxLayout()        # the keypad, and under it the hold panel (no extra height)
         right.addWidget(self.keypad, 1)
         right.addSpacing(8)
@@ -187,7 +170,8 @@ class SalePage(QWidget):
         top.addLayout(right, 2)
         history_bar = QHBoxLayout()
         history_bar.addWidget(self.history_title)
-        history_bar.addStretch(1)
+        history_bar.addSpacing(12)
+        history_bar.addWidget(self.notice_label, 1)
         history_bar.addWidget(self.top_up_button)
         history_bar.addWidget(self.refund_button)
         card = QFrame(objectName="saleCard")
@@ -202,10 +186,22 @@ class SalePage(QWidget):
 
         engine.opResolved.connect(self._resolved)
         engine.opUncertain.connect(self._uncertain)
-        engine.connectionChanged.connect(lambda *_: self._update_buttons())
+        engine.connectionChanged.connect(self._connection_changed)
         self._set_result("", "")
         self.retranslate()
         self._update_buttons()
+
+    def resizeEvent(self, event) -> None:
+        # Heights that must not change with their text (so that no button moves when a
+        # notice, an error or a hold appears): set from the current (scaled) fonts.
+        super().resizeEvent(event)
+        self.notice_label.setFixedHeight(self.refund_button.sizeHint().height())
+        self.hold_info.setFixedHeight(2 * self.hold_info.fontMetrics().lineSpacing() + 10)   # 2 lines, bold or not
+        for label in (self.account_error, self.amount_error):
+            label.setMinimumHeight(label.fontMetrics().lineSpacing())
+        self.history_table.verticalHeader().setDefaultSectionSize(self.history_table.fontMetrics().height() + 8)
+        # the result panel has room for three lines whatever it says
+        self.result_label.setFixedHeight(3 * self.result_label.fontMetrics().lineSpacing() + 14)
 
     # ---------------------------------------------------------------- texts
 
@@ -224,10 +220,10 @@ class SalePage(QWidget):
         self.hold_button.setText(self.tr("Hold  (F9)"))
         self.complete_button.setText(self.tr("Complete sale…"))
         self.release_button.setText(self.tr("Release hold"))
-        self.new_sale_button.setText(self.tr("Next customer"))
+        self.new_sale_button.setText(self.tr("Next customer  (Esc)"))
         self.history_title.setText(self.tr("This shift"))
-        self.refund_button.setText(self.tr("Refund…"))
-        self.top_up_button.setText(self.tr("Top up…"))
+        self.refund_button.setText(self.tr("Refund…  (F5)"))
+        self.top_up_button.setText(self.tr("Top up…  (F6)"))
         self.history_table.setHorizontalHeaderLabels([
             self.tr("Time"), self.tr("Type"), self.tr("Account"), self.tr("Amount"), self.tr("Result"),
             self.tr("Balance after"), self.tr("Cashier")])
@@ -240,8 +236,14 @@ class SalePage(QWidget):
 
     _last_result: tuple | None = None
 
-    def _set_result(self, tone: str, text: str, *, remember: tuple | None = None) -> None:
+    def _set_result(self, tone: str, text: str, *, remember: tuple | None = None,
+                    account_id: str | None = None, reason: str = "") -> None:
+        """The result panel: `account_id` is the customer it is about (None: nobody in
+        particular), `reason` the refusal it shows, so that a new customer or a
+        connection change can take it away."""
         self._last_result = remember
+        self._result_account = remember[1].account_id if remember else account_id
+        self._result_reason = reason
         self.result_label.setText(text)
         self.result_label.setProperty("tone", tone or "idle")
         self.result_label.style().unpolish(self.result_label)
@@ -271,16 +273,38 @@ class SalePage(QWidget):
 
     # ---------------------------------------------------------------- account
 
-    def _account_edited(self, _text: str) -> None:
+    def _account_edited(self, text: str) -> None:
         self.account_error.clear()
         if self._account is not None:
             self._account = None
             self._show_account()
+        if self._result_account is not None and self._result_account != text.strip():
+            self._clear_result()      # that result was another customer's
         self._update_buttons()        # the hold panel follows the account typed
 
-    def _scanned_into_amount(self, digits: str) -> None:
-        self.account_input.setText(digits)
+    def take_scan(self, code: str) -> None:
+        """A card scanned anywhere in the window (scanner.ScanDetector): it replaces
+        whatever the account field held and is looked up at once."""
+        self.account_input.setText(code)
         self.look_up()
+
+    def _customer_changes_to(self, account_id: str) -> None:
+        """A different account comes on screen: the previous customer's result, amount
+        and operation in flight are not this customer's."""
+        if account_id == self._screen_account:
+            return
+        if self._screen_account:
+            self.amount_input.clear()
+            self.amount_error.clear()
+        self._screen_account = account_id
+        self.busy_txn = None                  # still with the engine; its end goes to the notice
+        self._watch_txn = None
+        if self._result_account != account_id:
+            self._clear_result()
+        self._update_buttons()
+
+    def _clear_result(self) -> None:
+        self._set_result("", "")
 
     def look_up(self) -> None:
         account_id = self.account_input.text().strip()
@@ -291,6 +315,7 @@ class SalePage(QWidget):
             self.account_input.setFocus()
             return
         self.account_error.clear()
+        self._customer_changes_to(account_id)
         self._account = None
         self.balance_label.setText(self.tr("Looking up %1…").replace("%1", account_id))
         self.amount_input.setFocus()
@@ -424,7 +449,23 @@ class SalePage(QWidget):
         checked = self._validated()
         if checked is None:
             return
-        self.start_operation(kind, *checked)
+        self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked), parent=self)
+
+    def confirm_large(self, amount_minor: int, go, *, parent) -> None:
+        """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier
+        has confirmed the amount shown in words (dialogs.ConfirmDialog)."""
+        if amount_minor <= self.large_amount_minor:
+            go()
+            return
+        from .dialogs import ConfirmDialog
+        loc = QLocale()
+        self.confirm_dialog = ConfirmDialog(
+            self.tr("Large amount: %1\n%2\nIs this amount right?")
+            .replace("%1", money.format_minor(amount_minor, loc))
+            .replace("%2", money.amount_in_words(amount_minor, loc)),
+            self.tr("Yes, this amount"), parent.window())
+        self.confirm_dialog.accepted.connect(go)
+        self.confirm_dialog.open()
 
     # ---------------------------------------------------------------- holds
 
@@ -475,7 +516,14 @@ class SalePage(QWidget):
         if hold is None:
             self._set_result("declined", refusal_words("no_hold"))
             return
-        self.start_operation("void", hold.account_id, hold.amount_minor, original_txn_id=hold.txn_id)
+        from .dialogs import ConfirmDialog
+        self.confirm_dialog = ConfirmDialog(
+            self.tr("Release the hold of %1 on account %2? The money goes back to the account.")
+            .replace("%1", money.format_minor(hold.amount_minor, QLocale())).replace("%2", hold.account_id),
+            self.tr("Release hold"), self.window())
+        self.confirm_dialog.accepted.connect(
+            lambda: self.start_operation("void", hold.account_id, hold.amount_minor, original_txn_id=hold.txn_id))
+        self.confirm_dialog.open()
 
     def typed_amount_minor(self) -> int | None:
         """The amount in the amount field if it is a valid amount, else None (no message)."""
@@ -501,14 +549,21 @@ class SalePage(QWidget):
             if hold is not None and hold.kind == "hold" and self.engine.outbox.hold_state(hold) != HOLD_OPEN:
                 self._set_result("declined", refusal_words("hold_closed"))
                 return None
+        if account_id != self.account_input.text().strip():
+            # e.g. a refund of an earlier customer's charge picked in the history: that
+            # customer comes on screen, so the result is never shown under someone else
+            self.account_input.setText(account_id)
+            self.look_up()
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
                                     shift_id=self.shift_id, original_txn_id=original_txn_id,
                                     approved_by=approved_by)
         except Refused as exc:
-            self._set_result("declined", refusal_words(exc.reason), remember=None)
+            self._set_result("declined", refusal_words(exc.reason), account_id=account_id, reason=exc.reason)
             return None
         self.busy_txn = op.txn_id
+        self._watch_txn = op.txn_id
+        self._screen_account = account_id
         self._update_buttons()
         self._add_or_update(op)
         loc = QLocale()
@@ -517,7 +572,7 @@ class SalePage(QWidget):
                 "capture": self.tr("Completing the sale: %1 from %2…"),
                 "void": self.tr("Releasing the hold of %1 on %2…")}[kind]
         self._set_result("working", text.replace("%1", money.format_minor(amount_minor, loc))
-                         .replace("%2", account_id))
+                         .replace("%2", account_id), account_id=account_id)
         return op
 
     def _resolved(self, op: Op) -> None:
@@ -530,9 +585,14 @@ class SalePage(QWidget):
             # typed without a look-up: read it now (fresh: this write dropped the cached entry)
             self.engine.lookup(op.account_id, lambda view: self._looked_up(op.account_id, view),
                                lambda _exc: None)
-        if op.txn_id != self.busy_txn:
+        was_checked = op.txn_id in self._checking
+        self._checking.discard(op.txn_id)
+        if op.txn_id != self._watch_txn:
+            if was_checked:               # the panel moved on: say it in the notice
+                self.show_notice(self.resolved_words(op))
             return
         self.busy_txn = None
+        self._watch_txn = None
         self._show_decision(op)
         if op.applied:
             if op.kind in ("deduct", "hold", "capture"):
@@ -581,17 +641,40 @@ class SalePage(QWidget):
         else:
             self._set_result("declined", status_words(op.status), remember=("declined", op))
 
+    def resolved_words(self, op: Op) -> str:
+        """One line for an operation that was being checked and is now decided."""
+        return (self.tr("Checked: %1 %2 for %3: %4").replace("%1", kind_words(op.kind))
+                .replace("%2", money.format_minor(op.amount_minor, QLocale())).replace("%3", op.account_id)
+                .replace("%4", short_status(op.status, op.pending)))
+
     def _uncertain(self, op: Op) -> None:
         self._add_or_update(op)
-        if op.txn_id == self.busy_txn:
+        self._checking.add(op.txn_id)
+        if op.txn_id == self._watch_txn:
+            # Only this account waits (the engine refuses it until the answer is known);
+            # the next customer can be served meanwhile.
+            self.busy_txn = None
             self._set_result("checking", self.tr(
                 "Being checked: the central server has not answered yet.\n"
-                "Do NOT charge again. The terminal keeps trying on its own."))
+                "Do NOT charge again. The terminal keeps trying on its own."), account_id=op.account_id)
+            self._update_buttons()
+
+    def _connection_changed(self, state: str, _detail: str = "") -> None:
+        """The panel must not say "No connection" once it is back, nor stay quiet when
+        it is lost while nothing is in flight."""
+        if self._watch_txn is None:
+            if state == ONLINE and self._result_reason in ("offline", "not_initialized", "unsafe"):
+                self._set_result("approved", self.tr("Connected again: charges can be made."))
+            elif state in ("offline", "not_initialized", "unsafe"):
+                self._set_result("declined", refusal_words(state), reason=state)
+        self._update_buttons()
 
     def new_sale(self) -> None:
         """Clear the screen for the next customer. A charge still being checked stays
         with the engine (counted in the status bar) and keeps its account blocked."""
         self.busy_txn = None
+        self._watch_txn = None
+        self._screen_account = ""
         self._account = None
         self.account_input.clear()
         self.amount_input.clear()
@@ -603,8 +686,13 @@ class SalePage(QWidget):
         self.account_input.setFocus()
 
     def show_notice(self, text: str) -> None:
+        """A note beside the history (e.g. a charge that was being checked is decided);
+        the full text is also the tooltip when it is longer than the bar."""
         self.notice_label.setText(text)
-        self.notice_label.setVisible(bool(text))
+        self.notice_label.setToolTip(text)
+        self.notice_label.setProperty("tone", "info" if text else "none")
+        self.notice_label.style().unpolish(self.notice_label)
+        self.notice_label.style().polish(self.notice_label)
 
     # ---------------------------------------------------------------- history
 
@@ -630,7 +718,8 @@ class SalePage(QWidget):
 
     def _fill_row(self, op: Op) -> None:
         row, loc = self._rows[op.txn_id], QLocale()
-        sign = -1 if op.kind in ("deduct", "capture") else 1
+        # only money that moved gets a sign: a declined charge took nothing
+        sign = -1 if op.kind in ("deduct", "capture") and op.applied else 1
         if op.kind == "hold" and op.applied and not self.engine.closed:
             result = hold_state_words(self.engine.outbox.hold_state(op), clock_time(op.expires_ms))
         else:
@@ -640,11 +729,19 @@ class SalePage(QWidget):
                  op.account_id, money.format_minor(sign * op.amount_minor, loc), result,
                  money.format_minor(op.balance_after_minor, loc) if shows_balance else "",
                  op.cashier_id]
+        tone = "pending" if op.pending else "applied" if op.applied else "declined"
         for col, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, op.txn_id)
+            item.setData(ROW_TONE_ROLE, tone)
             if col in (3, 5):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if tone != "applied":
+                item.setForeground(QBrush(QColor(ROW_COLOURS[tone])))
+                if tone == "declined" and col == 3:
+                    font = item.font()
+                    font.setStrikeOut(True)    # the amount that was not taken
+                    item.setFont(font)
             self.history_table.setItem(row, col, item)
 
     def op_at_row(self, row: int) -> Op | None:
@@ -667,3 +764,13 @@ class SalePage(QWidget):
         op = self._selected_refundable()
         if op is not None:
             self.refundRequested.emit(op)
+
+    def refund_shortcut(self) -> None:
+        """F5: refund the selected charge; with none selected, say how to choose one."""
+        if not self.refund_button.isEnabled():
+            if self._selected_refundable() is None and self.cashier is not None:
+                self._set_result("declined", self.tr("Refund: select an approved charge in the list first "
+                                                     "(Tab to the list, arrow keys to choose)."))
+                self.history_table.setFocus()
+            return
+        self._ask_refund()

@@ -13,7 +13,8 @@ import tempfile
 
 MODULES = ("core", "core.cashiers", "desktop.money", "desktop.outbox", "desktop.engine", "desktop.workers",
            "desktop.texts", "desktop.i18n", "desktop.settings", "desktop.keypad", "desktop.signin",
-           "desktop.sale", "desktop.dialogs", "desktop.report", "desktop.main_window", "desktop.style")
+           "desktop.sale", "desktop.dialogs", "desktop.report", "desktop.main_window", "desktop.style",
+           "desktop.scanner")
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "cashier_pin_attempt")
 
 

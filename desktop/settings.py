@@ -6,8 +6,12 @@ Settings are kept with QSettings (the platform's native store, or an INI file gi
 with ``--config`` / ``CASHIER_TERMINAL_CONFIG``). Local data (the outbox, logs) go
 to the platform's user data directory from platformdirs, or to ``--data-dir`` /
 ``CASHIER_TERMINAL_DATA_DIR``. The dialog saves a Redis URL only after a connection
-to it has succeeded, and tests it on a worker thread. Numbers kept in the store are
-read strictly (whole numbers in range; anything else falls back to the default).
+to it has succeeded, and tests it on a worker thread; a change of the language (or
+hold time) alone is saved without a test. Opened from the main window (after a
+supervisor's PIN) it shows the values the running terminal uses, which may come
+from the command line (``--redis-url``, ``--terminal-id``, as under the demo), not
+from the store. Numbers kept in the store are read strictly (whole numbers in
+range; anything else falls back to the default).
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ DEFAULT_HOLD_MINUTES = 30
 MAX_HOLD_MINUTES = 7 * 24 * 60           # the ledger's default retention; the engine caps it too
 DEFAULT_READ_CACHE_MAX_AGE_MS = 500      # display reads only (0 = off)
 MAX_READ_CACHE_MAX_AGE_MS = 1000
+DEFAULT_LARGE_AMOUNT_MINOR = 100_000     # ¥1,000
 
 
 def data_dir(override: str | os.PathLike | None = None) -> Path:
@@ -72,6 +77,24 @@ class TerminalSettings:
         if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
             return default
         return int(text)
+
+    def int_setting(self, key: str, default: int, low: int, high: int) -> int:
+        """A whole number in low..high kept under `key`, else `default`."""
+        return self._get_int(key, default, low, high)
+
+    def text_setting(self, key: str, default: str = "") -> str:
+        return self._get(key, default)
+
+    @property
+    def large_amount_minor(self) -> int:
+        """Amounts above this (INI key confirm/large_amount_minor, fen; default ¥1,000)
+        are confirmed with the amount in words."""
+        return self._get_int("confirm/large_amount_minor", DEFAULT_LARGE_AMOUNT_MINOR, 1, 10 ** 11)
+
+    @property
+    def fullscreen(self) -> bool:
+        """ui/fullscreen = true|1: start full screen (kiosk tills); also --fullscreen."""
+        return self._get("ui/fullscreen", "false").strip().lower() in ("1", "true", "yes")
 
     @property
     def hold_minutes(self) -> int:
@@ -118,17 +141,22 @@ def probe_redis(url: str) -> str:
 class SettingsDialog(QDialog):
     """Terminal id, Redis URL (tested before saving) and language."""
 
-    def __init__(self, settings: TerminalSettings, parent=None, *, first_run: bool = False):
+    def __init__(self, settings: TerminalSettings, parent=None, *, first_run: bool = False,
+                 in_use: dict | None = None):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.settings = settings
         self.first_run = first_run
         self._worker = Background(1, "settings")
         self._tested_url: str | None = None
+        # what the running terminal uses (may differ from the store: command-line options)
+        in_use = in_use or {}
+        self._terminal_in_use = in_use.get("terminal_id") or settings.terminal_id
+        self._url_in_use = in_use.get("redis_url") or settings.redis_url
 
-        self.terminal_input = QLineEdit(settings.terminal_id, objectName="terminalIdInput")
+        self.terminal_input = QLineEdit(self._terminal_in_use, objectName="terminalIdInput")
         self.terminal_input.setMaxLength(20)
-        self.url_input = QLineEdit(settings.redis_url or "redis://127.0.0.1:6379/0", objectName="redisUrlInput")
+        self.url_input = QLineEdit(self._url_in_use or "redis://127.0.0.1:6379/0", objectName="redisUrlInput")
         self.language_box = QComboBox(objectName="languageBox")
         self.hold_minutes_input = QSpinBox(objectName="holdMinutesInput")
         self.hold_minutes_input.setRange(1, MAX_HOLD_MINUTES)
@@ -140,6 +168,7 @@ class SettingsDialog(QDialog):
         self.message = QLabel(objectName="settingsMessage", wordWrap=True)
         self.save_button.setEnabled(False)
         self.url_input.textChanged.connect(self._url_changed)
+        self.terminal_input.textChanged.connect(self._url_changed)
 
         self.form = QFormLayout()
         self.terminal_label, self.url_label, self.language_label = QLabel(), QLabel(), QLabel()
@@ -161,6 +190,7 @@ class SettingsDialog(QDialog):
         layout.addLayout(buttons)
         self.setMinimumWidth(560)
         self.retranslate()
+        self._url_changed()
         current = settings.language
         self.language_box.setCurrentIndex(max(0, [i18n.SYSTEM, *i18n.LANGUAGES].index(current)
                                               if current in (i18n.SYSTEM, *i18n.LANGUAGES) else 0))
@@ -189,8 +219,14 @@ class SettingsDialog(QDialog):
             self.retranslate()
         super().changeEvent(event)
 
+    def _needs_test(self) -> bool:
+        """Only a new server address (or terminal id) must be tested; the language or the
+        hold time alone are saved as they are."""
+        return (self.first_run or not self._url_in_use or self.url_input.text().strip() != self._url_in_use
+                or self.terminal_input.text().strip() != self._terminal_in_use)
+
     def _url_changed(self) -> None:
-        self.save_button.setEnabled(self._tested_url == self.url_input.text().strip())
+        self.save_button.setEnabled(not self._needs_test() or self._tested_url == self.url_input.text().strip())
 
     def test_connection(self) -> None:
         url = self.url_input.text().strip()
@@ -230,11 +266,14 @@ class SettingsDialog(QDialog):
             self.message.setText(id_error_words(self.tr("Terminal id"), exc.reason))
             return
         url = self.url_input.text().strip()
-        if url != self._tested_url:
-            self.message.setText(self.tr("Test the connection before saving."))
-            return
-        self.settings.save(terminal_id, url, self.language_box.currentData(),
-                           self.hold_minutes_input.value())
+        if self._needs_test():
+            if url != self._tested_url:
+                self.message.setText(self.tr("Test the connection before saving."))
+                return
+            self.settings.save(terminal_id, url, self.language_box.currentData(), self.hold_minutes_input.value())
+        else:      # nothing about the connection changed: leave what the store holds
+            self.settings.save(language=self.language_box.currentData(),
+                               hold_minutes=self.hold_minutes_input.value())
         self.accept()
 
     def done(self, result: int) -> None:

@@ -2,48 +2,115 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CloseShiftDialog</name>
+    <message>
+        <location filename="../report.py" line="296"/>
+        <location filename="../report.py" line="315"/>
+        <source>Close shift</source>
+        <translation>交班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="297"/>
+        <source>Close shift %1 of terminal %2?</source>
+        <translation>确认交班：终端 %2 的第 %1 班？</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="302"/>
+        <source>Declined: %1</source>
+        <translation>被拒绝：%1</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="304"/>
+        <source>Holds still open: %1 · %2</source>
+        <translation>仍未结束的预授权：%1 笔 · %2</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="306"/>
+        <source>Net: %1</source>
+        <translation>净额：%1</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="309"/>
+        <source>Shift opened by %1: closing it needs a supervisor.</source>
+        <translation>本班由 %1 开班：交班需要主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="312"/>
+        <source>Closed by %1.</source>
+        <translation>交班人：%1。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="313"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="314"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="316"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
     <name>CompleteSaleDialog</name>
     <message>
-        <location filename="../dialogs.py" line="252"/>
-        <location filename="../dialogs.py" line="259"/>
+        <location filename="../dialogs.py" line="454"/>
+        <location filename="../dialogs.py" line="461"/>
         <source>Complete sale</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="254"/>
+        <location filename="../dialogs.py" line="456"/>
         <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
         <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="258"/>
+        <location filename="../dialogs.py" line="460"/>
         <source>Final amount</source>
         <translation>最终金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="260"/>
+        <location filename="../dialogs.py" line="462"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="278"/>
+        <location filename="../dialogs.py" line="480"/>
         <source>Charge %1 · release %2</source>
         <translation>收款 %1 · 退回 %2</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="289"/>
+        <location filename="../dialogs.py" line="491"/>
         <source>Amount: at most %1 (the hold)</source>
         <translation>金额：最多 %1（预授权金额）</translation>
     </message>
 </context>
 <context>
+    <name>ConfirmDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="180"/>
+        <source>Please confirm</source>
+        <translation>请确认</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="181"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
     <name>Keypad</name>
     <message>
-        <location filename="../keypad.py" line="51"/>
+        <location filename="../keypad.py" line="52"/>
         <source>Delete the last character</source>
         <translation>删除最后一个字符</translation>
     </message>
     <message>
-        <location filename="../keypad.py" line="52"/>
+        <location filename="../keypad.py" line="53"/>
         <source>Clear the field</source>
         <translation>清空此栏</translation>
     </message>
@@ -51,67 +118,73 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="102"/>
+        <location filename="../main_window.py" line="119"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="103"/>
+        <location filename="../main_window.py" line="120"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="104"/>
-        <source>Close shift…</source>
-        <translation>交班…</translation>
+        <location filename="../main_window.py" line="121"/>
+        <source>Close shift…  (F8)</source>
+        <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="105"/>
+        <location filename="../main_window.py" line="122"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="106"/>
+        <location filename="../main_window.py" line="123"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="116"/>
+        <location filename="../main_window.py" line="133"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="119"/>
+        <location filename="../main_window.py" line="136"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="120"/>
+        <location filename="../main_window.py" line="137"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="123"/>
+        <location filename="../main_window.py" line="140"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="126"/>
+        <location filename="../main_window.py" line="143"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="155"/>
+        <location filename="../main_window.py" line="172"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162"/>
+        <location filename="../main_window.py" line="179"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203"/>
+        <location filename="../main_window.py" line="208"/>
+        <source>The terminal settings need a supervisor.</source>
+        <translation>修改终端设置需要主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="235"/>
+        <location filename="../main_window.py" line="254"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
@@ -119,360 +192,394 @@
 <context>
     <name>RefundDialog</name>
     <message>
-        <location filename="../dialogs.py" line="73"/>
-        <location filename="../dialogs.py" line="82"/>
+        <location filename="../dialogs.py" line="295"/>
+        <location filename="../dialogs.py" line="304"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="75"/>
+        <location filename="../dialogs.py" line="297"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
         <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="79"/>
+        <location filename="../dialogs.py" line="301"/>
         <source>Amount to refund</source>
         <translation>退款金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="80"/>
-        <location filename="../dialogs.py" line="102"/>
+        <location filename="../dialogs.py" line="302"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="81"/>
+        <location filename="../dialogs.py" line="303"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="83"/>
+        <location filename="../dialogs.py" line="305"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="95"/>
+        <location filename="../dialogs.py" line="315"/>
         <source>Amount: at most %1 can be refunded</source>
         <translation>金额：最多可退 %1</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="113"/>
-        <source>Checking the supervisor PIN…</source>
-        <translation>正在核对主管密码…</translation>
+        <location filename="../dialogs.py" line="322"/>
+        <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
+        <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
     </message>
 </context>
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale.py" line="218"/>
+        <location filename="../sale.py" line="214"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="219"/>
+        <location filename="../sale.py" line="215"/>
         <source>Card or account number</source>
         <translation>卡号或账号</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="220"/>
+        <location filename="../sale.py" line="216"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="221"/>
-        <location filename="../sale.py" line="232"/>
+        <location filename="../sale.py" line="217"/>
+        <location filename="../sale.py" line="228"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="223"/>
+        <location filename="../sale.py" line="219"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="224"/>
+        <location filename="../sale.py" line="220"/>
         <source>Hold  (F9)</source>
         <translation>预授权  (F9)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="225"/>
+        <location filename="../sale.py" line="221"/>
         <source>Complete sale…</source>
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="226"/>
+        <location filename="../sale.py" line="222"/>
+        <location filename="../sale.py" line="523"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="227"/>
-        <source>Next customer</source>
-        <translation>下一位顾客</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="228"/>
+        <location filename="../sale.py" line="224"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="229"/>
-        <source>Refund…</source>
-        <translation>退款…</translation>
+        <location filename="../sale.py" line="223"/>
+        <source>Next customer  (Esc)</source>
+        <translation>下一位顾客  (Esc)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="230"/>
-        <source>Top up…</source>
-        <translation>充值…</translation>
+        <location filename="../sale.py" line="225"/>
+        <source>Refund…  (F5)</source>
+        <translation>退款…  (F5)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="232"/>
+        <location filename="../sale.py" line="226"/>
+        <source>Top up…  (F6)</source>
+        <translation>充值…  (F6)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="228"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="232"/>
+        <location filename="../sale.py" line="228"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="232"/>
-        <location filename="../sale.py" line="290"/>
-        <location filename="../sale.py" line="341"/>
-        <location filename="../sale.py" line="391"/>
+        <location filename="../sale.py" line="228"/>
+        <location filename="../sale.py" line="314"/>
+        <location filename="../sale.py" line="366"/>
+        <location filename="../sale.py" line="419"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="232"/>
+        <location filename="../sale.py" line="228"/>
         <source>Result</source>
         <translation>结果</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="233"/>
+        <location filename="../sale.py" line="229"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="233"/>
+        <location filename="../sale.py" line="229"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="295"/>
+        <location filename="../sale.py" line="320"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="339"/>
+        <location filename="../sale.py" line="364"/>
         <source>Account: unknown account %1</source>
         <translation>账户：没有账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="343"/>
+        <location filename="../sale.py" line="368"/>
         <source>Account: cannot look up now (no connection to the central server)</source>
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="351"/>
+        <location filename="../sale.py" line="376"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="354"/>
+        <location filename="../sale.py" line="379"/>
         <source>Account %1 · %2</source>
         <translation>账户 %1 · %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="357"/>
+        <location filename="../sale.py" line="385"/>
         <source>Balance %1 · On hold %2 · Available %3</source>
         <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="362"/>
-        <location filename="../sale.py" line="569"/>
+        <location filename="../sale.py" line="390"/>
+        <location filename="../sale.py" line="628"/>
         <source>Balance %1</source>
         <translation>余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="452"/>
+        <location filename="../sale.py" line="463"/>
+        <source>Large amount: %1
+%2
+Is this amount right?</source>
+        <translation>大额：%1
+%2
+金额正确吗？</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="466"/>
+        <source>Yes, this amount</source>
+        <translation>是，金额正确</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="492"/>
         <source>No open hold</source>
         <translation>没有未完成的预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="454"/>
+        <location filename="../sale.py" line="494"/>
         <source>Open hold: %2 until %3
 Account %1</source>
         <translation>预授权：%2，有效至 %3
 账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="516"/>
+        <location filename="../sale.py" line="521"/>
+        <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
+        <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="570"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="516"/>
+        <location filename="../sale.py" line="570"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="517"/>
+        <location filename="../sale.py" line="571"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="517"/>
+        <location filename="../sale.py" line="571"/>
         <source>Holding %1 on %2…</source>
         <translation>正在为 %2 预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="518"/>
+        <location filename="../sale.py" line="572"/>
         <source>Completing the sale: %1 from %2…</source>
         <translation>正在完成交易：从 %2 收取 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="519"/>
+        <location filename="../sale.py" line="573"/>
         <source>Releasing the hold of %1 on %2…</source>
         <translation>正在撤销 %2 的预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="564"/>
+        <location filename="../sale.py" line="623"/>
         <source>Held: %1 until %2</source>
         <translation>已预授权：%1，有效至 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="566"/>
+        <location filename="../sale.py" line="625"/>
         <source>Available now %1</source>
         <translation>当前可用 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="568"/>
+        <location filename="../sale.py" line="627"/>
         <source>Hold released: %1</source>
         <translation>已撤销预授权：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="573"/>
+        <location filename="../sale.py" line="632"/>
         <source>Sale completed: %1 charged, %2 released</source>
         <translation>交易完成：已收款 %1，退回 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="576"/>
+        <location filename="../sale.py" line="635"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="576"/>
+        <location filename="../sale.py" line="635"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="577"/>
+        <location filename="../sale.py" line="636"/>
         <source>Topped up: %1</source>
         <translation>已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="578"/>
+        <location filename="../sale.py" line="637"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="580"/>
+        <location filename="../sale.py" line="639"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="589"/>
+        <location filename="../sale.py" line="646"/>
+        <source>Checked: %1 %2 for %3: %4</source>
+        <translation>已核实：%3 的%1 %2：%4</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="658"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
 请勿重复收款，终端会自动重试。</translation>
     </message>
+    <message>
+        <location filename="../sale.py" line="667"/>
+        <source>Connected again: charges can be made.</source>
+        <translation>已重新连接：可以收款了。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="772"/>
+        <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
+        <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings.py" line="169"/>
+        <location filename="../settings.py" line="199"/>
         <source>Terminal settings</source>
         <translation>终端设置</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="170"/>
+        <location filename="../settings.py" line="200"/>
         <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
         <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="172"/>
-        <location filename="../settings.py" line="230"/>
+        <location filename="../settings.py" line="202"/>
+        <location filename="../settings.py" line="266"/>
         <source>Terminal id</source>
         <translation>终端编号</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="173"/>
+        <location filename="../settings.py" line="203"/>
         <source>Central Redis URL</source>
         <translation>中心 Redis 地址</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="174"/>
+        <location filename="../settings.py" line="204"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="175"/>
+        <location filename="../settings.py" line="205"/>
         <source>A hold lasts (minutes)</source>
         <translation>预授权有效期（分钟）</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="176"/>
+        <location filename="../settings.py" line="206"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="177"/>
+        <location filename="../settings.py" line="207"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="178"/>
+        <location filename="../settings.py" line="208"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="182"/>
+        <location filename="../settings.py" line="212"/>
         <source>Same as the computer</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="198"/>
+        <location filename="../settings.py" line="234"/>
         <source>Central Redis URL: must not be empty</source>
         <translation>中心 Redis 地址：不能为空</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="201"/>
+        <location filename="../settings.py" line="237"/>
         <source>Testing the connection…</source>
         <translation>正在测试连接…</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="209"/>
+        <location filename="../settings.py" line="245"/>
         <source>Connected: the central server answers.</source>
         <translation>已连接：中心服务器有响应。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="211"/>
+        <location filename="../settings.py" line="247"/>
         <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
         <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="220"/>
+        <location filename="../settings.py" line="256"/>
         <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
         <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="223"/>
+        <location filename="../settings.py" line="259"/>
         <source>Could not connect: %1</source>
         <translation>无法连接：%1</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="234"/>
+        <location filename="../settings.py" line="271"/>
         <source>Test the connection before saving.</source>
         <translation>请先测试连接再保存。</translation>
     </message>
@@ -480,128 +587,141 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="132"/>
-        <location filename="../report.py" line="147"/>
+        <location filename="../report.py" line="88"/>
+        <source>%1, approved by %2</source>
+        <translation>%1（%2 批准）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="114"/>
+        <source>Holds still open</source>
+        <translation>仍未结束的预授权</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="155"/>
+        <location filename="../report.py" line="170"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="133"/>
+        <location filename="../report.py" line="156"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="134"/>
+        <location filename="../report.py" line="157"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="135"/>
+        <location filename="../report.py" line="158"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="136"/>
+        <location filename="../report.py" line="159"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="143"/>
+        <location filename="../report.py" line="166"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="143"/>
+        <location filename="../report.py" line="166"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="143"/>
+        <location filename="../report.py" line="166"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="144"/>
+        <location filename="../report.py" line="107"/>
+        <location filename="../report.py" line="167"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="144"/>
+        <location filename="../report.py" line="113"/>
+        <location filename="../report.py" line="167"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="145"/>
+        <location filename="../report.py" line="168"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="145"/>
+        <location filename="../report.py" line="116"/>
+        <location filename="../report.py" line="168"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="146"/>
+        <location filename="../report.py" line="169"/>
         <source>(reserved only)</source>
         <translation>（仅预授权，未扣款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="148"/>
+        <location filename="../report.py" line="171"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="150"/>
+        <location filename="../report.py" line="173"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="152"/>
-        <source>Closed %1</source>
-        <translation>%1 交班</translation>
+        <location filename="../report.py" line="175"/>
+        <source>Closed %1 by %2</source>
+        <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="163"/>
+        <location filename="../report.py" line="187"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="167"/>
+        <location filename="../report.py" line="191"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="170"/>
+        <location filename="../report.py" line="194"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="201"/>
+        <location filename="../report.py" line="225"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="205"/>
+        <location filename="../report.py" line="229"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="205"/>
+        <location filename="../report.py" line="229"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="206"/>
+        <location filename="../report.py" line="230"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="212"/>
+        <location filename="../report.py" line="236"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="214"/>
+        <location filename="../report.py" line="238"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
@@ -643,6 +763,39 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../signin.py" line="106"/>
         <source>Checking…</source>
         <translation>正在核对…</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="232"/>
+        <source>Supervisor approval</source>
+        <translation>主管批准</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="233"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="234"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="235"/>
+        <source>Approve</source>
+        <translation>批准</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="236"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="241"/>
+        <source>Another supervisor must approve this.</source>
+        <translation>必须由另一位主管批准。</translation>
     </message>
 </context>
 <context>
@@ -1047,31 +1200,44 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
 </context>
 <context>
+    <name>TillDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="112"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="127"/>
+        <source>Checking the supervisor PIN…</source>
+        <translation>正在核对主管密码…</translation>
+    </message>
+</context>
+<context>
     <name>TopUpDialog</name>
     <message>
-        <location filename="../dialogs.py" line="177"/>
-        <location filename="../dialogs.py" line="181"/>
+        <location filename="../dialogs.py" line="376"/>
+        <location filename="../dialogs.py" line="380"/>
         <source>Top up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="178"/>
+        <location filename="../dialogs.py" line="377"/>
         <source>Take the customer&apos;s money first, then top up the account.</source>
         <translation>请先收取顾客的钱，再为账户充值。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="179"/>
-        <location filename="../dialogs.py" line="189"/>
+        <location filename="../dialogs.py" line="378"/>
+        <location filename="../dialogs.py" line="388"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="180"/>
+        <location filename="../dialogs.py" line="379"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="182"/>
+        <location filename="../dialogs.py" line="381"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>

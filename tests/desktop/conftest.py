@@ -31,15 +31,15 @@ def registry(redis_url):
 
 @pytest.fixture
 def make_terminal(qtbot, tmp_path):
-    """make_terminal(url, name='T1', data_dir=None) -> MainWindow (engine started)."""
+    """make_terminal(url, name='T1', data_dir=None, settings=None) -> MainWindow (engine started)."""
     from desktop import i18n
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
     made = []
 
-    def make(url, terminal_id="T1", data_dir=None, **options):
+    def make(url, terminal_id="T1", data_dir=None, settings=None, **options):
         engine = Engine(url, terminal_id, data_dir or tmp_path / f"data-{terminal_id}", **{**FAST, **options})
-        window = MainWindow(engine)
+        window = MainWindow(engine, settings)
         qtbot.addWidget(window)
         window.show()
         engine.start()
@@ -70,3 +70,35 @@ def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN):
 def open_account(ledger: Ledger, account_id: str, initial_minor: int):
     r = ledger.open_account(account_id, txn_id=f"open-{account_id}", initial_minor=initial_minor)
     assert r.applied
+
+
+def close_shift(qtbot, window, supervisor: tuple[str, str] | None = None):
+    """Close shift… and confirm it (with a supervisor's id and PIN when given);
+    returns the shift report dialog."""
+    dialog = window.close_shift()
+    assert dialog is not None and dialog.objectName() == "closeShiftDialog"
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    if supervisor is not None:
+        dialog.supervisor_input.setText(supervisor[0])
+        dialog.pin_input.setText(supervisor[1])
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.shift is None, timeout=5000)
+    return window.report_dialog
+
+
+def visible_window(name: str):
+    """The visible top-level window (dialog) with objectName `name`, or None."""
+    from PySide6.QtWidgets import QApplication
+    found = [w for w in QApplication.topLevelWidgets() if w.objectName() == name and w.isVisible()]
+    return found[-1] if found else None
+
+
+def stays_true(qtbot, condition, window_ms: int = 600, step_ms: int = 25) -> None:
+    """Assert that `condition()` holds throughout a bounded window (absence of an event,
+    e.g. no second charge), checking every `step_ms` while the event loop runs."""
+    waited = 0
+    while waited < window_ms:
+        assert condition(), f"stopped holding after {waited} ms"
+        qtbot.wait(step_ms)
+        waited += step_ms
+    assert condition()

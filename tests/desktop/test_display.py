@@ -39,8 +39,9 @@ def test_another_terminals_change_shows_within_refresh_plus_max_age(qtbot, make_
     assert ledger.hold("V-1", 200, txn_id="other-till-hold", ttl_s=600).applied
     qtbot.waitUntil(lambda: "Balance ¥57.00 · On hold ¥2.00 · Available ¥55.00" in page.balance_label.text(),
                     timeout=3000)
+    # No timed bound here (issue 12): the change shows by the refresh alone, with no
+    # look-up or operation of this terminal; how fast is measured, not asserted.
     seen_s = time.monotonic() - started
-    assert seen_s <= 0.1 + 0.2 + 0.5           # refresh interval + max age + slack
     print(f"another terminal's change on screen after {seen_s * 1000:.0f} ms")
 
 
@@ -62,7 +63,8 @@ def test_an_operation_shows_its_fresh_balance_even_when_the_cache_is_older(qtbot
     qtbot.waitUntil(lambda: page.busy_txn is None, timeout=5000)
     assert page.result_label.text() == "Approved: ¥5.00 charged\nNew balance ¥35.00"
     assert page.balance_label.text().endswith("Balance ¥35.00")           # at once, from the answer
-    qtbot.wait(100)                                                       # the re-read after it is fresh too
+    page.refresh_account()                                                # the re-read after it is fresh too
+    qtbot.waitUntil(lambda: not page._refreshing, timeout=3000)
     assert page.balance_label.text().endswith("Balance ¥35.00")
     assert ledger.balance("V-2") == 3500
 

@@ -16,7 +16,7 @@ from core import Status
 from desktop.outbox import Outbox, Op, now_ms
 from desktop.texts import short_status, status_words
 
-from .conftest import SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
+from .conftest import close_shift, SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
 from .proxy import FaultProxy
 
 
@@ -54,6 +54,19 @@ def complete(qtbot, window, amount: str | None = None):
     qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
     wait_idle(qtbot, window)
     return dialog
+
+
+def window_of(page):
+    return page.window()
+
+
+def release(qtbot, window):
+    """Release hold, confirmed in its dialog (issue 13 item 8)."""
+    qtbot.mouseClick(window.sale_page.release_button, Qt.MouseButton.LeftButton)
+    dialog = window.sale_page.confirm_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    assert "Release the hold of" in dialog.text.text()
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
 
 
 def test_new_widgets_have_object_names(terminal):
@@ -118,7 +131,7 @@ def test_complete_for_the_whole_hold_and_release_another(qtbot, terminal, ledger
     assert page.result_label.text() == "Sale completed: ¥30.00 charged\nNew balance ¥70.00"
     hold(qtbot, terminal, "HL-2", "20.00")
     assert ledger.available("HL-2") == 5000
-    qtbot.mouseClick(page.release_button, Qt.MouseButton.LeftButton)
+    release(qtbot, window_of(page))
     wait_idle(qtbot, terminal)
     assert page.result_label.text() == "Hold released: ¥20.00\nBalance ¥70.00"
     assert (ledger.balance("HL-2"), ledger.available("HL-2")) == (7000, 7000)
@@ -142,7 +155,7 @@ def test_the_selected_hold_is_the_one_acted_on(qtbot, terminal, ledger):
     first = ops_of_kind(terminal, "hold")[0]
     page.history_table.selectRow(page._rows[first.txn_id])
     assert page.target_hold().txn_id == first.txn_id and page.release_button.isEnabled()
-    qtbot.mouseClick(page.release_button, Qt.MouseButton.LeftButton)
+    release(qtbot, window_of(page))
     wait_idle(qtbot, terminal)
     assert ledger.available("HL-3") == 10000 and ledger.available("HL-4") == 8500
 
@@ -208,7 +221,7 @@ def test_capture_and_void_declines_in_words(qtbot, make_terminal, redis_url, led
     elif case == "voided_elsewhere":
         assert ledger.void(held.txn_id, txn_id="other-void", account_id="HC-1").applied
     elif case == "expired":
-        qtbot.wait(1300)
+        qtbot.waitUntil(lambda: ledger.available("HC-1") == 10000, timeout=5000)   # the ledger let it lapse
     if case == "exceeds":                   # the dialog refuses this; a script could send it
         page.start_operation("capture", "HC-1", 4001, original_txn_id=held.txn_id)
     elif case == "not_found":
@@ -243,13 +256,13 @@ def test_holds_in_the_shift_report_and_carried_into_the_next_shift(qtbot, termin
     hold(qtbot, terminal, "HR-1", "20.00")
     complete(qtbot, terminal, "15.00")
     hold(qtbot, terminal, "HR-1", "5.00")
-    qtbot.mouseClick(page.release_button, Qt.MouseButton.LeftButton)
+    release(qtbot, window_of(page))
     wait_idle(qtbot, terminal)
     hold(qtbot, terminal, "HR-2", "10.00")                    # left open at the close
     page.amount_input.setText("1.00")
     page.charge()
     wait_idle(qtbot, terminal)
-    dialog = terminal.close_shift()
+    dialog = close_shift(qtbot, terminal)
     report = dialog.report
     tallies = {k: (t.count, t.sum_minor) for k, t in report.by_kind.items()}
     assert tallies == {"deduct": (1, 100), "capture": (1, 1500), "refund": (0, 0), "credit": (0, 0),
@@ -260,11 +273,12 @@ def test_holds_in_the_shift_report_and_carried_into_the_next_shift(qtbot, termin
     assert "Sale completed" in text and "Hold (reserved only)" in text
     assert "1 hold(s) of this shift still open (¥10.00)" in text
     dialog.save_csv(tmp_path / "shift.csv")
-    rows = {(r["cashier_id"], r["kind"]): r for r in csv.DictReader(open(tmp_path / "shift.csv", encoding="utf-8"))}
-    assert rows[("ALL", "capture")]["sum_minor"] == "1500"
-    assert rows[("ALL", "hold")]["count"] == "3"
-    assert rows[("ALL", "open_holds")]["sum_minor"] == "1000"
-    assert rows[("ALL", "net")]["sum_minor"] == "1600"
+    rows = {(r["Cashier"], r["Kind"]): r for r in csv.DictReader(open(tmp_path / "shift.csv", encoding="utf-8-sig"))}
+    everyone = "All cashiers"
+    assert rows[(everyone, "Sale completed")]["Sum (fen)"] == "1500"
+    assert rows[(everyone, "Hold")]["Count"] == "3"
+    assert rows[(everyone, "Holds still open")]["Sum (yuan)"] == "10.00"
+    assert rows[(everyone, "Net (charges and completed sales minus refunds)")]["Sum (fen)"] == "1600"
     # next shift: the open hold is listed and can be completed there
     sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)
     table = terminal.sale_page.history_table
@@ -300,8 +314,11 @@ def test_lost_replies_for_a_hold_and_its_capture_resolve_once(qtbot, make_termin
                 page.start_operation("capture", "HF-1", 2500, original_txn_id=ops_of_kind(window, "hold")[0].txn_id)
             qtbot.waitUntil(lambda: page.result_label.property("tone") == "checking", timeout=10000)
             assert "Do NOT charge again" in page.result_label.text()
-            assert not page.hold_button.isEnabled() and not page.complete_button.isEnabled()
-            page.hold()                              # nothing new starts meanwhile
+            assert not page.complete_button.isEnabled()
+            page.account_input.setText("HF-1")
+            page.amount_input.setText("1.00")
+            page.hold()                              # nothing new starts on this account meanwhile
+            assert "still being checked" in page.result_label.text()
             assert window.engine.pending_count == 1
             proxy.mode = "pass"
             proxy.cut_connections()

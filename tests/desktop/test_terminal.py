@@ -4,6 +4,7 @@ PIN, top-up, shift report and translation."""
 from __future__ import annotations
 
 import csv
+import re
 
 import pytest
 from PySide6.QtCore import Qt
@@ -11,7 +12,7 @@ from PySide6.QtCore import Qt
 from core import Status
 from desktop.main_window import MainWindow
 
-from .conftest import CASHIER, SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
+from .conftest import close_shift, CASHIER, SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
 
 
 def charge(qtbot, window: MainWindow, account: str, amount: str):
@@ -217,9 +218,10 @@ def test_refund_needs_supervisor_pin_partial_then_rest(qtbot, terminal, ledger, 
     dialog = terminal.refund_dialog
     assert dialog.amount_input.text() == "30.00"
     # a cashier who is not a supervisor cannot approve
+    registry.add("c2", "Zhao Li", "2222")
     dialog.amount_input.setText("10.00")
-    dialog.supervisor_input.setText(CASHIER)
-    dialog.pin_input.setText("1234")
+    dialog.supervisor_input.setText("c2")
+    dialog.pin_input.setText("2222")
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "not a supervisor" in dialog.message.text(), timeout=5000)
     # wrong supervisor PIN
@@ -291,7 +293,7 @@ def test_shift_report_totals_csv_and_pdf(qtbot, terminal, ledger, tmp_path):
     wait_idle(qtbot, terminal)
     terminal.sale_page.start_operation("credit", "H-2", 1000)
     wait_idle(qtbot, terminal)
-    dialog = terminal.close_shift()
+    dialog = close_shift(qtbot, terminal)
     report = dialog.report
     assert (report.by_kind["deduct"].count, report.by_kind["deduct"].sum_minor) == (3, 1275)
     assert (report.by_kind["refund"].count, report.by_kind["refund"].sum_minor) == (1, 400)
@@ -304,10 +306,14 @@ def test_shift_report_totals_csv_and_pdf(qtbot, terminal, ledger, tmp_path):
     # the ledger agrees with the report
     assert ledger.balance("H-1") == 100000 - 1275 + 400
     dialog.save_csv(tmp_path / "shift.csv")
-    rows = list(csv.DictReader(open(tmp_path / "shift.csv", encoding="utf-8")))
-    all_deduct = [r for r in rows if r["cashier_id"] == "ALL" and r["kind"] == "deduct"][0]
-    assert (all_deduct["count"], all_deduct["sum_minor"], all_deduct["sum_yuan"]) == ("3", "1275", "12.75")
-    assert [r for r in rows if r["kind"] == "net"][0]["sum_minor"] == "875"
+    rows = list(csv.DictReader(open(tmp_path / "shift.csv", encoding="utf-8-sig")))
+    all_deduct = [r for r in rows if r["Cashier"] == "All cashiers" and r["Kind"] == "Charge"][0]
+    assert (all_deduct["Count"], all_deduct["Sum (fen)"], all_deduct["Sum (yuan)"]) == ("3", "1275", "12.75")
+    net = [r for r in rows if r["Kind"].startswith("Net")][0]
+    assert (net["Sum (yuan)"], net["Sum (fen)"]) == ("8.75", "875")
+    # readable: local date and time, who closed it; no epoch milliseconds, no internal names
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", net["Opened"]) and net["Closed by"] == SUPERVISOR
+    assert not any(re.fullmatch(r"\d{13}", v) or v in ("deduct", "credit", "ALL") for r in rows for v in r.values())
     dialog.save_pdf(tmp_path / "shift.pdf")
     assert (tmp_path / "shift.pdf").read_bytes().startswith(b"%PDF")
     assert "¥12.75" in dialog.view.toPlainText()
@@ -341,7 +347,7 @@ def test_translation_switch_to_chinese_translates_every_visible_string(qtbot, te
     assert "成功" in result_text(terminal) and "¥3.00" in result_text(terminal)
     assert terminal.findChild(object, "connectionStatus").text() == "● 已连接"
     # No English word may be left on screen (ids, amounts, F12, PIN, PDF, CSV are not words to translate).
-    allowed = {"F12", "PIN", "PDF", "CSV", "Redis", "URL", "Li", "Na", "Wang", "Wei", "T1", "J-1", "c1"}
+    allowed = {"F12", "Esc", "PIN", "PDF", "CSV", "Redis", "URL", "Li", "Na", "Wang", "Wei", "T1", "J-1", "c1"}
     texts = []
     for w in terminal.findChildren(QLabel) + terminal.findChildren(QAbstractButton):
         if w.isVisibleTo(terminal) and w.text():
