@@ -14,7 +14,7 @@ import redis
 from core import Ledger, LedgerUnavailable, RetryPolicy, Status
 from tests.faults.test_cluster_failover import record
 from tests.support.proxy import FaultyProxy
-from tests.support.servers import RedisServer
+from tests.support.servers import RedisServer, wait_for
 
 pytestmark = pytest.mark.slow
 ACCOUNTS = [f"F-{i}" for i in range(4)]
@@ -109,12 +109,29 @@ def test_redis_sigkill_and_restart_with_aof_always(tmp_path):
     try:
         open_accounts(server.url)
 
+        def charging_terminals(after: str) -> set[str]:
+            """Terminals with deductions journaled after stream id `after` (spawned workers
+            can take seconds to start on a loaded machine: kill only while all of them charge)."""
+            client = server.client()
+            try:
+                ledger = Ledger(client)
+                return {f.get("term") for part in ledger.partitions
+                        for _, f in client.xrange(part.journal, f"({after}", "+") if f.get("kind") == "deduct"}
+            finally:
+                client.close()
+
         def kill_and_restart():
+            since = "0-0"
             for _ in range(2):
-                time.sleep(1.0)
+                wait_for(lambda: charging_terminals(since) >= {"T0", "T1", "T2"}, 120,
+                         "every terminal charging")
                 server.kill(signal.SIGKILL)
                 time.sleep(0.5)
                 server.start()
+                client = server.client()
+                since = max((client.xrevrange(p.journal, count=1) or [("0-0", {})])[0][0]
+                            for p in Ledger(client).partitions)
+                client.close()
 
         acked, unknown = run_terminals(server.url, workers=3, ops=400, pause_s=0.01,
                                        during=kill_and_restart)
