@@ -44,25 +44,32 @@ def focused() -> QWidget | None:
 
 
 def scan(qtbot, code: str, delay_ms: int = -1, suffix=ENTER) -> None:
-    """A keyboard-wedge scanner: the code typed into whatever has the focus, then Enter."""
+    """A keyboard-wedge scanner: the code typed into whatever has the focus, then the
+    suffix key, 2 ms apart by the window system's stamps (so a loaded test machine cannot
+    stretch a scan into typing); with `delay_ms` >= 0, real key clicks that far apart."""
     target = focused()
     assert target is not None
+    if delay_ms < 0:
+        scan_with_timestamps(code, 2, suffix)
+        return
     qtbot.keyClicks(target, code, delay=delay_ms)
     qtbot.keyClick(focused(), suffix, delay=delay_ms)
 
 
-def scan_with_timestamps(code: str, gap_ms: int) -> None:
+def scan_with_timestamps(code: str, gap_ms: int, suffix=ENTER) -> None:
     """A scanner sending a key every `gap_ms`, as the window system stamps the key presses
     (X11 does): exact whatever the load of the machine running the test."""
     from PySide6.QtCore import QEvent
     from PySide6.QtGui import QKeyEvent
     special = {"-": Qt.Key.Key_Minus, ".": Qt.Key.Key_Period, "_": Qt.Key.Key_Underscore,
                ":": Qt.Key.Key_Colon}
+    suffix_text = {Qt.Key.Key_Return: "\r", Qt.Key.Key_Enter: "\r", Qt.Key.Key_Tab: "\t"}.get(suffix, "")
     stamp = 1_000_000
-    for ch in code + "\r":
-        key = Qt.Key.Key_Return if ch == "\r" else special.get(ch) or Qt.Key(ord(ch.upper()))
+    for ch in [*code, None]:
+        key = suffix if ch is None else special.get(ch) or Qt.Key(ord(ch.upper()))
+        text = suffix_text if ch is None else ch
         for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-            event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, ch)
+            event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text)
             event.setTimestamp(stamp)
             QApplication.sendEvent(focused(), event)
         stamp += gap_ms
