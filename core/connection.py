@@ -43,7 +43,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
-from redis.connection import SSLConnection
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
@@ -294,11 +293,13 @@ def _sentinel_primary(target: RedisTarget, options: dict, tls_options: dict):
     sentinel_options.update(decode_responses=True, username=target.sentinel_username,
                             password=target.sentinel_password, **tls_options)
     manager = _Sentinel(list(target.hosts), sentinel_kwargs=sentinel_options)
-    client = manager.master_for(target.service_name, db=target.db, username=target.username,
-                                password=target.password, **options, **tls_options)
+    node_options = dict(db=target.db, username=target.username, password=target.password,
+                        **options, **tls_options)
+    client = manager.master_for(target.service_name, **node_options)
     # so that doctor and the script loader can reach the sentinels and the replicas
     client.sentinel_manager = manager
     client.sentinel_service_name = target.service_name
+    client.sentinel_node_options = node_options
     return client
 
 
@@ -311,16 +312,23 @@ def is_sentinel(client) -> bool:
     return isinstance(getattr(client, "connection_pool", None), SentinelConnectionPool)
 
 
+def follow_primary(client) -> None:
+    """After an error that may mean the primary moved (connection lost, READONLY,
+    NOREPLICAS, WAIT not confirmed): drop the idle connections of a Sentinel-managed
+    client, so the next command asks the sentinels where the primary is. A primary cut
+    off from its replicas keeps answering on its old connections; without this a client
+    would stay with it. No-op for other clients (Cluster clients follow MOVED themselves)."""
+    if is_sentinel(client):
+        client.connection_pool.disconnect(inuse_connections=False)
+
+
 def replica_clients(client) -> list[redis.Redis]:
     """Clients of the replicas the sentinels know as up (empty for other topologies),
     with the same user, password, TLS and timeouts as `client`. The caller closes them."""
-    if not is_sentinel(client):
+    if not is_sentinel(client) or not hasattr(client, "sentinel_node_options"):
         return []
     pool = client.connection_pool
-    kwargs = {k: v for k, v in pool.connection_kwargs.items()
-              if k not in ("connection_pool", "is_master", "check_connection", "host", "port")}
-    ssl = issubclass(pool.connection_class, SSLConnection)
-    return [redis.Redis(host=host, port=port, ssl=ssl, **kwargs)
+    return [redis.Redis(host=host, port=port, **client.sentinel_node_options)
             for host, port in pool.sentinel_manager.discover_slaves(pool.service_name)]
 
 
