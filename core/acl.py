@@ -28,7 +28,8 @@ SCRIPT_COMMANDS = ("time", "exists", "hget", "hmget", "hgetall", "hset", "hincrb
 CONNECT_COMMANDS = ("ping", "hello", "auth", "client|setname", "client|id",
                     "cluster|slots", "cluster|shards", "cluster|nodes", "cluster|myid",
                     "command", "readonly", "info", "select", "quit", "reset")
-TERMINAL_COMMANDS = ("evalsha", "evalsha_ro", "xrevrange", "hgetall", "incr", "hincrby",
+# incrby + wait: the wait_replicas acknowledgement (redis-py sends INCR as INCRBY key 1; WAIT)
+TERMINAL_COMMANDS = ("evalsha", "evalsha_ro", "xrevrange", "hgetall", "incr", "incrby", "wait", "hincrby",
                      "hsetnx")
 RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", "xinfo|groups",
                       "xinfo|stream", "xinfo|consumers", "xtrim", "xrange", "xlen",

@@ -43,6 +43,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisError
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
@@ -271,18 +272,32 @@ def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float
 
 
 class _Sentinel(Sentinel):
-    """redis-py's Sentinel with a "no primary" message an operator can read (redis-py's
-    names every sentinel by its client's repr, several hundred characters each)."""
+    """redis-py's Sentinel with a "no primary" message an operator can act on: which
+    sentinel said what (redis-py names each sentinel by its client's repr, several
+    hundred characters, and drops the reason of a wrong sentinel password)."""
 
     def discover_master(self, service_name):
         try:
             return super().discover_master(service_name)
         except MasterNotFoundError:
-            where = ", ".join("{host}:{port}".format_map(s.connection_pool.connection_kwargs)
-                              for s in self.sentinels)
-            raise MasterNotFoundError(
-                f"no sentinel ({where}) names a primary of {service_name!r} that is up: the "
-                "sentinels are unreachable, the service name is wrong, or a failover is under way") from None
+            pass
+        answers = []
+        for sentinel in self.sentinels:
+            where = "{host}:{port}".format_map(sentinel.connection_pool.connection_kwargs)
+            try:
+                state = sentinel.sentinel_masters().get(service_name)
+            except RedisError as exc:
+                answers.append(f"{where}: {type(exc).__name__}: {str(exc)[:120]}")
+                continue
+            if state is None:
+                answers.append(f"{where}: does not watch {service_name!r}")
+            else:
+                answers.append(f"{where}: primary {state['ip']}:{state['port']} is "
+                               f"{'down' if state['is_sdown'] or state['is_odown'] else 'not usable'}")
+        raise MasterNotFoundError(
+            f"no sentinel names a primary of {service_name!r} that is up ({'; '.join(answers)}). "
+            "A failover may be under way; otherwise check the sentinels' addresses, the service "
+            "name and sentinel_password") from None
 
 
 def _sentinel_primary(target: RedisTarget, options: dict, tls_options: dict):

@@ -194,7 +194,7 @@ class SentinelProcess:
     def start(self) -> "SentinelProcess":
         self.proc = subprocess.Popen(["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: _answers(self.port), what=f"sentinel on {self.port}")
+        wait_for(lambda: self.client().ping(), what=f"sentinel on {self.port}")
         return self
 
     def client(self) -> redis.Redis:
@@ -228,8 +228,7 @@ class RedisSentinelServers:
         self.password, self.sentinel_password = password, sentinel_password
         # no 5 s wait before a full sync: a reconfigured replica catches up at once
         self.redis_args = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1",
-                           *(("--requirepass", password, "--masterauth", password) if password else ()),
-                           *redis_args)
+                           *(("--masterauth", password) if password else ()), *redis_args)
         self.nodes: list[RedisServer] = []
         self.sentinels: list[SentinelProcess] = []
 
@@ -248,6 +247,11 @@ class RedisSentinelServers:
         for _ in range(self.replica_count):
             self.nodes.append(RedisServer(*self.redis_args, "--replicaof", "127.0.0.1",
                                           str(primary.port)).start())
+        if self.password:
+            # set after the start: RedisServer's "is it up" probe takes seconds against a
+            # server that wants a password
+            for node in self.nodes:
+                node.client().config_set("requirepass", self.password)
         wait_for(lambda: all(self.node_client(n).info("replication")["master_link_status"] == "up"
                              for n in self.nodes[1:]), 30, "replicas in sync")
         quorum = self.sentinel_count // 2 + 1
@@ -264,15 +268,23 @@ class RedisSentinelServers:
                 if s.proc and s.proc.poll() is None]
 
     def wait_until_settled(self, timeout_s: float = 60.0) -> None:
-        """Every live sentinel sees the same primary, the other sentinels and every live replica."""
+        """Every live sentinel sees the same primary, the other sentinels and every live
+        replica, no failover is in progress, and the primary has every live replica online."""
         live_replicas = len([n for n in self.nodes if n.proc and n.proc.poll() is None]) - 1
 
         def settled():
             views = self._views()
             addrs = {(v["ip"], int(v["port"])) for v in views}
-            return (len(addrs) == 1 and all(int(v["num-other-sentinels"]) == self.sentinel_count - 1
+            if not (len(addrs) == 1 and all(int(v["num-other-sentinels"]) == self.sentinel_count - 1
                                             and int(v["num-slaves"]) >= live_replicas
-                                            and "s_down" not in v["flags"] for v in views))
+                                            and "s_down" not in v["flags"]
+                                            and "failover" not in v["flags"] for v in views)):
+                return False
+            (_, port), = addrs
+            info = self.node_client(next(n for n in self.nodes if n.port == int(port))).info("replication")
+            online = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+                      and v.get("state") == "online"]
+            return info["role"] == "master" and len(online) >= live_replicas
         wait_for(settled, timeout_s, "sentinels settled")
 
     def primary_port(self) -> int:
