@@ -1025,6 +1025,11 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="90"/>
+        <source>The central server is switching over: try again in a few seconds.</source>
+        <translation>中心服务器切换中：请几秒后再试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="90"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
@@ -1132,6 +1137,11 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../texts.py" line="132"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="135"/>
+        <source>Central server switching over: reconnecting…</source>
+        <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
         <location filename="../texts.py" line="133"/>
