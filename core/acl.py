@@ -79,8 +79,11 @@ def ledger_users(terminal_password: str = "<terminal-password>",
 
 
 def apply_users(client, users: list[AclUser]) -> list[str]:
-    """ACL SETUSER each user on every primary (and replica) node; returns node names."""
-    from .connection import is_cluster
+    """ACL SETUSER each user on every primary (and replica) node; returns node names.
+
+    ACL users are not replicated: on Sentinel they are set on the primary and on every
+    replica the sentinels know, so that a promoted replica lets the same users in."""
+    from .connection import is_cluster, replica_clients
     nodes = client.get_nodes() if is_cluster(client) else [None]
     done = []
     for node in nodes:
@@ -90,4 +93,11 @@ def apply_users(client, users: list[AclUser]) -> list[str]:
             else:
                 client.execute_command("ACL", "SETUSER", user.name, *user.rule_args(), target_nodes=node)
         done.append(node.name if node is not None else "redis")
+    for replica in replica_clients(client):
+        try:
+            for user in users:
+                replica.execute_command("ACL", "SETUSER", user.name, *user.rule_args())
+            done.append("replica {host}:{port}".format_map(replica.connection_pool.connection_kwargs))
+        finally:
+            replica.close()
     return done

@@ -28,8 +28,10 @@ URL forms (all take ``user:password@`` for an ACL user, and ``?`` options)::
 
 Options: socket_timeout, socket_connect_timeout, health_check_interval, client_name,
 ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_password, ssl_cert_reqs, ssl_check_hostname,
-password, username, db, sentinel_username, sentinel_password. Anything else is refused
-(a typo must not be ignored silently).
+password, username, db, sentinel_username, sentinel_password, and two of the ledger:
+wait_replicas, wait_timeout_ms (`Ledger.from_url` applies them; on Sentinel use
+``?wait_replicas=1``, so every till given the URL acknowledges only what a replica holds).
+Anything else is refused (a typo must not be ignored silently).
 
 redis-py's own retries are switched off: `core.ledger` retries with the same txn id
 under one deadline, so the time a caller waits is bounded in one place.
@@ -59,12 +61,15 @@ _SCHEMES = {"redis": (STANDALONE, False), "rediss": (STANDALONE, True),
 _DEFAULT_PORT = {STANDALONE: 6379, CLUSTER: 6379, SENTINEL: 26379}
 _FLOAT_OPTIONS = ("socket_timeout", "socket_connect_timeout")
 _INT_OPTIONS = ("health_check_interval",)
+# options of the ledger, not of the connection: the deployment's acknowledgement policy
+# travels with its address, so every program given the URL (tills included) applies it
+LEDGER_OPTIONS = ("wait_replicas", "wait_timeout_ms")
 _BOOL_OPTIONS = ("ssl_check_hostname",)
 _TEXT_OPTIONS = ("client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_password",
                  "ssl_cert_reqs", "username", "password", "sentinel_username", "sentinel_password")
 _SSL_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_password", "ssl_cert_reqs",
                 "ssl_check_hostname")
-_KNOWN_OPTIONS = (*_FLOAT_OPTIONS, *_INT_OPTIONS, *_BOOL_OPTIONS, *_TEXT_OPTIONS, "db")
+_KNOWN_OPTIONS = (*_FLOAT_OPTIONS, *_INT_OPTIONS, *_BOOL_OPTIONS, *_TEXT_OPTIONS, *LEDGER_OPTIONS, "db")
 _SECRET_OPTIONS = ("password", "ssl_password", "sentinel_password")
 _HOST_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9_.\-%]+))(?::(?P<port>[^:]*))?$")
 _SERVICE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
@@ -86,6 +91,7 @@ class RedisTarget:
     sentinel_password: str | None = None
     socket_path: str = ""                       # unix
     options: dict = field(default_factory=dict)  # redis-py connection keyword arguments
+    ledger_options: dict = field(default_factory=dict)  # wait_replicas, wait_timeout_ms (for Ledger)
 
 
 def _bad(reason: str) -> ConfigError:
@@ -148,6 +154,11 @@ def _parse_options(query: str, kind: str, tls: bool) -> dict:
             options[name] = value.lower() in ("true", "yes", "1")
         elif name == "db":
             options[name] = _parse_db(value, "option db")
+        elif name in LEDGER_OPTIONS:
+            low = 0 if name == "wait_replicas" else 1
+            if not value.isdigit() or not low <= int(value) <= 1_000_000:
+                raise _bad(f"option {name}={value!r} is not a whole number from {low}")
+            options[name] = int(value)
         else:
             options[name] = value
     return options
@@ -183,13 +194,14 @@ def parse_redis_url(url) -> RedisTarget:
     sentinel_username = options.pop("sentinel_username", None)
     sentinel_password = options.pop("sentinel_password", None)
     db_option = options.pop("db", None)
+    ledger_options = {k: options.pop(k) for k in LEDGER_OPTIONS if k in options}
 
     if kind == UNIX:
         path = unquote(parts.path)
         if hostlist or not path or path == "/":
             raise _bad("a unix socket URL is unix:///path/to/redis.sock (the path is missing)")
         return RedisTarget(UNIX, False, (), db_option or 0, username, password, socket_path=path,
-                           options=options)
+                           options=options, ledger_options=ledger_options)
 
     hosts = tuple(_parse_host(h, kind) for h in hostlist.split(","))
     if kind == STANDALONE and len(hosts) > 1:
@@ -215,7 +227,7 @@ def parse_redis_url(url) -> RedisTarget:
     if kind == CLUSTER and db != 0:
         raise _bad(f"Redis Cluster has database 0 only, not {db}")
     return RedisTarget(kind, tls, hosts, db, username, password, service, sentinel_username,
-                       sentinel_password, options=options)
+                       sentinel_password, options=options, ledger_options=ledger_options)
 
 
 def is_cluster_url(url: str) -> bool:

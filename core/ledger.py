@@ -20,7 +20,8 @@ from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, Conn
                               ResponseError, TimeoutError, TryAgainError)
 
 from . import validation as v
-from .connection import check_eviction_policy, connect, follow_primary, is_cluster, redacted
+from .connection import (check_eviction_policy, connect, follow_primary, is_cluster,
+                         parse_redis_url, redacted)
 from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict)
 from .read_cache import ReadCache
@@ -190,8 +191,10 @@ class Ledger:
 
     @classmethod
     def from_url(cls, url: str, *, socket_timeout_s: float = 2.0, **kwargs) -> "Ledger":
-        """A ledger on the Redis at `url` (see `core.connection` for the URL forms)."""
-        ledger = cls(connect(url, socket_timeout_s=socket_timeout_s), **kwargs)
+        """A ledger on the Redis at `url` (see `core.connection` for the URL forms). The
+        URL's ?wait_replicas= / ?wait_timeout_ms= apply unless given here."""
+        ledger = cls(connect(url, socket_timeout_s=socket_timeout_s),
+                     **{**parse_redis_url(url).ledger_options, **kwargs})
         ledger.url_for_logs = redacted(url)
         return ledger
 

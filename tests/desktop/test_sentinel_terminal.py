@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not redis_server_available(), reason="needs redi
 
 def test_terminal_shows_reconnecting_during_a_failover_and_charges_after_it(qtbot, make_terminal):
     with RedisSentinelServers(replicas=2) as deploy:
-        url = deploy.url()
+        url = deploy.url(query="wait_replicas=1")     # what a shop's tills are given
         ledger = Ledger.from_url(url)
         ledger.init()
         open_account(ledger, "F-1", 5000)

@@ -209,14 +209,15 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
     admin_pw, terminal_pw, sentinel_pw = "adm-Secret-1", "term-Secret-2", "sent-Secret-3"
     with RedisSentinelServers(replicas=2, password=admin_pw, sentinel_password=sentinel_pw) as deploy:
         users = ledger_users(terminal_pw, "rec-Secret-4", "adm-user-Secret-5")
-        for node in deploy.nodes:           # ACL users live on each node (not replicated)
-            apply_users(deploy.node_client(node), users)
         query = f"sentinel_password={sentinel_pw}"
         admin = Ledger.from_url(deploy.url(user_info=f"default:{admin_pw}@", query=query))
+        # ACL users are not replicated: `cashierctl acl --apply` sets them on the replicas too
+        assert len(apply_users(admin.client, users)) == 3
         admin.init()
         admin.open_account("A-1", txn_id="open-A-1", initial_minor=1_000)
-        terminal = Ledger.from_url(deploy.url(user_info=f"cashier-terminal:{terminal_pw}@", query=query),
-                                   auto_init=False, wait_replicas=1)
+        terminal = Ledger.from_url(deploy.url(user_info=f"cashier-terminal:{terminal_pw}@",
+                                              query=f"{query}&wait_replicas=1"), auto_init=False)
+        assert terminal.wait_replicas == 1
         assert terminal.deduct("A-1", 10, txn_id="d-1").balance_minor == 990
         sha = admin.scripts["deduct"].sha
         assert all(deploy.node_client(n).script_exists(sha) == [True] for n in deploy.replicas())
