@@ -85,10 +85,10 @@ class RedisTarget:
     hosts: tuple[tuple[str, int], ...]
     db: int = 0
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)      # never in a log line
     service_name: str = ""                      # sentinel: the monitored primary's name
     sentinel_username: str | None = None
-    sentinel_password: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
     socket_path: str = ""                       # unix
     options: dict = field(default_factory=dict)  # redis-py connection keyword arguments
     ledger_options: dict = field(default_factory=dict)  # wait_replicas, wait_timeout_ms (for Ledger)

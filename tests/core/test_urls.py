@@ -138,3 +138,8 @@ def test_wait_replicas_travels_with_the_url():
     for bad in ("wait_replicas=-1", "wait_replicas=x", "wait_timeout_ms=0"):
         with pytest.raises(ConfigError):
             parse_redis_url(f"redis://h/0?{bad}")
+
+
+def test_a_parsed_url_never_shows_its_passwords():
+    target = parse_redis_url("redis+sentinel://u:pw-9@s/shop/0?sentinel_password=pw-8")
+    assert "pw-9" not in repr(target) and "pw-8" not in repr(target)
