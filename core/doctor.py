@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from redis.exceptions import NoPermissionError, RedisError
 
-from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, replica_clients
+from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, parse_redis_url, replica_clients
 from .keys import CONSUMER_GROUP, META_KEY
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -83,10 +83,11 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
     if scheme.startswith("rediss"):
         out.append(Finding(OK, "tls", "connection uses TLS"))
     else:
-        host = urlsplit(url).hostname or ""
-        level = OK if host in ("127.0.0.1", "::1", "localhost") else WARN
-        out.append(Finding(level, "tls", f"plain TCP to {host}",
-                           "" if level == OK else "use rediss:// between PCs (docs/deployment.md)"))
+        target = parse_redis_url(url)
+        hosts = [h for h, _ in target.hosts] or ["a local socket"]
+        level = OK if all(h in ("127.0.0.1", "::1", "localhost", "a local socket") for h in hosts) else WARN
+        out.append(Finding(level, "tls", f"plain TCP to {', '.join(dict.fromkeys(hosts))}",
+                           "" if level == OK else "use rediss:// (rediss+sentinel://) between PCs (docs/deployment.md)"))
     try:
         if client.hget(META_KEY, "partitions") is None:
             out.append(Finding(FAIL, "ledger", "no ledger on this Redis",
