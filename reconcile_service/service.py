@@ -63,6 +63,8 @@ def _which(exc: BaseException) -> str | None:
         return None
     if isinstance(exc, REDIS_DOWN + (LedgerUnavailable,)):
         return "redis"
+    if isinstance(exc, rx.ResponseError) and str(exc).startswith("NOREPLICAS"):
+        return "redis"      # a primary cut off from its replicas (Sentinel is replacing it)
     if isinstance(exc, DB_DOWN):
         return "database"
     return None

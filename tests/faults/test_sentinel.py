@@ -337,3 +337,45 @@ def test_planned_switch_with_sentinel_failover_is_reported():
         print(figures)
         assert figures["applied_twice"] == 0
         ledger.close()
+
+
+def test_reconcile_service_treats_noreplicas_as_redis_away(tmp_path, capsys):
+    """A primary with min-replicas-to-write that lost its replicas (cut off, or being
+    replaced by Sentinel) refuses the consumer's XREADGROUP with NOREPLICAS: the reconcile
+    service retries it as "Redis away" and, past its deadline, says so (exit 3), instead of
+    logging it as an unexpected error with a traceback."""
+    from reconcile_service.cli import main as reconcile_main
+    from tests.support.servers import RedisServer
+    with RedisServer() as server:
+        ledger = Ledger.from_url(server.url)
+        ledger.init()
+        ledger.open_account("N-1", txn_id="open-N-1", initial_minor=10)
+        server.client().config_set("min-replicas-to-write", "1")
+        code = reconcile_main(["run", "--once", "--redis-url", server.url, "--database-url",
+                               f"sqlite:///{tmp_path / 'books.sqlite3'}", "--retry-deadline-s", "1",
+                               "--metrics-port", "0", "--log-format", "text"])
+        err = capsys.readouterr().err
+        assert code == 3 and "NOREPLICAS" in err and "Traceback" not in err, err
+        ledger.close()
+
+
+def test_ledger_retries_noreplicas_with_the_same_txn_id():
+    """NOREPLICAS (a primary with min-replicas-to-write and no replica: cut off, or being
+    replaced) refuses a script before it writes; the ledger retries it under its deadline:
+    LedgerUnavailable when it lasts, applied once when the primary accepts writes again."""
+    import threading
+    from core import RetryPolicy
+    from tests.support.servers import RedisServer
+    with RedisServer() as server:
+        ledger = Ledger.from_url(server.url, retry=RetryPolicy(deadline_s=0.5))
+        ledger.init()
+        ledger.open_account("N-1", txn_id="open-N-1", initial_minor=100)
+        server.client().config_set("min-replicas-to-write", "1")
+        with pytest.raises(LedgerUnavailable) as info:
+            ledger.deduct("N-1", 5, txn_id="n-1")
+        assert "NOREPLICAS" in str(info.value) and "n-1" in str(info.value)
+        ledger.retry = RetryPolicy(deadline_s=10.0)
+        threading.Timer(0.3, lambda: server.client().config_set("min-replicas-to-write", "0")).start()
+        assert ledger.deduct("N-1", 5, txn_id="n-1").balance_minor == 95
+        assert ledger.balance("N-1") == 95
+        ledger.close()
