@@ -28,7 +28,8 @@ SCRIPT_COMMANDS = ("time", "exists", "hget", "hmget", "hgetall", "hset", "hincrb
 CONNECT_COMMANDS = ("ping", "hello", "auth", "client|setname", "client|id",
                     "cluster|slots", "cluster|shards", "cluster|nodes", "cluster|myid",
                     "command", "readonly", "info", "select", "quit", "reset")
-TERMINAL_COMMANDS = ("evalsha", "evalsha_ro", "xrevrange", "hgetall", "incr", "hincrby",
+# incrby + wait: the wait_replicas acknowledgement (redis-py sends INCR as INCRBY key 1; WAIT)
+TERMINAL_COMMANDS = ("evalsha", "evalsha_ro", "xrevrange", "hgetall", "incr", "incrby", "wait", "hincrby",
                      "hsetnx")
 RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", "xinfo|groups",
                       "xinfo|stream", "xinfo|consumers", "xtrim", "xrange", "xlen",
@@ -78,8 +79,11 @@ def ledger_users(terminal_password: str = "<terminal-password>",
 
 
 def apply_users(client, users: list[AclUser]) -> list[str]:
-    """ACL SETUSER each user on every primary (and replica) node; returns node names."""
-    from .connection import is_cluster
+    """ACL SETUSER each user on every primary (and replica) node; returns node names.
+
+    ACL users are not replicated: on Sentinel they are set on the primary and on every
+    replica the sentinels know, so that a promoted replica lets the same users in."""
+    from .connection import is_cluster, replica_clients
     nodes = client.get_nodes() if is_cluster(client) else [None]
     done = []
     for node in nodes:
@@ -89,4 +93,11 @@ def apply_users(client, users: list[AclUser]) -> list[str]:
             else:
                 client.execute_command("ACL", "SETUSER", user.name, *user.rule_args(), target_nodes=node)
         done.append(node.name if node is not None else "redis")
+    for replica in replica_clients(client):
+        try:
+            for user in users:
+                replica.execute_command("ACL", "SETUSER", user.name, *user.rule_args())
+            done.append("replica {host}:{port}".format_map(replica.connection_pool.connection_kwargs))
+        finally:
+            replica.close()
     return done

@@ -28,8 +28,10 @@ URL forms (all take ``user:password@`` for an ACL user, and ``?`` options)::
 
 Options: socket_timeout, socket_connect_timeout, health_check_interval, client_name,
 ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_password, ssl_cert_reqs, ssl_check_hostname,
-password, username, db, sentinel_username, sentinel_password. Anything else is refused
-(a typo must not be ignored silently).
+password, username, db, sentinel_username, sentinel_password, and two of the ledger:
+wait_replicas, wait_timeout_ms (`Ledger.from_url` applies them; on Sentinel use
+``?wait_replicas=1``, so every till given the URL acknowledges only what a replica holds).
+Anything else is refused (a typo must not be ignored silently).
 
 redis-py's own retries are switched off: `core.ledger` retries with the same txn id
 under one deadline, so the time a caller waits is bounded in one place.
@@ -43,7 +45,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
-from redis.connection import SSLConnection
+from redis.exceptions import RedisError
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
@@ -59,12 +61,15 @@ _SCHEMES = {"redis": (STANDALONE, False), "rediss": (STANDALONE, True),
 _DEFAULT_PORT = {STANDALONE: 6379, CLUSTER: 6379, SENTINEL: 26379}
 _FLOAT_OPTIONS = ("socket_timeout", "socket_connect_timeout")
 _INT_OPTIONS = ("health_check_interval",)
+# options of the ledger, not of the connection: the deployment's acknowledgement policy
+# travels with its address, so every program given the URL (tills included) applies it
+LEDGER_OPTIONS = ("wait_replicas", "wait_timeout_ms")
 _BOOL_OPTIONS = ("ssl_check_hostname",)
 _TEXT_OPTIONS = ("client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_password",
                  "ssl_cert_reqs", "username", "password", "sentinel_username", "sentinel_password")
 _SSL_OPTIONS = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_password", "ssl_cert_reqs",
                 "ssl_check_hostname")
-_KNOWN_OPTIONS = (*_FLOAT_OPTIONS, *_INT_OPTIONS, *_BOOL_OPTIONS, *_TEXT_OPTIONS, "db")
+_KNOWN_OPTIONS = (*_FLOAT_OPTIONS, *_INT_OPTIONS, *_BOOL_OPTIONS, *_TEXT_OPTIONS, *LEDGER_OPTIONS, "db")
 _SECRET_OPTIONS = ("password", "ssl_password", "sentinel_password")
 _HOST_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9_.\-%]+))(?::(?P<port>[^:]*))?$")
 _SERVICE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
@@ -80,12 +85,13 @@ class RedisTarget:
     hosts: tuple[tuple[str, int], ...]
     db: int = 0
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)      # never in a log line
     service_name: str = ""                      # sentinel: the monitored primary's name
     sentinel_username: str | None = None
-    sentinel_password: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
     socket_path: str = ""                       # unix
     options: dict = field(default_factory=dict)  # redis-py connection keyword arguments
+    ledger_options: dict = field(default_factory=dict)  # wait_replicas, wait_timeout_ms (for Ledger)
 
 
 def _bad(reason: str) -> ConfigError:
@@ -148,6 +154,11 @@ def _parse_options(query: str, kind: str, tls: bool) -> dict:
             options[name] = value.lower() in ("true", "yes", "1")
         elif name == "db":
             options[name] = _parse_db(value, "option db")
+        elif name in LEDGER_OPTIONS:
+            low = 0 if name == "wait_replicas" else 1
+            if not value.isdigit() or not low <= int(value) <= 1_000_000:
+                raise _bad(f"option {name}={value!r} is not a whole number from {low}")
+            options[name] = int(value)
         else:
             options[name] = value
     return options
@@ -183,13 +194,14 @@ def parse_redis_url(url) -> RedisTarget:
     sentinel_username = options.pop("sentinel_username", None)
     sentinel_password = options.pop("sentinel_password", None)
     db_option = options.pop("db", None)
+    ledger_options = {k: options.pop(k) for k in LEDGER_OPTIONS if k in options}
 
     if kind == UNIX:
         path = unquote(parts.path)
         if hostlist or not path or path == "/":
             raise _bad("a unix socket URL is unix:///path/to/redis.sock (the path is missing)")
         return RedisTarget(UNIX, False, (), db_option or 0, username, password, socket_path=path,
-                           options=options)
+                           options=options, ledger_options=ledger_options)
 
     hosts = tuple(_parse_host(h, kind) for h in hostlist.split(","))
     if kind == STANDALONE and len(hosts) > 1:
@@ -215,7 +227,7 @@ def parse_redis_url(url) -> RedisTarget:
     if kind == CLUSTER and db != 0:
         raise _bad(f"Redis Cluster has database 0 only, not {db}")
     return RedisTarget(kind, tls, hosts, db, username, password, service, sentinel_username,
-                       sentinel_password, options=options)
+                       sentinel_password, options=options, ledger_options=ledger_options)
 
 
 def is_cluster_url(url: str) -> bool:
@@ -272,18 +284,32 @@ def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float
 
 
 class _Sentinel(Sentinel):
-    """redis-py's Sentinel with a "no primary" message an operator can read (redis-py's
-    names every sentinel by its client's repr, several hundred characters each)."""
+    """redis-py's Sentinel with a "no primary" message an operator can act on: which
+    sentinel said what (redis-py names each sentinel by its client's repr, several
+    hundred characters, and drops the reason of a wrong sentinel password)."""
 
     def discover_master(self, service_name):
         try:
             return super().discover_master(service_name)
         except MasterNotFoundError:
-            where = ", ".join("{host}:{port}".format_map(s.connection_pool.connection_kwargs)
-                              for s in self.sentinels)
-            raise MasterNotFoundError(
-                f"no sentinel ({where}) names a primary of {service_name!r} that is up: the "
-                "sentinels are unreachable, the service name is wrong, or a failover is under way") from None
+            pass
+        answers = []
+        for sentinel in self.sentinels:
+            where = "{host}:{port}".format_map(sentinel.connection_pool.connection_kwargs)
+            try:
+                state = sentinel.sentinel_masters().get(service_name)
+            except RedisError as exc:
+                answers.append(f"{where}: {type(exc).__name__}: {str(exc)[:120]}")
+                continue
+            if state is None:
+                answers.append(f"{where}: does not watch {service_name!r}")
+            else:
+                answers.append(f"{where}: primary {state['ip']}:{state['port']} is "
+                               f"{'down' if state['is_sdown'] or state['is_odown'] else 'not usable'}")
+        raise MasterNotFoundError(
+            f"no sentinel names a primary of {service_name!r} that is up ({'; '.join(answers)}). "
+            "A failover may be under way; otherwise check the sentinels' addresses, the service "
+            "name and sentinel_password") from None
 
 
 def _sentinel_primary(target: RedisTarget, options: dict, tls_options: dict):
@@ -294,11 +320,13 @@ def _sentinel_primary(target: RedisTarget, options: dict, tls_options: dict):
     sentinel_options.update(decode_responses=True, username=target.sentinel_username,
                             password=target.sentinel_password, **tls_options)
     manager = _Sentinel(list(target.hosts), sentinel_kwargs=sentinel_options)
-    client = manager.master_for(target.service_name, db=target.db, username=target.username,
-                                password=target.password, **options, **tls_options)
+    node_options = dict(db=target.db, username=target.username, password=target.password,
+                        **options, **tls_options)
+    client = manager.master_for(target.service_name, **node_options)
     # so that doctor and the script loader can reach the sentinels and the replicas
     client.sentinel_manager = manager
     client.sentinel_service_name = target.service_name
+    client.sentinel_node_options = node_options
     return client
 
 
@@ -311,16 +339,23 @@ def is_sentinel(client) -> bool:
     return isinstance(getattr(client, "connection_pool", None), SentinelConnectionPool)
 
 
+def follow_primary(client) -> None:
+    """After an error that may mean the primary moved (connection lost, READONLY,
+    NOREPLICAS, WAIT not confirmed): drop the idle connections of a Sentinel-managed
+    client, so the next command asks the sentinels where the primary is. A primary cut
+    off from its replicas keeps answering on its old connections; without this a client
+    would stay with it. No-op for other clients (Cluster clients follow MOVED themselves)."""
+    if is_sentinel(client):
+        client.connection_pool.disconnect(inuse_connections=False)
+
+
 def replica_clients(client) -> list[redis.Redis]:
     """Clients of the replicas the sentinels know as up (empty for other topologies),
     with the same user, password, TLS and timeouts as `client`. The caller closes them."""
-    if not is_sentinel(client):
+    if not is_sentinel(client) or not hasattr(client, "sentinel_node_options"):
         return []
     pool = client.connection_pool
-    kwargs = {k: v for k, v in pool.connection_kwargs.items()
-              if k not in ("connection_pool", "is_master", "check_connection", "host", "port")}
-    ssl = issubclass(pool.connection_class, SSLConnection)
-    return [redis.Redis(host=host, port=port, ssl=ssl, **kwargs)
+    return [redis.Redis(host=host, port=port, **client.sentinel_node_options)
             for host, port in pool.sentinel_manager.discover_slaves(pool.service_name)]
 
 

@@ -1,5 +1,11 @@
 """Checks a deployment's Redis for what can lose money or let the wrong people in, and
-says how to fix each finding. Used by `cashierctl doctor`."""
+says how to fix each finding. Used by `cashierctl doctor`.
+
+On a Sentinel deployment (redis+sentinel:// URL) it also checks what a failover needs:
+a reachable sentinel quorum, replicas that are up, have AOF on and hold the ledger's
+scripts, writes acknowledged with WAIT (wait_replicas; read from the primary's command
+statistics, the evidence of what the tills actually do), min-replicas-to-write, and
+says how long a failover makes charges wait."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +13,7 @@ from urllib.parse import urlsplit
 
 from redis.exceptions import NoPermissionError, RedisError
 
-from .connection import SAFE_EVICTION_POLICY, is_cluster
+from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, parse_redis_url, replica_clients
 from .keys import CONSUMER_GROUP, META_KEY
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -71,14 +77,17 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
             out.append(Finding(OK, "acl", f"users: {', '.join(sorted(users))}"))
     except NoPermissionError:
         out.append(Finding(OK, "acl", "this user may not read ACLs (a restricted user: good)"))
+    if is_sentinel(client):
+        out += sentinel_findings(ledger)
     scheme = urlsplit(url).scheme
     if scheme.startswith("rediss"):
         out.append(Finding(OK, "tls", "connection uses TLS"))
     else:
-        host = urlsplit(url).hostname or ""
-        level = OK if host in ("127.0.0.1", "::1", "localhost") else WARN
-        out.append(Finding(level, "tls", f"plain TCP to {host}",
-                           "" if level == OK else "use rediss:// between PCs (docs/deployment.md)"))
+        target = parse_redis_url(url)
+        hosts = [h for h, _ in target.hosts] or ["a local socket"]
+        level = OK if all(h in ("127.0.0.1", "::1", "localhost", "a local socket") for h in hosts) else WARN
+        out.append(Finding(level, "tls", f"plain TCP to {', '.join(dict.fromkeys(hosts))}",
+                           "" if level == OK else "use rediss:// (rediss+sentinel://) between PCs (docs/deployment.md)"))
     try:
         if client.hget(META_KEY, "partitions") is None:
             out.append(Finding(FAIL, "ledger", "no ledger on this Redis",
@@ -104,4 +113,106 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
                                "" if level == OK else "is the reconcile service running? reconcile-service status"))
     except NoPermissionError as exc:
         out.append(Finding(WARN, "access", f"could not check the ledger: {exc}", "use the admin user"))
+    return out
+
+
+def sentinel_findings(ledger) -> list[Finding]:
+    """What a Sentinel failover needs (see the module docstring)."""
+    client = ledger.client
+    manager, service = client.sentinel_manager, client.sentinel_service_name
+    out: list[Finding] = []
+    views, unreachable = [], []
+    for sentinel in manager.sentinels:
+        where = "{host}:{port}".format_map(sentinel.connection_pool.connection_kwargs)
+        try:
+            views.append((sentinel, sentinel.sentinel_master(service)))
+        except RedisError as exc:
+            unreachable.append(f"{where} ({type(exc).__name__})")
+    quorum = int(views[0][1].get("quorum", 0)) if views else 0
+    total = len(manager.sentinels)
+    if not views:
+        out.append(Finding(WARN, "sentinel", f"no sentinel answers: {', '.join(unreachable)}",
+                           "start the sentinels (deploy/sentinel/) and check the URL's hosts and sentinel_password"))
+        return out
+    # a failover needs `quorum` sentinels to agree the primary is down, and a majority of all
+    # the sentinels to elect the one that promotes a replica
+    majority = total // 2 + 1
+    try:
+        views[0][0].execute_command("SENTINEL", "CKQUORUM", service)
+        ckquorum = ""
+    except RedisError as exc:
+        ckquorum = str(exc)
+    if len(views) < max(quorum, majority) or ckquorum.startswith("NOQUORUM"):
+        out.append(Finding(WARN, "sentinel", f"{len(views)} of {total} sentinels reachable (quorum {quorum}, "
+                           f"majority {majority}): a failover cannot happen"
+                           + (f"; unreachable: {', '.join(unreachable)}" if unreachable else ""),
+                           "start the missing sentinels; run three, on three machines (docs/deployment.md)"))
+    else:
+        level = OK if not unreachable and total >= 3 else WARN
+        out.append(Finding(level, "sentinel", f"{len(views)} of {total} sentinels reachable, quorum {quorum}"
+                           + (f"; unreachable: {', '.join(unreachable)}" if unreachable else ""),
+                           "" if level == OK else "three sentinels on three machines survive the loss of any one"))
+    state = views[0][1]
+    down_after_ms = int(state.get("down-after-milliseconds", 0))
+    out.append(Finding(OK if down_after_ms <= 5000 else WARN, "failover",
+                       f"primary {state.get('ip')}:{state.get('port')}; a dead primary is replaced after "
+                       f"about {down_after_ms / 1000:g} s + the election (charges wait that long, then go on)",
+                       "" if down_after_ms <= 5000 else "sentinel down-after-milliseconds 2000 keeps the wait "
+                       "within the tills' retry deadline (docs/deployment.md)"))
+    try:
+        replication = client.info("replication")
+        stats = client.info("commandstats")
+        min_replicas = int(client.config_get("min-replicas-to-write").get("min-replicas-to-write", 0))
+    except (NoPermissionError, RedisError) as exc:
+        out.append(Finding(WARN, "access", f"could not read the primary's replication state: {exc}",
+                           "run doctor with the admin user's URL"))
+        return out
+    replicas = int(replication.get("connected_slaves", 0))
+    if replicas == 0:
+        out.append(Finding(FAIL, "replicas", "the primary has no replica: a failover has nothing to promote",
+                           "start the replicas (deploy/sentinel/redis-replica.conf)"))
+    elif replicas == 1:
+        out.append(Finding(WARN, "replicas", "the primary has 1 replica: with wait_replicas=1 a failover "
+                           "leaves the new primary none, and charges wait until the old machine is back",
+                           "a second replica (three machines, docs/deployment.md)"))
+    else:
+        out.append(Finding(OK, "replicas", f"the primary has {replicas} replicas"))
+    scripts, waits = stats.get("cmdstat_evalsha") or {}, stats.get("cmdstat_wait") or {}
+    script_calls, wait_calls = int(scripts.get("calls", 0)), int(waits.get("calls", 0))
+    if script_calls and not wait_calls:
+        out.append(Finding(WARN, "wait", f"{script_calls} script calls on this primary and no WAIT: the tills "
+                           "run without wait_replicas, so a failover loses what the replica had not received",
+                           "wait_replicas=1 on every till (terminal settings) and in cashierctl/reconcile "
+                           "(docs/deployment.md)"))
+    else:
+        out.append(Finding(OK, "wait", f"{wait_calls} WAIT for {script_calls} script calls on this primary"
+                           + ("" if script_calls else " (no writes yet: give every till wait_replicas=1)")))
+    if min_replicas < 1:
+        out.append(Finding(WARN, "min-replicas", "min-replicas-to-write 0: a primary cut off from its replicas "
+                           "keeps taking writes that a failover then discards",
+                           "min-replicas-to-write 1 and min-replicas-max-lag 5 on every Redis node"))
+    try:
+        nodes = replica_clients(client)
+    except RedisError as exc:
+        out.append(Finding(WARN, "replicas", f"the sentinels did not list the replicas: {exc}"))
+        nodes = []
+    shas = [sc.sha for sc in ledger.scripts.scripts.values()]
+    for node in nodes:
+        where = "replica {host}:{port}".format_map(node.connection_pool.connection_kwargs)
+        try:
+            aof = node.info("persistence").get("aof_enabled") in (1, "1")
+            missing = [n for n, ok in zip(ledger.scripts.scripts, node.script_exists(*shas)) if not ok]
+        except (NoPermissionError, RedisError) as exc:
+            out.append(Finding(WARN, "replicas", f"{where}: {type(exc).__name__}: {str(exc)[:120]}"))
+            continue
+        finally:
+            node.close()
+        out.append(Finding(OK if aof else WARN, "persistence",
+                           f"{where}: AOF {'on' if aof else 'off'}" + ("" if aof else ": once promoted, a "
+                           "restart of that machine loses every change since the failover"),
+                           "" if aof else "appendonly yes, appendfsync always in the replica's redis.conf"))
+        if missing:
+            out.append(Finding(WARN, "scripts", f"{where}: {len(missing)} ledger scripts not loaded: "
+                               "once promoted, tills whose user may not load scripts are refused",
+                               "cashierctl scripts load (the reconcile service does it at every trim)"))
     return out

@@ -20,7 +20,8 @@ from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, Conn
                               ResponseError, TimeoutError, TryAgainError)
 
 from . import validation as v
-from .connection import check_eviction_policy, connect, is_cluster, redacted
+from .connection import (check_eviction_policy, connect, follow_primary, is_cluster,
+                         parse_redis_url, redacted)
 from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                      LedgerUnavailable, TxnConflict)
 from .read_cache import ReadCache
@@ -50,7 +51,10 @@ _RETRYABLE = (ConnectionError, TimeoutError, BusyLoadingError, ClusterDownError,
 
 def _is_retryable_response(exc: ResponseError) -> bool:
     text = str(exc)
-    return text.startswith(("BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"))
+    # NOREPLICAS: a primary with min-replicas-to-write that lost its replicas (cut off from
+    # them, or just demoted by Sentinel) refuses a script at its first write, before
+    # anything changed: retrying (after asking the sentinels again) is safe
+    return text.startswith(("BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"))
 
 
 def _as_ledger_error(exc: RedisError, txn_id: str | None, where: str) -> LedgerUnavailable:
@@ -187,8 +191,10 @@ class Ledger:
 
     @classmethod
     def from_url(cls, url: str, *, socket_timeout_s: float = 2.0, **kwargs) -> "Ledger":
-        """A ledger on the Redis at `url` (see `core.connection` for the URL forms)."""
-        ledger = cls(connect(url, socket_timeout_s=socket_timeout_s), **kwargs)
+        """A ledger on the Redis at `url` (see `core.connection` for the URL forms). The
+        URL's ?wait_replicas= / ?wait_timeout_ms= apply unless given here."""
+        ledger = cls(connect(url, socket_timeout_s=socket_timeout_s),
+                     **{**parse_redis_url(url).ledger_options, **kwargs})
         ledger.url_for_logs = redacted(url)
         return ledger
 
@@ -282,6 +288,8 @@ class Ledger:
                 error = exc
             except RedisError as exc:      # anything else of redis-py's: never leaks to callers
                 raise _as_ledger_error(exc, txn_id, self.url_for_logs) from exc
+            # on Sentinel: the primary may have moved; the next attempt asks the sentinels
+            follow_primary(self.client)
             delay = self.retry.delay_s(attempt)
             attempt += 1
             if time.monotonic() + delay > deadline:

@@ -4,7 +4,8 @@ One file per operation; shared pieces live in `lua/includes/` and are pasted in
 where a script says ``--@include <name>``. Each script is sent once (SCRIPT LOAD)
 and called with EVALSHA; when Redis answers NOSCRIPT (restart, failover, SCRIPT
 FLUSH) the script is loaded again and the call repeated, which is safe because every
-script is idempotent by txn id.
+script is idempotent by txn id. On Sentinel the scripts are loaded on the replicas too,
+so the primary a failover promotes has them already.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from redis.exceptions import NoPermissionError, NoScriptError
+from redis.exceptions import NoPermissionError, NoScriptError, RedisError
 
 from .errors import LedgerUnavailable
 
@@ -55,9 +56,34 @@ class ScriptRunner:
         return self.scripts[name]
 
     def load_all(self, client) -> None:
-        """SCRIPT LOAD every script (on a cluster: on every primary)."""
+        """SCRIPT LOAD every script (on a cluster: on every primary). On Sentinel also on
+        every replica the sentinels know: Redis does not replicate its script cache, and a
+        promoted replica that has the scripts serves terminals at once, even terminals
+        whose user may not load scripts."""
         for script in self.scripts.values():
             self.load(client, script)
+        self.load_on_replicas(client)
+
+    def load_on_replicas(self, client) -> int:
+        """Load every script on the Sentinel replicas (0 for other topologies); returns how
+        many replicas took them. A replica that is down or refuses is skipped: `cashierctl
+        doctor` reports replicas without the scripts."""
+        from .connection import replica_clients
+        loaded = 0
+        try:
+            replicas = replica_clients(client)
+        except RedisError:
+            return 0
+        for replica in replicas:
+            try:
+                for script in self.scripts.values():
+                    replica.script_load(script.body)
+                loaded += 1
+            except RedisError:
+                continue
+            finally:
+                replica.close()
+        return loaded
 
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
         script = self.scripts[name]

@@ -19,11 +19,11 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import redis
 
-from core.connection import SAFE_EVICTION_POLICY, connect, eviction_policies, is_cluster_url, redacted
+from core.connection import (SAFE_EVICTION_POLICY, connect, eviction_policies, is_cluster_url,
+                             parse_redis_url, redacted)
 
 DEMO_DEFAULT_URL = "redis://127.0.0.1:6379/15"
 MARKER_KEY = "cashier-demo:owner"
@@ -72,9 +72,11 @@ def _usable(url: str) -> tuple[bool, str]:
 
 
 def _tag(url: str) -> str:
-    parts = urlsplit(url)
-    db = parts.path.strip("/") or "0"
-    raw = f"{parts.hostname or 'local'}-{parts.port or 6379}-{db}"
+    # core's parser: the port of a URL with several hosts (Cluster, Sentinel) is not one number
+    target = parse_redis_url(url)
+    host, port = target.hosts[0] if target.hosts else ("local", 6379)
+    service = f"{target.service_name}-" if target.service_name else ""
+    raw = f"{host}-{port}-{service}{target.db}"
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in raw)
 
 

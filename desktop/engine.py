@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy,
                   TxnConflict, UnsafeRedisConfig)
 from core.cashiers import CashierRegistry
+from core.connection import is_sentinel
 from core.keys import META_KEY
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
@@ -36,9 +37,10 @@ from .workers import Background
 
 log = logging.getLogger(__name__)
 
-# connection states
-CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE = (
-    "connecting", "online", "offline", "not_initialized", "unsafe")
+# connection states (reconnecting: a Sentinel deployment is switching to another primary;
+# charges in flight wait and are re-sent with their txn id, new ones start once it is done)
+CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE, RECONNECTING = (
+    "connecting", "online", "offline", "not_initialized", "unsafe", "reconnecting")
 
 DEFAULT_CALL_DEADLINE_S = 3.0        # one send of one operation, retries included
 DEFAULT_SOCKET_TIMEOUT_S = 2.0
@@ -231,6 +233,8 @@ class Engine(QObject):
             return NOT_INITIALIZED, self.scrub(str(exc))
         if isinstance(exc, UnsafeRedisConfig):
             return UNSAFE, self.scrub(str(exc))
+        if is_sentinel(self.ledger.client) and isinstance(exc, (LedgerUnavailable, RedisError, OSError)):
+            return RECONNECTING, self.scrub(f"{type(exc).__name__}: {exc}")
         return OFFLINE, self.scrub(f"{type(exc).__name__}: {exc}")
 
     def _set_state(self, state: str, detail: str) -> None:
@@ -256,7 +260,7 @@ class Engine(QObject):
         if self.state == UNSAFE:
             raise Refused("unsafe")
         if self.state != ONLINE:
-            raise Refused("offline")
+            raise Refused("reconnecting" if self.state == RECONNECTING else "offline")
         if any(op.account_id == account_id for op in self._unresolved.values()):
             raise Refused("account_pending")
 

@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         state = self.engine.state
         self.connection_status.setText("● " + connection_words(state))
         self.connection_status.setProperty("tone", "ok" if state == ONLINE else
-                                           "checking" if state == "connecting" else "error")
+                                           "checking" if state in ("connecting", "reconnecting") else "error")
         self.connection_status.style().unpolish(self.connection_status)
         self.connection_status.style().polish(self.connection_status)
         self.terminal_status.setText(self.tr("Terminal %1").replace("%1", self.engine.terminal_id))

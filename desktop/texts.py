@@ -87,6 +87,8 @@ def refusal_words(reason: str) -> str:
     return {
         "offline": QCoreApplication.translate(
             "Texts", "No connection to the central server: charges are refused until it is back."),
+        "reconnecting": QCoreApplication.translate(
+            "Texts", "The central server is switching over: try again in a few seconds."),
         "not_initialized": QCoreApplication.translate(
             "Texts", "The central server holds no account data: call support. Charges are refused."),
         "unsafe": QCoreApplication.translate(
@@ -130,6 +132,7 @@ def connection_words(state: str) -> str:
         "connecting": QCoreApplication.translate("Texts", "Connecting to the central server…"),
         "online": QCoreApplication.translate("Texts", "Connected"),
         "offline": QCoreApplication.translate("Texts", "No connection to the central server: charges refused"),
+        "reconnecting": QCoreApplication.translate("Texts", "Central server switching over: reconnecting…"),
         "not_initialized": QCoreApplication.translate("Texts", "Central server has no account data: call support"),
         "unsafe": QCoreApplication.translate("Texts", "Central server set up unsafely: call support"),
     }.get(state, state)

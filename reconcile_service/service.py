@@ -63,6 +63,8 @@ def _which(exc: BaseException) -> str | None:
         return None
     if isinstance(exc, REDIS_DOWN + (LedgerUnavailable,)):
         return "redis"
+    if isinstance(exc, rx.ResponseError) and str(exc).startswith("NOREPLICAS"):
+        return "redis"      # a primary cut off from its replicas (Sentinel is replacing it)
     if isinstance(exc, DB_DOWN):
         return "database"
     return None
@@ -166,6 +168,7 @@ class Service:
                 report = self.run_restore()
             else:
                 raise LedgerNotInitialized("no cs:meta key")
+        self.load_scripts()
         partitions = len(self.ledger.partitions)
         if get_setting(self.engine, "partitions") != str(partitions):
             put_setting(self.engine, "partitions", str(partitions))
@@ -175,6 +178,15 @@ class Service:
         self.reconciler = Reconciler(self.ledger, self.engine, self.metrics, self.consumer_name)
         self.hold_sweeper = HoldSweeper(self.ledger, self.engine)
         return report
+
+    def load_scripts(self) -> None:
+        """The ledger's scripts on the primary and, on Sentinel, on every replica: terminals
+        whose user may not load scripts then find them after a Redis restart or a failover
+        (the daemon repeats this at every trim, which also covers a replica that rejoined)."""
+        try:
+            self.ledger.scripts.load_all(self.ledger.client)
+        except LedgerUnavailable as exc:     # this Redis user may not load scripts
+            log.warning("could not load the ledger scripts", extra={"detail": str(exc)[:300]})
 
     def run_restore(self, progress=None) -> RestoreReport:
         s = self.settings
@@ -248,6 +260,7 @@ class Service:
                     next_lag = now + LAG_INTERVAL_S
                 if now >= next_trim:
                     trimmed = self.trim()
+                    self.load_scripts()
                     self.consumer.forget_idle_consumers()
                     if trimmed:
                         log.debug("journal trimmed", extra={"entries": trimmed})

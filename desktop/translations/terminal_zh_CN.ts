@@ -1025,176 +1025,186 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="90"/>
+        <source>The central server is switching over: try again in a few seconds.</source>
+        <translation>中心服务器切换中：请几秒后再试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="92"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="92"/>
+        <location filename="../texts.py" line="94"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="94"/>
+        <location filename="../texts.py" line="96"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="96"/>
+        <location filename="../texts.py" line="98"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔扣款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="98"/>
+        <location filename="../texts.py" line="100"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="100"/>
+        <location filename="../texts.py" line="102"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="102"/>
+        <location filename="../texts.py" line="104"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="103"/>
+        <location filename="../texts.py" line="105"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="104"/>
+        <location filename="../texts.py" line="106"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="109"/>
+        <location filename="../texts.py" line="111"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="110"/>
+        <location filename="../texts.py" line="112"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="111"/>
+        <location filename="../texts.py" line="113"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="112"/>
+        <location filename="../texts.py" line="114"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="113"/>
+        <location filename="../texts.py" line="115"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="114"/>
+        <location filename="../texts.py" line="116"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="115"/>
+        <location filename="../texts.py" line="117"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="121"/>
+        <location filename="../texts.py" line="123"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="123"/>
+        <location filename="../texts.py" line="125"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="124"/>
+        <location filename="../texts.py" line="126"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="130"/>
+        <location filename="../texts.py" line="132"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="131"/>
+        <location filename="../texts.py" line="133"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="132"/>
+        <location filename="../texts.py" line="134"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="133"/>
+        <location filename="../texts.py" line="135"/>
+        <source>Central server switching over: reconnecting…</source>
+        <translation>中心服务器切换中：正在重新连接…</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="136"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="134"/>
+        <location filename="../texts.py" line="137"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="139"/>
+        <location filename="../texts.py" line="142"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="140"/>
+        <location filename="../texts.py" line="143"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="145"/>
+        <location filename="../texts.py" line="148"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="148"/>
+        <location filename="../texts.py" line="151"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="151"/>
+        <location filename="../texts.py" line="154"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="154"/>
+        <location filename="../texts.py" line="157"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="156"/>
+        <location filename="../texts.py" line="159"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="161"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="159"/>
+        <location filename="../texts.py" line="162"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="164"/>
+        <location filename="../texts.py" line="167"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="165"/>
+        <location filename="../texts.py" line="168"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>

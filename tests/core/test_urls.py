@@ -127,3 +127,19 @@ def test_standalone_and_option_forms_reach_a_real_redis():
             assert not is_sentinel(client)
         finally:
             client.close()
+
+
+def test_wait_replicas_travels_with_the_url():
+    url = f"redis://{REDIS_HOST}:{REDIS_PORT}/7?wait_replicas=1&wait_timeout_ms=50"
+    assert parse_redis_url(url).ledger_options == {"wait_replicas": 1, "wait_timeout_ms": 50}
+    ledger = Ledger.from_url(url)
+    assert (ledger.wait_replicas, ledger.wait_timeout_ms) == (1, 50)
+    assert Ledger.from_url(url, wait_replicas=0).wait_replicas == 0     # the caller's own wins
+    for bad in ("wait_replicas=-1", "wait_replicas=x", "wait_timeout_ms=0"):
+        with pytest.raises(ConfigError):
+            parse_redis_url(f"redis://h/0?{bad}")
+
+
+def test_a_parsed_url_never_shows_its_passwords():
+    target = parse_redis_url("redis+sentinel://u:pw-9@s/shop/0?sentinel_password=pw-8")
+    assert "pw-9" not in repr(target) and "pw-8" not in repr(target)

@@ -165,3 +165,159 @@ class RedisClusterServers:
 
 def redis_server_available() -> bool:
     return shutil.which("redis-server") is not None and os.name == "posix"
+
+
+class SentinelProcess:
+    """One redis-server in sentinel mode on a free port, watching `service` (its config file
+    lives in its own temp directory: sentinels rewrite it as they learn the topology)."""
+
+    def __init__(self, service: str, primary_port: int, *, quorum: int, down_after_ms: int,
+                 failover_timeout_ms: int, password: str | None = None,
+                 redis_password: str | None = None):
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="cashier-sentinel-"))
+        lines = [f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}",
+                 f"logfile {self.dir / 'sentinel.log'}",
+                 f"sentinel monitor {service} 127.0.0.1 {primary_port} {quorum}",
+                 f"sentinel down-after-milliseconds {service} {down_after_ms}",
+                 f"sentinel failover-timeout {service} {failover_timeout_ms}",
+                 f"sentinel parallel-syncs {service} 1"]
+        if redis_password:
+            lines.append(f"sentinel auth-pass {service} {redis_password}")
+        if password:
+            # sentinels authenticate to each other with the same password
+            lines += [f"requirepass {password}", f"sentinel sentinel-pass {password}"]
+        (self.dir / "sentinel.conf").write_text("\n".join(lines) + "\n")
+        self.password = password
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "SentinelProcess":
+        self.proc = subprocess.Popen(["redis-server", str(self.dir / "sentinel.conf"), "--sentinel"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.client().ping(), what=f"sentinel on {self.port}")
+        return self
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, password=self.password, decode_responses=True,
+                           socket_timeout=1.0)
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(10)
+
+    def cleanup(self) -> None:
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RedisSentinelServers:
+    """A real Sentinel deployment on loopback: one primary, `replicas` replicas and
+    `sentinels` sentinels (quorum: a majority) watching service `service`. Short
+    down-after/failover timeouts so that a failover completes in a few seconds.
+    `password`: requirepass/masterauth of the Redis nodes; `sentinel_password`: the
+    sentinels' own requirepass."""
+
+    def __init__(self, replicas: int = 1, sentinels: int = 3, *, service: str = "cashier",
+                 down_after_ms: int = 1000, failover_timeout_ms: int = 3000,
+                 password: str | None = None, sentinel_password: str | None = None,
+                 redis_args: tuple[str, ...] = ()):
+        self.replica_count, self.sentinel_count = replicas, sentinels
+        self.service = service
+        self.down_after_ms, self.failover_timeout_ms = down_after_ms, failover_timeout_ms
+        self.password, self.sentinel_password = password, sentinel_password
+        # no 5 s wait before a full sync: a reconfigured replica catches up at once
+        self.redis_args = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1",
+                           *(("--masterauth", password) if password else ()), *redis_args)
+        self.nodes: list[RedisServer] = []
+        self.sentinels: list[SentinelProcess] = []
+
+    def url(self, db: int = 0, *, user_info: str = "", query: str = "", tls: bool = False) -> str:
+        hosts = ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
+        scheme = "rediss+sentinel" if tls else "redis+sentinel"
+        return f"{scheme}://{user_info}{hosts}/{self.service}/{db}" + (f"?{query}" if query else "")
+
+    def node_client(self, node: RedisServer) -> redis.Redis:
+        return redis.Redis(port=node.port, password=self.password, decode_responses=True,
+                           socket_timeout=1.0)
+
+    def start(self) -> "RedisSentinelServers":
+        primary = RedisServer(*self.redis_args).start()
+        self.nodes.append(primary)
+        for _ in range(self.replica_count):
+            self.nodes.append(RedisServer(*self.redis_args, "--replicaof", "127.0.0.1",
+                                          str(primary.port)).start())
+        if self.password:
+            # set after the start: RedisServer's "is it up" probe takes seconds against a
+            # server that wants a password
+            for node in self.nodes:
+                node.client().config_set("requirepass", self.password)
+        wait_for(lambda: all(self.node_client(n).info("replication")["master_link_status"] == "up"
+                             for n in self.nodes[1:]), 30, "replicas in sync")
+        quorum = self.sentinel_count // 2 + 1
+        for _ in range(self.sentinel_count):
+            self.sentinels.append(SentinelProcess(
+                self.service, primary.port, quorum=quorum, down_after_ms=self.down_after_ms,
+                failover_timeout_ms=self.failover_timeout_ms, password=self.sentinel_password,
+                redis_password=self.password).start())
+        self.wait_until_settled()
+        return self
+
+    def _views(self) -> list[dict]:
+        return [s.client().sentinel_master(self.service) for s in self.sentinels
+                if s.proc and s.proc.poll() is None]
+
+    def wait_until_settled(self, timeout_s: float = 60.0) -> None:
+        """Every live sentinel sees the same primary, the other sentinels and every live
+        replica, no failover is in progress, and the primary has every live replica online."""
+        live_replicas = len([n for n in self.nodes if n.proc and n.proc.poll() is None]) - 1
+
+        def settled():
+            views = self._views()
+            addrs = {(v["ip"], int(v["port"])) for v in views}
+            if not (len(addrs) == 1 and all(int(v["num-other-sentinels"]) == self.sentinel_count - 1
+                                            and int(v["num-slaves"]) >= live_replicas
+                                            and "s_down" not in v["flags"]
+                                            and "failover" not in v["flags"] for v in views)):
+                return False
+            (_, port), = addrs
+            info = self.node_client(next(n for n in self.nodes if n.port == int(port))).info("replication")
+            online = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+                      and v.get("state") == "online"]
+            return info["role"] == "master" and len(online) >= live_replicas
+        wait_for(settled, timeout_s, "sentinels settled")
+
+    def primary_port(self) -> int:
+        """Where the sentinels say the primary is."""
+        return int(self.sentinels[0].client().sentinel_get_master_addr_by_name(self.service)[1])
+
+    def primary(self) -> RedisServer:
+        port = self.primary_port()
+        return next(n for n in self.nodes if n.port == port)
+
+    def replicas(self) -> list[RedisServer]:
+        port = self.primary_port()
+        return [n for n in self.nodes if n.port != port]
+
+    def wait_for_failover(self, old_port: int, timeout_s: float = 60.0) -> RedisServer:
+        """Every live sentinel names a primary other than `old_port`, and it is a primary."""
+        def promoted():
+            ports = {int(v["port"]) for v in self._views()}
+            if len(ports) != 1 or old_port in ports:
+                return False
+            node = next(n for n in self.nodes if n.port in ports)
+            return self.node_client(node).info("replication")["role"] == "master"
+        wait_for(promoted, timeout_s, "sentinel failover")
+        return self.primary()
+
+    def cleanup(self) -> None:
+        for s in self.sentinels:
+            s.cleanup()
+        for n in self.nodes:
+            n.cleanup()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
