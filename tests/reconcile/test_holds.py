@@ -23,10 +23,12 @@ def _holds(db) -> dict:
 def test_holds_captures_voids_and_expiry_reach_the_database(redis_url, pg_url, db, ledger, capsys):
     ledger.open_account("H-1", txn_id="open-H-1", initial_minor=10_000)
     ledger.open_account("H-2", txn_id="open-H-2", initial_minor=5_000)
+    # migrate first: the short hold below must still be active when the next run sweeps
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
     assert ledger.hold("H-1", 3000, txn_id="h-cap", ttl_s=600).applied
     assert ledger.hold("H-1", 1000, txn_id="h-void", ttl_s=600).applied
     assert ledger.hold("H-1", 500, txn_id="h-open", ttl_s=600).applied
-    assert ledger.hold("H-2", 700, txn_id="h-exp", ttl_s=1).applied
+    assert ledger.hold("H-2", 700, txn_id="h-exp", ttl_s=5).applied
     assert ledger.capture("h-cap", 2500, txn_id="c-1").applied             # partial: 500 released
     assert ledger.void("h-void", txn_id="v-1").applied
     assert ledger.capture("h-void", 10, txn_id="c-2").status is Status.HOLD_ALREADY_VOIDED
@@ -39,7 +41,7 @@ def test_holds_captures_voids_and_expiry_reach_the_database(redis_url, pg_url, d
     assert_books_agree(ledger, db)
 
     capsys.readouterr()
-    time.sleep(2.0)                                     # h-exp lapses; Redis stops counting it
+    time.sleep(6.0)                                     # h-exp (5 s) lapses; Redis stops counting it
     assert ledger.available("H-2") == 5000
     assert run_cli("status", "--json", redis_url=redis_url, database_url=pg_url) == 0
     info = json.loads(capsys.readouterr().out)["holds"]
