@@ -10,10 +10,17 @@ unique txn id / journal position make them change nothing.
 `watermark()` says up to where a partition is durably applied (everything below the
 oldest pending entry, or up to the last delivered one when nothing is pending); the
 reconciler compares only below it and `trim()` never removes anything above it.
+
+Fault point (tests only): with ``CASHIER_FAULT_EXIT_AFTER_COMMIT=<n>`` in the environment
+when the consumer is created, the process exits at once (``os._exit(FAULT_EXIT_CODE)``, no
+cleanup, like a power cut) right after the COMMIT of its n-th batch and before that
+batch's XACK, so a test can prove that exactly this batch is delivered again and changes
+nothing. Unset (always, in production) it costs one integer comparison per batch.
 """
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 
@@ -27,6 +34,15 @@ from .models import journal_pos
 from .store import BatchResult, apply_batch
 
 log = logging.getLogger(__name__)
+
+FAULT_ENV = "CASHIER_FAULT_EXIT_AFTER_COMMIT"
+FAULT_EXIT_CODE = 86          # distinct from every exit code of the CLI, so a test knows it was this
+
+
+def _fault_exit_after_commit() -> int:
+    """The batch number after whose COMMIT the process dies (0: never). Read once."""
+    value = os.environ.get(FAULT_ENV, "")
+    return int(value) if value.isdigit() else 0
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,8 @@ class Consumer:
         # a batch whose commit failed): read with XREADGROUP id 0 until none are left.
         self._own_pending: dict[int, bool] = {}
         self._claim_cursor: dict[int, str] = {}
+        self._exit_after_commit = _fault_exit_after_commit()
+        self._commits = 0
 
     def _read_own(self, part: Partition) -> list:
         reply = self.client.xreadgroup(CONSUMER_GROUP, self.name, {part.journal: "0"}, count=self.batch_size)
@@ -169,6 +187,10 @@ class Consumer:
         self._own_pending[part.index] = True      # until the ack below has happened
         result: BatchResult = apply_batch(self.engine, part.index, raw, len(self.ledger.partitions))
         self.metrics.database_up.set(1)
+        if self._exit_after_commit:
+            self._commits += 1
+            if self._commits >= self._exit_after_commit:
+                os._exit(FAULT_EXIT_CODE)         # the fault point: committed, not acknowledged
         ids = [eid for eid, _ in entries]
         if ids:
             self.client.xack(part.journal, CONSUMER_GROUP, *ids)

@@ -1,5 +1,6 @@
 """Faults with real processes and servers: kill -9 mid-batch, two instances at once,
-SIGTERM, PostgreSQL stopped and restarted under the daemon, and the metrics endpoint."""
+SIGTERM, a crash exactly between COMMIT and XACK (the journal's fault point), PostgreSQL
+stopped and restarted under the daemon, and the metrics endpoint."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import pytest
 from sqlalchemy import create_engine, func, select
 
 from core import Ledger
+from reconcile_service.journal import FAULT_ENV, FAULT_EXIT_CODE
 from reconcile_service.models import DuplicateEntry, LedgerEntry
 from tests.reconcile.conftest import assert_books_agree, open_accounts, run_cli, spawn, workload
 from tests.support.postgres import PostgresServer
@@ -28,30 +30,84 @@ def _count(engine) -> int:
         return 0   # tables not created yet
 
 
+def _pending_of(ledger: Ledger, consumer: str) -> int:
+    """Entries delivered to `consumer` and not acknowledged, over every partition."""
+    return sum(c["pending"] for p in ledger.partitions
+               for c in ledger.client.xinfo_consumers(p.journal, "reconcile") if c["name"] == consumer)
+
+
 def test_kill_9_mid_batch_then_restart_is_exact(redis_url, pg_url, db, tmp_path):
     ledger = Ledger.from_url(redis_url, partitions=2)
     ledger.init(partitions=2)
     accounts = open_accounts(ledger, 30)
     applied = workload(ledger, accounts, 12_000, seed=3) + len(accounts)
-    kills = 0
+    kills = []
     for round_ in range(3):
-        proc = spawn("run", "--batch-size", "50", "--metrics-port", "0", "--consumer-name", f"victim-{round_}",
+        victim = f"victim-{round_}"
+        proc = spawn("run", "--batch-size", "50", "--metrics-port", "0", "--consumer-name", victim,
                      redis_url=redis_url, database_url=pg_url, log_path=tmp_path / "svc.log")
         before = _count(db)
         # kill while it is working: after it applied something, before it finished
         wait_for(lambda: _count(db) > before + 300 or proc.poll() is not None, 60, "progress")
-        if _count(db) >= applied:
-            proc.kill()
-            break
+        alive = proc.poll() is None
         proc.kill()            # SIGKILL: no handler, no cleanup, batches in any state
         proc.wait(10)
-        kills += 1
-    assert kills >= 1, "the service finished before it could be killed; make the workload bigger"
-    assert 0 < _count(db) < applied or kills < 3
+        kills.append({"alive": alive, "before": before, "at_kill": _count(db), "pending": _pending_of(ledger, victim)})
+    # every kill landed while the service was mid-way: alive, after progress, before the end
+    for k in kills:
+        assert k["alive"] and k["before"] < k["at_kill"] < applied, (kills, applied)
+    # ... and at least one cut a batch between its delivery and its acknowledgement
+    assert any(k["pending"] > 0 for k in kills), kills
     # restart: entries held by the dead consumers are claimed once they are idle
     started = time.monotonic()
     assert run_cli("run", "--once", "--claim-idle-ms", "300", redis_url=redis_url, database_url=pg_url) == 0
-    print(f"{applied} entries, {kills} kill -9, catch-up in {time.monotonic() - started:.2f} s")
+    print(f"{applied} entries, kills {kills}, catch-up in {time.monotonic() - started:.2f} s")
+    assert all(_pending_of(ledger, f"victim-{r}") == 0 for r in range(3))
+    assert_books_agree(ledger, db, expected_entries=applied)
+    with db.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(DuplicateEntry)).scalar_one() == 0
+
+
+def _metric(port: int, name: str) -> float:
+    """Sum of a metric's samples on the daemon's /metrics (0 when absent)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(name + "{") or line.startswith(name + " "))
+
+
+@pytest.mark.parametrize("restart_name", ["victim", "successor"])
+def test_crash_after_commit_before_xack_is_redelivered(redis_url, pg_url, db, tmp_path, restart_name):
+    """The fault point of reconcile_service.journal stops the daemon exactly between the
+    COMMIT of its 3rd batch and that batch's XACK. Restarted without it (under the same
+    consumer name: it reads its own pending entries; under another: it claims them), the
+    daemon gets exactly that batch again, counts it as redelivered and changes nothing."""
+    ledger = Ledger.from_url(redis_url)
+    accounts = open_accounts(ledger, 10)
+    applied = len(accounts) + workload(ledger, accounts, 400, seed=21)
+    assert applied > 200
+    victim = spawn("run", "--batch-size", "50", "--metrics-port", "0", "--consumer-name", "victim",
+                   env={FAULT_ENV: "3"}, redis_url=redis_url, database_url=pg_url, log_path=tmp_path / "victim.log")
+    assert victim.wait(60) == FAULT_EXIT_CODE, (tmp_path / "victim.log").read_text()[-2000:]
+    # three batches committed, the third never acknowledged
+    assert _count(db) == 150
+    assert _pending_of(ledger, "victim") == 50
+    group = ledger.client.xinfo_groups(ledger.partitions[0].journal)[0]
+    assert group["pending"] == 50
+    port = free_port()
+    proc = spawn("run", "--batch-size", "50", "--metrics-port", str(port), "--block-ms", "100",
+                 "--claim-idle-ms", "200", "--consumer-name", restart_name,
+                 redis_url=redis_url, database_url=pg_url, log_path=tmp_path / "restart.log")
+    try:
+        wait_for(lambda: _count(db) == applied and _pending_of(ledger, "victim") == 0
+                 and _pending_of(ledger, restart_name) == 0, 60, "catch-up after the crash")
+        wait_for(lambda: _metric(port, "reconcile_entries_redelivered_total") == 50, 30, "redelivery counted")
+        assert _metric(port, "reconcile_entries_applied_total") == applied - 150
+        assert _metric(port, "reconcile_duplicate_txns_total") == 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     assert_books_agree(ledger, db, expected_entries=applied)
     with db.connect() as conn:
         assert conn.execute(select(func.count()).select_from(DuplicateEntry)).scalar_one() == 0
