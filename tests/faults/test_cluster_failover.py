@@ -4,6 +4,7 @@ the promoted replica never received. No txn may ever apply twice."""
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing as mp
 import os
 import signal
@@ -18,9 +19,26 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 ACCOUNTS = [f"K-{i}" for i in range(24)]
 
 
-def terminal(url, worker, duration_s, queue, ledger_options):
+class _RetryCounter(logging.Handler):
+    """Counts the ledger's "redis call failed ..., retry" warnings: each is one retry
+    with the same txn id."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.retries = 0
+
+    def emit(self, record):
+        if record.getMessage().startswith("redis call failed"):
+            self.retries += 1
+
+
+def terminal(url, worker, duration_s, queue, ledger_options, ready):
+    counter = _RetryCounter()
+    logging.getLogger("core.ledger").addHandler(counter)
     ledger = Ledger.from_url(url, socket_timeout_s=0.5, retry=RetryPolicy(deadline_s=1.0), **ledger_options)
-    acked, i, deadline = [], 0, time.monotonic() + duration_s
+    ledger.balance(ACCOUNTS[worker])     # connected and the slots known before the kill
+    ready.wait(120)
+    acked, i, deadline, unavailable = [], 0, time.monotonic() + duration_s, 0
     while time.monotonic() < deadline:
         txn, account = f"w{worker}-{i}", ACCOUNTS[(worker * 7 + i) % len(ACCOUNTS)]
         while True:
@@ -28,11 +46,12 @@ def terminal(url, worker, duration_s, queue, ledger_options):
                 r = ledger.deduct(account, 1, txn_id=txn)
                 break
             except LedgerUnavailable:
+                unavailable += 1
                 time.sleep(0.1)
         if r.status is Status.APPLIED and not r.replayed:
             acked.append(txn)
         i += 1
-    queue.put(acked)
+    queue.put({"acked": acked, "retries": counter.retries, "unavailable": unavailable})
 
 
 def failover_run(ledger_options: dict) -> dict:
@@ -43,15 +62,22 @@ def failover_run(ledger_options: dict) -> dict:
             ledger.open_account(a, txn_id=f"open-{a}", initial_minor=10_000_000)
         ctx = mp.get_context("spawn")
         queue = ctx.Queue()
-        procs = [ctx.Process(target=terminal, args=(cluster.url, w, 8.0, queue, ledger_options))
+        ready = ctx.Barrier(4)
+        procs = [ctx.Process(target=terminal, args=(cluster.url, w, 8.0, queue, ledger_options, ready))
                  for w in range(3)]
         for p in procs:
             p.start()
+        ready.wait(120)          # every terminal connected (spawn + imports take a while on a busy machine)
         time.sleep(3.0)
         victim = cluster.primaries()[0]
+        replica = next(n for n in cluster.nodes
+                       if n.client().info("replication").get("master_port") == victim.port)
+        victim_id = victim.client().execute_command("CLUSTER", "MYID")
         killed_at = time.monotonic()
+        killed_at_ms = int(time.time() * 1000)
         victim.kill(signal.SIGKILL)
-        acked = [t for _ in procs for t in queue.get(timeout=120)]
+        reports = [queue.get(timeout=120) for _ in procs]
+        acked = [t for r in reports for t in r["acked"]]
         for p in procs:
             p.join(30)
         survivors = [n for n in cluster.nodes if n is not victim]
@@ -60,12 +86,26 @@ def failover_run(ledger_options: dict) -> dict:
         recovered_s = time.monotonic() - killed_at
         ledger = Ledger.from_url(f"redis+cluster://127.0.0.1:{survivors[0].port}")
         journal_txns = []
+        written_after_kill_on_promoted = 0
         for part in ledger.partitions:
-            journal_txns += [f["txn"] for _, f in ledger.client.xrange(part.journal) if f["kind"] == "deduct"]
+            node = ledger.client.get_node_from_key(part.journal)
+            for _, f in ledger.client.xrange(part.journal):
+                if f["kind"] == "deduct":
+                    journal_txns.append(f["txn"])
+                    if node.port == replica.port and int(f["ts"]) > killed_at_ms:
+                        written_after_kill_on_promoted += 1
         applied = set(journal_txns)
         lost = [t for t in acked if t not in applied]
+        nodes = survivors[0].client().execute_command("CLUSTER", "NODES")
+        nodes = nodes if isinstance(nodes, str) else nodes.decode() if isinstance(nodes, bytes) else str(nodes)
+        victim_line = next((line for line in nodes.splitlines() if line.startswith(victim_id)), "")
         return {"acknowledged": len(acked), "lost_acknowledged": len(lost),
-                "doubled": len(journal_txns) - len(applied), "recovered_s": round(recovered_s, 1)}
+                "doubled": len(journal_txns) - len(applied), "recovered_s": round(recovered_s, 1),
+                "promoted_role": replica.client().info("replication")["role"],
+                "victim_flags": victim_line.split()[2] if victim_line else "",
+                "written_after_kill_on_promoted": written_after_kill_on_promoted,
+                "retries": sum(r["retries"] for r in reports),
+                "unavailable": sum(r["unavailable"] for r in reports)}
     finally:
         cluster.cleanup()
 
@@ -83,6 +123,12 @@ def test_primary_killed_replica_promoted():
     print(figures)
     assert figures["doubled"] == 0
     assert figures["acknowledged"] > 100
+    # a failover happened: the victim's replica is a primary now, the cluster marks the
+    # victim failed, the terminals retried through it, and the promoted node took sales
+    assert figures["promoted_role"] == "master", figures
+    assert "fail" in figures["victim_flags"], figures
+    assert figures["retries"] + figures["unavailable"] > 0, figures
+    assert figures["written_after_kill_on_promoted"] > 0, figures
 
 
 def test_wait_option_refuses_to_acknowledge_what_no_replica_holds():
