@@ -1,8 +1,8 @@
 """The seeded, fault-injected, multi-process history of issue 12.
 
 `run_history(seed, ...)` starts a private redis-server (AOF, appendfsync always) behind
-a fault proxy, opens shared accounts (some pumped to balances of 10^14 and more, one
-optionally to just under MAX_BALANCE_MINOR), runs concurrent client processes that send
+a fault proxy on a copy of `pumped_template()` (shared accounts, some at balances of
+10^14 and more, one just under MAX_BALANCE_MINOR), runs concurrent client processes that send
 random requests of every kind the ledger has (`client_main`), and meanwhile injects
 faults from a seeded schedule: replies dropped after Redis ran the command (the proxy),
 `CLIENT KILL`, `DEBUG SLEEP` stalls, and a SIGKILL of Redis restarted from its AOF.
@@ -13,15 +13,18 @@ invariant checks of `history.py`. Nothing here fakes Redis or PostgreSQL.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import multiprocessing as mp
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -124,14 +127,14 @@ def _amount(rng: random.Random, account: str) -> int:
     return rng.choice([rng.randint(1, 3000), rng.randint(1, 300), rng.randint(3000, 60_000)])
 
 
-def _account(rng: random.Random, st: ClientState, near_max: bool) -> str:
-    pool = SHARED + WHALES + st.own_accounts + ([NEAR_MAX] if near_max else []) + ["NOPE-1"]
+def _account(rng: random.Random, st: ClientState) -> str:
+    pool = SHARED + WHALES + st.own_accounts + [NEAR_MAX, "NOPE-1"]
     return rng.choice(pool)
 
 
-def _random_request(rng: random.Random, st: ClientState, near_max: bool) -> Request:
+def _random_request(rng: random.Random, st: ClientState) -> Request:
     """A fresh random request of any kind (used for new txn ids and for reusing old ones)."""
-    acct = _account(rng, st, near_max)
+    acct = _account(rng, st)
     txn = f"{st.name}-{st.seq}-{rng.randint(0, 10 ** 6)}"
     roll = rng.random()
     if roll < 0.3:
@@ -152,7 +155,7 @@ def _random_request(rng: random.Random, st: ClientState, near_max: bool) -> Requ
     return Request(rng.choice(["freeze", "unfreeze"]), txn, acct)
 
 
-def _step(ledger, st: ClientState, near_max: bool, url: str) -> None:
+def _step(ledger, st: ClientState) -> None:
     rng = st.rng
     roll = rng.random()
     if roll < 0.10 and st.sent:                         # a replay of an earlier request, same txn id
@@ -160,12 +163,12 @@ def _step(ledger, st: ClientState, near_max: bool, url: str) -> None:
         return
     if roll < 0.16:                                     # a txn id reused for another request / account
         old = rng.choice([r.txn_id for r in st.sent] or SHARED_POOL) if rng.random() < 0.5 else rng.choice(SHARED_POOL)
-        new = _random_request(rng, st, near_max)
+        new = _random_request(rng, st)
         _send(ledger, st, Request(new.op, old, new.account_id, new.amount_minor, new.ref, new.ttl_s))
         return
     if roll < 0.24:                                     # a till's batch
         reqs = [Request("deduct", f"{st.name}-{st.seq}-b{k}", acct, _amount(rng, acct))
-                for k, acct in enumerate(_account(rng, st, near_max) for _ in range(rng.randint(2, 6)))]
+                for k, acct in enumerate(_account(rng, st) for _ in range(rng.randint(2, 6)))]
         if st.sent and rng.random() < 0.3:              # a retried item inside a new batch
             old = rng.choice(st.sent)
             if old.op == "deduct":
@@ -208,7 +211,7 @@ def _step(ledger, st: ClientState, near_max: bool, url: str) -> None:
         else:
             _send(ledger, st, Request("open", f"{st.name}-o-{st.seq}", rng.choice(SHARED), 10))
         return
-    _send(ledger, st, _random_request(rng, st, near_max))
+    _send(ledger, st, _random_request(rng, st))
 
 
 def late_retry(url: str, st: ClientState) -> None:
@@ -216,12 +219,14 @@ def late_retry(url: str, st: ClientState) -> None:
     (reconcile then reverses it with a compensating credit). Then a client request under the
     compensation's txn id `cmp:<partition>:<journal id>`, which it learned from the answer."""
     short = Ledger.from_url(url, retention_s=1, socket_timeout_s=2.0, retry=RetryPolicy(deadline_s=10.0))
+    account = f"{st.name}-LATE"           # its own account: nobody freezes or drains it
+    _send(short, st, Request("open", f"open-{account}", account, 1000), remember=False)
     txn = f"{st.name}-late"
-    req = Request("deduct", txn, SHARED[0], 7, retention_s=1)
+    req = Request("deduct", txn, account, 7, retention_s=1)
     first = _send(short, st, req, remember=False)
     if not getattr(first, "applied", False):
         return
-    wait_for(lambda: short.client.exists(short.schema.partition_of(SHARED[0]).txn(txn)) == 0, 10,
+    wait_for(lambda: short.client.exists(short.schema.partition_of(account).txn(txn)) == 0, 10,
              "the record's retention to pass")
     second = _send(short, st, req, remember=False)
     short.close()
@@ -232,8 +237,8 @@ def late_retry(url: str, st: ClientState) -> None:
               Request("deduct", f"cmp:{part}:{second.journal_id}", SHARED[1], 3))
 
 
-def client_main(url: str, name: str, seed: int, ops: int, duration_s: float, near_max: bool,
-                out_path: str, do_late_retry: bool, start) -> None:
+def client_main(url: str, name: str, seed: int, ops: int, duration_s: float, out_path: str,
+                do_late_retry: bool, start) -> None:
     ledger = Ledger.from_url(url, socket_timeout_s=0.25, retry=RetryPolicy(deadline_s=2.0))
     st = ClientState(name, random.Random(seed))
     start.wait(60)                      # every client imported and connected: the faults start now
@@ -243,7 +248,7 @@ def client_main(url: str, name: str, seed: int, ops: int, duration_s: float, nea
     for _ in range(ops):
         if time.monotonic() > deadline:
             break
-        _step(ledger, st, near_max, url)
+        _step(ledger, st)
     Path(out_path).write_text(json.dumps({"records": st.records, "duplicates": st.duplicates}))
 
 
@@ -348,38 +353,60 @@ def _redis_ms(ledger: Ledger) -> int:
     return s * 1000 + us // 1000
 
 
+AOF = ("--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "local")
+_TEMPLATE: dict = {}
+
+
+def pumped_template() -> tuple[Path, list[dict]]:
+    """The data directory (AOF) of a Redis holding the shared accounts, the whales
+    above and just below 10^14 and an account just under MAX_BALANCE_MINOR, and the
+    records of the requests that made them. Built once per test session (about 12,000
+    credits: pumping an account to 10^15 takes 10^4 of the largest operations); each
+    history starts a server on a copy."""
+    if "dir" not in _TEMPLATE:
+        directory = Path(tempfile.mkdtemp(prefix="history-template-"))
+        atexit.register(shutil.rmtree, directory, True)
+        server = RedisServer(*AOF, directory=directory).start()
+        try:
+            ledger = Ledger.from_url(server.url)
+            ledger.init()
+            records: list[dict] = []
+            for a in SHARED + WHALES + [NEAR_MAX]:
+                req = Request("open", f"open-{a}", a, 500_000)
+                records.append(record("setup", len(records), req, execute(ledger, req)))
+            # W-0 above 10^14 from the start, W-1 just below (its credits cross 10^14)
+            for w, target in zip(WHALES, (WHALE_MINOR + 7_654_321, WHALE_MINOR - MAX_AMOUNT_MINOR // 2)):
+                _pump(ledger, w, target, w, records)
+            _pump(ledger, NEAR_MAX, MAX_BALANCE_MINOR - 2 * MAX_AMOUNT_MINOR, NEAR_MAX, records)
+            ledger.close()
+        finally:
+            server.stop()                # SIGTERM: the AOF is complete on disk
+        (directory / "redis.log").unlink(missing_ok=True)
+        _TEMPLATE.update(dir=directory, records=records)
+    return _TEMPLATE["dir"], list(_TEMPLATE["records"])
+
+
+def start_from_template(redis_dir: Path) -> tuple[RedisServer, list[dict]]:
+    template, records = pumped_template()
+    shutil.copytree(template, redis_dir)
+    return RedisServer(*AOF, directory=redis_dir).start(), records
+
+
 def run_history(seed: int, pg_url: str, tmp: Path, *, clients: int = 3, ops: int = 5000,
-                duration_s: float = 6.0, kills: int = 1, near_max: bool = False,
-                drop_reply_probability: float = 0.02) -> HistoryReport:
-    rng = random.Random(seed)
+                duration_s: float = 6.0, kills: int = 1, drop_reply_probability: float = 0.02) -> HistoryReport:
     redis_dir = tmp / "redis"
-    redis_dir.mkdir()
-    aof = ("--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "local")
-    first = RedisServer(*aof, directory=redis_dir).start()
+    first, records = start_from_template(redis_dir)
     port = first.port
     box = {"server": first}
     proxy = RobustProxy(port, drop_reply_probability=drop_reply_probability, seed=seed).start()
     try:
-        setup = Ledger.from_url(f"redis://127.0.0.1:{port}/0")
-        setup.init()
-        records: list[dict] = []
-        for a in SHARED + WHALES + ([NEAR_MAX] if near_max else []):
-            req = Request("open", f"open-{a}", a, 500_000)
-            records.append(record("setup", len(records), req, execute(setup, req)))
-        # W-0 above 10^14 from the start, W-1 just below (its credits cross 10^14)
-        for w, target in zip(WHALES, (WHALE_MINOR + rng.randint(1, 10 ** 6) * 7,
-                                      WHALE_MINOR - rng.randint(1, 3) * MAX_AMOUNT_MINOR // 2)):
-            _pump(setup, w, target, w, records)
-        if near_max:
-            _pump(setup, NEAR_MAX, MAX_BALANCE_MINOR - 2 * MAX_AMOUNT_MINOR, NEAR_MAX, records)
-        setup.close()
         faults = Faults(box, random.Random(seed * 7 + 1), kills=kills, duration_s=duration_s,
-                        make_server=lambda: RedisServer(*aof, port=port, directory=redis_dir))
+                        make_server=lambda: RedisServer(*AOF, port=port, directory=redis_dir))
         ctx = mp.get_context("spawn")
         outs = [tmp / f"client-{i}.json" for i in range(clients)]
         start = ctx.Barrier(clients + 1)
         procs = [ctx.Process(target=client_main, args=(proxy.url, f"c{i}", seed * 100 + i, ops, duration_s,
-                                                       near_max, str(outs[i]), i == 0, start))
+                                                       str(outs[i]), i == 0, start))
                  for i in range(clients)]
         for p in procs:
             p.start()
