@@ -4,7 +4,8 @@ Part 1, seeded: concurrent client processes send random requests of every kind t
 a fault proxy while Redis is stalled (DEBUG SLEEP), its connections killed, and it is
 SIGKILLed and restarted from an appendfsync-always AOF; then `reconcile-service run
 --once` into a fresh PostgreSQL database and `verify` (see `workload.py`). A failing seed
-is reproduced with `pytest tests/properties -k 'seed and <seed>'`.
+is rerun with `pytest tests/properties -k seed-<n>`; `CASHIER_HISTORY_SEED=<m>` runs another
+seed with those options (for hunting: the checker names the invariant and the evidence).
 
 Part 2, hypothesis stateful testing: one client, a random sequence of requests, faults
 (replies dropped after Redis ran them, a Redis SIGKILL + AOF restart) and replays; the
