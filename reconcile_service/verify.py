@@ -34,7 +34,8 @@ from .store import account_balance_at
 
 # The sign each kind's amount must have: +1 positive, -1 negative, 0 zero, None either.
 KIND_SIGN = {"open": None, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1,
-             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0}
+             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0,
+             "shift_close": 0}
 STREAM_SCAN_LIMIT = 500_000
 
 
@@ -119,6 +120,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             LedgerEntry.kind.in_(("capture", "void", "hold_expire"))).group_by(LedgerEntry.original_txn_id)
             .having(func.count() > 1)).all()
         holds = conn.execute(select(Hold)).all()
+        check_chain(conn, report)
         in_flight = set()
         for account_id, info in live.items():
             if info is None:
@@ -197,3 +199,13 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             report.add("hold_resolved_twice", h.account_id, f"hold {h.hold_txn_id} is {h.status} in the "
                        f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
     return report
+
+
+def check_chain(conn, report: VerifyReport) -> None:
+    """The book's hash chain (reconcile_service.chain): every partition recomputed from
+    its first row; the first broken row of each partition is a `chain_broken` violation."""
+    from .chain import verify_chain
+    chain = verify_chain(conn)
+    report.checked["chained_entries"] = chain.rows_checked
+    for b in chain.breaks:
+        report.add("chain_broken", None, b.reason, **b.as_dict())
