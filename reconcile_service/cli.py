@@ -48,6 +48,8 @@ def _common() -> argparse.ArgumentParser:
                    help="restore a Redis that lost everything before consuming")
     g.add_argument("--metrics-host")
     g.add_argument("--metrics-port", type=int, help="Prometheus /metrics and /healthz port (0 = off)")
+    g.add_argument("--backoffice-host", help="address of the back-office page (default 127.0.0.1)")
+    g.add_argument("--backoffice-port", type=int, help="port of the back-office page (0 = off, the default)")
     g.add_argument("--retry-deadline-s", type=float,
                    help="give up when a server is away this long (0: daemon never, one-shot 60 s)")
     g.add_argument("--log-level")
@@ -74,13 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="machine-readable output")
     sub.add_parser("self-test", help="check the installation offline (Lua scripts, migrations on a "
                                      "scratch SQLite database, psycopg); needs no server")
+    from .reports.commands import add_parsers as add_report_parsers
+    add_report_parsers(sub, common)        # report ..., resolve, backoffice-user (database only)
     return parser
 
 
 _SETTING_FLAGS = ("redis_url", "database_url", "consumer_name", "batch_size", "block_ms", "claim_idle_ms",
                   "reconcile_interval_s", "trim_interval_s", "trim_keep_s", "hold_expiry_interval_s",
                   "restore_on_start",
-                  "metrics_host", "metrics_port", "retry_deadline_s", "log_level", "log_format")
+                  "metrics_host", "metrics_port", "retry_deadline_s", "log_level", "log_format",
+                  "backoffice_host", "backoffice_port")
 
 
 class Progress:
@@ -116,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     setup_logging(settings.log_level, settings.log_format)
     try:
+        from .reports import commands as reports
+        if args.command in reports.COMMANDS:
+            return reports.run_command(args, settings)
         return _dispatch(args, settings)
     except ConfigError as exc:
         print(f"reconcile-service: configuration error: {exc}", file=sys.stderr)

@@ -52,6 +52,9 @@ class Settings:
     max_backoff_s: float = 30.0
     log_level: str = "INFO"
     log_format: str = "json"               # json | text
+    shop_timezone: str = "Asia/Shanghai"   # reports and the back-office page show times in it
+    backoffice_host: str = "127.0.0.1"     # the back-office page (loopback unless you mean it)
+    backoffice_port: int = 0               # 0 = the daemon serves no back-office page
 
     def resolved_database_url(self) -> str:
         return self.database_url or default_database_url()
@@ -65,6 +68,7 @@ _TYPES: dict[str, tuple[type, float | None]] = {
     "trim_keep_s": (float, 0.0), "hold_expiry_interval_s": (float, 0.0), "restore_on_start": (bool, None), "metrics_host": (str, None),
     "metrics_port": (int, 0), "retry_deadline_s": (float, 0.0), "first_backoff_s": (float, 0.0),
     "max_backoff_s": (float, 0.0), "log_level": (str, None), "log_format": (str, None),
+    "shop_timezone": (str, None), "backoffice_host": (str, None), "backoffice_port": (int, 0),
 }
 _CHOICES = {"log_format": ("json", "text"),
             "log_level": ("DEBUG", "INFO", "WARNING", "ERROR")}
@@ -87,6 +91,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             value = value.upper()
         if name in _CHOICES and value not in _CHOICES[name]:
             raise ConfigError(f"{where}: {value!r} is not one of {', '.join(_CHOICES[name])}")
+        if name == "shop_timezone":
+            _check_zone(value, where)
         return value
     if isinstance(value, bool):
         raise ConfigError(f"{where}: must be a number, got {value!r}")
@@ -100,9 +106,17 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{where}: must be at least {low:g}, got {number}")
     if name == "batch_size" and number > _MAX_BATCH:
         raise ConfigError(f"{where}: must be at most {_MAX_BATCH}, got {number}")
-    if name == "metrics_port" and number > 65535:
+    if name in ("metrics_port", "backoffice_port") and number > 65535:
         raise ConfigError(f"{where}: must be a TCP port 0..65535, got {number}")
     return number
+
+
+def _check_zone(value: str, where: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{where}: {value!r} is not a time zone name (e.g. Asia/Shanghai)") from None
 
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:

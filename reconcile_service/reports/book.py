@@ -1,0 +1,334 @@
+"""What the reports compute, straight from the database of record (read-only but for
+`resolve_discrepancy`). Times are instants (UTC); `day_bounds` turns a shop-local date
+into them. Money is integer minor units; every line keeps principal and bonus apart.
+
+Liability over [start, end): opening (all entries before start) + the period's lines =
+closing, each line the sum of its kinds' bucket deltas:
+
+    top-ups (open with an initial amount, credit; by payment method)  principal in
+    bonus granted (the bonus part of top-ups)                          bonus in
+    spent (deduct, capture)                                            out
+    refunds (refund)                                                   in
+    card closes (close: principal paid out, bonus forfeited)           out
+    corrections (compensate, and txns Redis applied twice: duplicate_entries)  signed
+    other (any other kind: transfers, kinds added later)               signed
+
+so the identity holds exactly whatever the kinds; and the check line compares the
+closing with the accounts table: sum of accounts' principal_minor / bonus_minor now,
+less every entry that occurred at or after `end` (nothing, for a period ending now).
+On PostgreSQL all of it is read in one REPEATABLE READ snapshot.
+"""
+from __future__ import annotations
+
+import getpass
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import and_, func, literal, select, union_all
+from sqlalchemy.engine import Connection, Engine
+
+from ..models import Account, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
+from ..store import BOOK_ONLY_KINDS, utcnow
+
+TOPUP_KINDS = ("open", "credit")
+SPEND_KINDS = ("deduct", "capture")
+REFUND_KINDS = ("refund",)
+CLOSE_KINDS = ("close",)
+CORRECTION_KINDS = ("compensate",)
+METHODS = ("cash", "wechat", "alipay", "bank_card", "other")
+UNSPECIFIED = "unspecified"
+
+
+class ReportError(ValueError):
+    """A report was asked for wrongly (a field and the reason), e.g. --from after --to."""
+
+    def __init__(self, field_name: str, reason: str):
+        self.field = field_name
+        self.reason = reason
+        super().__init__(f"{field_name}: {reason}")
+
+
+def shop_zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ReportError("shop_timezone", f"{name!r} is not a time zone (e.g. Asia/Shanghai)") from None
+
+
+def parse_date(text: str, field_name: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise ReportError(field_name, f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def day_bounds(first: date, last: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """[start of `first`, start of the day after `last`) in the shop's zone, as UTC."""
+    if last < first:
+        raise ReportError("to", f"{last} is before {first}")
+    start = datetime.combine(first, time(0), zone).astimezone(timezone.utc)
+    end = datetime.combine(last + timedelta(days=1), time(0), zone).astimezone(timezone.utc)
+    return start, end
+
+
+
+
+def snapshot(engine: Engine):
+    """A connection whose reads all see one state of the database (PostgreSQL: REPEATABLE
+    READ; SQLite: the daemon's writes are serialised, reports read what is committed)."""
+    if engine.dialect.name == "postgresql":
+        return engine.connect().execution_options(isolation_level="REPEATABLE READ")
+    return engine.connect()
+
+
+# ---------------------------------------------------------------- liability
+
+@dataclass
+class Line:
+    key: str                     # label key (render.LABELS), e.g. "topup", "spent"
+    principal_minor: int = 0     # as shown: inflows and outflows positive, signed lines signed
+    bonus_minor: int = 0
+    detail: str = ""             # e.g. the payment method of a top-up line
+    direction: int = 1           # +1 adds to the liability, -1 takes from it, 0 signed as shown
+
+    @property
+    def total_minor(self) -> int:
+        return self.principal_minor + self.bonus_minor
+
+    def signed(self) -> tuple[int, int]:
+        d = self.direction or 1
+        return d * self.principal_minor, d * self.bonus_minor
+
+
+@dataclass
+class Liability:
+    start: datetime
+    end: datetime
+    opening: tuple[int, int]                 # (principal, bonus)
+    lines: list[Line]
+    closing: tuple[int, int]
+    accounts_now: tuple[int, int]            # sum of accounts' buckets in the database
+    after_end: tuple[int, int]               # entries that occurred at or after `end`
+    entries: int                             # entries in the period
+
+    @property
+    def balances_at_end(self) -> tuple[int, int]:
+        return (self.accounts_now[0] - self.after_end[0], self.accounts_now[1] - self.after_end[1])
+
+    @property
+    def balanced(self) -> bool:
+        """opening + lines == closing (by construction) and closing == the accounts."""
+        p, b = self.opening
+        for line in self.lines:
+            dp, db = line.signed()
+            p, b = p + dp, b + db
+        return (p, b) == self.closing == self.balances_at_end
+
+    def as_dict(self) -> dict:
+        return {"start": self.start.isoformat(), "end": self.end.isoformat(),
+                "opening": {"principal_minor": self.opening[0], "bonus_minor": self.opening[1]},
+                "lines": [dict(key=l.key, detail=l.detail, principal_minor=l.principal_minor,
+                               bonus_minor=l.bonus_minor, direction=l.direction) for l in self.lines],
+                "closing": {"principal_minor": self.closing[0], "bonus_minor": self.closing[1]},
+                "balances_at_end": {"principal_minor": self.balances_at_end[0],
+                                    "bonus_minor": self.balances_at_end[1]},
+                "entries": self.entries, "balanced": self.balanced}
+
+
+def _money_sums(conn: Connection, *where) -> tuple[int, int]:
+    total_p = total_b = 0
+    for table in (LedgerEntry, DuplicateEntry):
+        p, b = conn.execute(select(func.coalesce(func.sum(table.principal_delta_minor), 0),
+                                   func.coalesce(func.sum(table.bonus_delta_minor), 0))
+                            .where(table.kind.notin_(BOOK_ONLY_KINDS), *[w(table) for w in where])).one()
+        total_p, total_b = total_p + int(p), total_b + int(b)
+    return total_p, total_b
+
+
+def liability(engine: Engine, start: datetime, end: datetime) -> Liability:
+    with snapshot(engine) as conn:
+        opening = _money_sums(conn, lambda t: t.occurred_at < start)
+        after_end = _money_sums(conn, lambda t: t.occurred_at >= end)
+        groups = []
+        n = 0
+        for table, is_dup in ((LedgerEntry, False), (DuplicateEntry, True)):
+            q = (select(table.kind, table.method,
+                        func.sum(table.principal_delta_minor), func.sum(table.bonus_delta_minor), func.count())
+                 .where(table.occurred_at >= start, table.occurred_at < end, table.kind.notin_(BOOK_ONLY_KINDS))
+                 .group_by(table.kind, table.method))
+            for kind, method, p, b, c in conn.execute(q):
+                groups.append((kind, method, int(p), int(b), is_dup))
+                n += int(c)
+        accounts_now = tuple(int(x) for x in conn.execute(select(
+            func.coalesce(func.sum(Account.principal_minor), 0),
+            func.coalesce(func.sum(Account.bonus_minor), 0))).one())
+    topups: dict[str, int] = defaultdict(int)
+    bonus_granted = spent_p = spent_b = refund_p = refund_b = paid_out = forfeited = 0
+    corr_p = corr_b = other_p = other_b = 0
+    for kind, method, p, b, is_dup in groups:
+        if is_dup or kind in CORRECTION_KINDS:
+            corr_p, corr_b = corr_p + p, corr_b + b
+        elif kind in TOPUP_KINDS:
+            topups[method or UNSPECIFIED] += p
+            bonus_granted += b
+        elif kind in SPEND_KINDS:
+            spent_p, spent_b = spent_p - p, spent_b - b
+        elif kind in REFUND_KINDS:
+            refund_p, refund_b = refund_p + p, refund_b + b
+        elif kind in CLOSE_KINDS:
+            paid_out, forfeited = paid_out - p, forfeited - b
+        else:
+            other_p, other_b = other_p + p, other_b + b
+    lines = [Line("topup", topups.get(m, 0), 0, m) for m in (*METHODS, UNSPECIFIED)
+             if m in METHODS or topups.get(m)]
+    lines += [Line("topup", topups[m], 0, m) for m in sorted(topups) if m not in METHODS and m != UNSPECIFIED]
+    lines += [Line("bonus_granted", 0, bonus_granted),
+              Line("spent", spent_p, spent_b, direction=-1),
+              Line("refunds", refund_p, refund_b),
+              Line("closes", paid_out, forfeited, direction=-1),
+              Line("corrections", corr_p, corr_b, direction=0),
+              Line("other", other_p, other_b, direction=0)]
+    p, b = opening
+    for line in lines:
+        dp, db = line.signed()
+        p, b = p + dp, b + db
+    return Liability(start, end, opening, lines, (p, b), accounts_now, after_end, n)
+
+
+# ---------------------------------------------------------------- statement
+
+@dataclass
+class Statement:
+    account_id: str
+    holder_name: str | None
+    status: str | None
+    start: datetime | None
+    end: datetime | None
+    opening_minor: int
+    rows: list[dict]
+    closing_minor: int
+    balance_minor: int | None            # the account's balance in the database now
+
+    def as_dict(self) -> dict:
+        return {"account_id": self.account_id, "holder_name": self.holder_name, "status": self.status,
+                "start": self.start and self.start.isoformat(), "end": self.end and self.end.isoformat(),
+                "opening_minor": self.opening_minor, "closing_minor": self.closing_minor,
+                "balance_minor": self.balance_minor,
+                "rows": [{k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in r.items()}
+                         for r in self.rows]}
+
+
+def statement(engine: Engine, account_id: str, start: datetime | None = None, end: datetime | None = None,
+              limit: int | None = None) -> Statement:
+    """Every entry of the account in [start, end) in journal order (duplicates that
+    Redis applied twice included, marked), with the balance after each as Redis
+    reported it. Raises ReportError when the database has no such account."""
+    with snapshot(engine) as conn:
+        acct = conn.execute(select(Account).where(Account.account_id == account_id)).first()
+        if acct is None:
+            raise ReportError("account", f"no account {account_id!r} in the database")
+        parts = []
+        for table, dup in ((LedgerEntry, False), (DuplicateEntry, True)):
+            conds = [table.account_id == account_id]
+            if start is not None:
+                conds.append(table.occurred_at >= start)
+            if end is not None:
+                conds.append(table.occurred_at < end)
+            parts.append(select(table.journal_pos, table.occurred_at, table.txn_id, table.kind, table.amount_minor,
+                                table.principal_delta_minor, table.bonus_delta_minor, table.method,
+                                table.balance_after_minor, table.terminal_id, table.cashier_id,
+                                table.original_txn_id, literal(dup).label("duplicate")).where(and_(*conds)))
+        q = union_all(*parts).order_by("journal_pos")
+        if limit:
+            q = q.limit(limit)
+        rows = [dict(r._mapping) for r in conn.execute(q)]
+        opening = 0
+        if start is not None:
+            for table in (LedgerEntry, DuplicateEntry):
+                opening += int(conn.execute(select(func.coalesce(func.sum(table.amount_minor), 0)).where(
+                    table.account_id == account_id, table.occurred_at < start)).scalar_one())
+    for r in rows:
+        r.pop("journal_pos")
+        r["duplicate"] = bool(r["duplicate"])
+        if r["occurred_at"].tzinfo is None:
+            r["occurred_at"] = r["occurred_at"].replace(tzinfo=timezone.utc)
+    closing = opening + sum(r["amount_minor"] for r in rows)
+    return Statement(account_id, acct.holder_name, acct.status, start, end, opening, rows, closing, acct.balance_minor)
+
+
+def search_accounts(engine: Engine, text: str, limit: int = 20) -> list[dict]:
+    """Accounts whose id or holder name contains `text` (case-insensitive)."""
+    pattern = f"%{text.strip()}%"
+    with engine.connect() as conn:
+        rows = conn.execute(select(Account.account_id, Account.holder_name, Account.balance_minor,
+                                   Account.principal_minor, Account.bonus_minor, Account.status)
+                            .where(Account.account_id.ilike(pattern) | Account.holder_name.ilike(pattern))
+                            .order_by(Account.account_id).limit(limit))
+        return [dict(r._mapping) for r in rows]
+
+
+# ---------------------------------------------------------------- shifts, discrepancies
+
+def shifts(engine: Engine, start: datetime, end: datetime) -> list[dict]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(ShiftClose).where(ShiftClose.closed_at >= start, ShiftClose.closed_at < end)
+                            .order_by(ShiftClose.terminal_id, ShiftClose.shift_no, ShiftClose.closed_at))
+        out = []
+        for r in rows:
+            d = {c: getattr(r, c) for c in ("txn_id", "terminal_id", "shift_no", "cashier_id", "closed_by",
+                                             "opened_at", "closed_at", "sales_count", "sales_minor",
+                                             "refunds_count", "refunds_minor", "topups_count", "topups_minor")}
+            for k in ("opened_at", "closed_at"):
+                if d[k] is not None and d[k].tzinfo is None:
+                    d[k] = d[k].replace(tzinfo=timezone.utc)
+            d["record"] = json.loads(r.record_json)
+            out.append(d)
+        return out
+
+
+def discrepancies(engine: Engine, *, include_resolved: bool = False, limit: int = 200) -> list[dict]:
+    with engine.connect() as conn:
+        q = select(Discrepancy).order_by(Discrepancy.id.desc()).limit(limit)
+        if not include_resolved:
+            q = q.where(Discrepancy.status == "open")
+        out = []
+        for d in conn.execute(q):
+            row = {c: getattr(d, c) for c in ("id", "kind", "account_id", "txn_id", "journal_partition",
+                                               "journal_id", "redis_balance_minor", "db_balance_minor", "cause",
+                                               "status", "found_at", "resolved_at", "resolution_note",
+                                               "resolved_by")}
+            for k in ("found_at", "resolved_at"):
+                if row[k] is not None and row[k].tzinfo is None:
+                    row[k] = row[k].replace(tzinfo=timezone.utc)
+            try:
+                row["evidence"] = json.loads(d.evidence_json)
+            except ValueError:
+                row["evidence"] = d.evidence_json
+            out.append(row)
+        return out
+
+
+def resolve_discrepancy(engine: Engine, discrepancy_id: int, note: str, resolved_by: str | None = None) -> dict:
+    """Close one open discrepancy with a person's note (status 'resolved'). Raises
+    ReportError naming `id` (no such / not open) or `note` (empty)."""
+    note = (note or "").strip()
+    if not note:
+        raise ReportError("note", "say what was found and done (it stays with the discrepancy)")
+    if len(note) > 2000:
+        raise ReportError("note", "longer than 2000 characters")
+    by = (resolved_by or getpass.getuser() or "unknown")[:64]
+    now = utcnow()
+    with engine.begin() as conn:
+        row = conn.execute(select(Discrepancy.status).where(Discrepancy.id == discrepancy_id)).first()
+        if row is None:
+            raise ReportError("id", f"no discrepancy #{discrepancy_id}")
+        if row.status != "open":
+            raise ReportError("id", f"discrepancy #{discrepancy_id} is {row.status}, not open")
+        conn.execute(Discrepancy.__table__.update().where(Discrepancy.id == discrepancy_id,
+                                                          Discrepancy.status == "open")
+                     .values(status="resolved", resolved_at=now, resolution_note=note, resolved_by=by))
+    return {"id": discrepancy_id, "status": "resolved", "resolved_by": by, "resolved_at": now.isoformat(),
+            "note": note}

@@ -1,0 +1,235 @@
+"""Rendering the reports as text (a terminal), CSV (a spreadsheet; UTF-8 with a BOM so
+Excel opens Chinese correctly) and PDF (fpdf2, with the Noto Sans CJK font of Debian's
+fonts-noto-cjk so Chinese prints), in English (`en`) or Chinese (`zh_CN`). Amounts in
+yuan with two decimals (core.money.format_minor); times in the shop's time zone.
+
+Liability rows are signed as they count: what takes from the liability (spent, paid out
+on a card close) is negative, so opening + the rows = closing, line by line.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from core.money import format_minor
+
+from .book import Liability, Statement
+
+LANGS = ("en", "zh_CN")
+CJK_FONT_PATHS = ("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+                  "/usr/share/fonts/opentype/noto/NotoSansCJKsc-Regular.otf")
+CJK_SC_INDEX = 2     # "Noto Sans CJK SC" in the collection
+
+LABELS = {
+    "en": {
+        "liability_title": "Stored-value liability", "period": "Period", "generated": "Generated",
+        "item": "Item", "principal": "Principal", "bonus": "Bonus", "total": "Total",
+        "opening": "Opening balance", "topup": "Top-ups", "bonus_granted": "Bonus granted",
+        "spent": "Spent", "refunds": "Refunds", "closes": "Card closes (paid out / bonus forfeited)",
+        "corrections": "Corrections", "other": "Other", "closing": "Closing balance",
+        "check": "Check: sum of account balances at period end", "ok": "OK", "mismatch": "MISMATCH",
+        "entries": "Entries in period", "cash": "cash", "wechat": "WeChat Pay", "alipay": "Alipay",
+        "bank_card": "bank card", "unspecified": "method not recorded",
+        "statement_title": "Account statement", "account": "Account", "holder": "Holder", "status": "Status",
+        "time": "Time", "terminal": "Terminal", "cashier": "Cashier", "kind": "Kind", "amount": "Amount",
+        "balance_after": "Balance after", "txn": "Txn", "method": "Method", "duplicate": "applied twice",
+        "balance_now": "Balance in the database now",
+        "shifts_title": "Shift closes", "shift": "Shift", "closed_by": "Closed by", "opened": "Opened",
+        "closed": "Closed", "sales": "Sales", "refunds_col": "Refunds", "topups": "Top-ups", "count": "n",
+        "none": "none",
+        "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
+        "evidence": "Evidence",
+    },
+    "zh_CN": {
+        "liability_title": "储值负债表", "period": "期间", "generated": "生成时间",
+        "item": "项目", "principal": "本金", "bonus": "赠送金", "total": "合计",
+        "opening": "期初余额", "topup": "充值", "bonus_granted": "赠送金发放",
+        "spent": "消费", "refunds": "退款", "closes": "销卡（退还本金 / 作废赠送金）",
+        "corrections": "更正", "other": "其他", "closing": "期末余额",
+        "check": "核对：期末全部账户余额之和", "ok": "一致", "mismatch": "不一致",
+        "entries": "期间流水笔数", "cash": "现金", "wechat": "微信支付", "alipay": "支付宝",
+        "bank_card": "银行卡", "unspecified": "未记录支付方式",
+        "statement_title": "账户对账单", "account": "账户", "holder": "持卡人", "status": "状态",
+        "time": "时间", "terminal": "终端", "cashier": "收银员", "kind": "类型", "amount": "金额",
+        "balance_after": "交易后余额", "txn": "交易号", "method": "支付方式", "duplicate": "重复入账",
+        "balance_now": "数据库当前余额",
+        "shifts_title": "交班记录", "shift": "班次", "closed_by": "交班人", "opened": "开班",
+        "closed": "交班", "sales": "消费", "refunds_col": "退款", "topups": "充值", "count": "笔",
+        "none": "无",
+        "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
+        "evidence": "证据",
+    },
+}
+KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
+                         "refund": "退款", "compensate": "更正", "close": "销卡", "hold": "预授权",
+                         "void": "预授权撤销", "hold_expire": "预授权过期", "freeze": "冻结",
+                         "unfreeze": "解冻", "restore": "恢复"}}
+
+
+def label(lang: str, key: str) -> str:
+    return LABELS[lang].get(key, key)
+
+
+def kind_label(lang: str, kind: str) -> str:
+    return KIND_LABELS.get(lang, {}).get(kind, kind)
+
+
+def yuan(minor: int | None) -> str:
+    return "" if minor is None else format_minor(minor)
+
+
+def local(ts: datetime | None, zone: ZoneInfo) -> str:
+    return "" if ts is None else ts.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# ---------------------------------------------------------------- tables
+
+def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, rows, footer lines) of a liability report."""
+    L = lambda k: label(lang, k)
+    rows = [[L("opening"), yuan(rep.opening[0]), yuan(rep.opening[1]), yuan(sum(rep.opening))]]
+    for line in rep.lines:
+        name = L(line.key) + (f" ({L(line.detail)})" if line.detail else "")
+        p, b = line.signed()
+        rows.append([name, yuan(p), yuan(b), yuan(p + b)])
+    rows.append([L("closing"), yuan(rep.closing[0]), yuan(rep.closing[1]), yuan(sum(rep.closing))])
+    at_end = rep.balances_at_end
+    rows.append([L("check"), yuan(at_end[0]), yuan(at_end[1]), yuan(sum(at_end))])
+    footer = [f"{L('period')}: {local(rep.start, zone)} .. {local(rep.end, zone)} ({zone.key})",
+              f"{L('entries')}: {rep.entries}",
+              f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}"]
+    return [L("item"), L("principal"), L("bonus"), L("total")], rows, footer
+
+
+def statement_table(st: Statement, lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("time"), L("terminal"), L("cashier"), L("kind"), L("amount"), L("principal"), L("bonus"),
+              L("balance_after"), L("method"), L("txn")]
+    rows = [[local(r["occurred_at"], zone), r["terminal_id"] or "", r["cashier_id"] or "",
+             kind_label(lang, r["kind"]) + (f" ({L('duplicate')})" if r["duplicate"] else ""),
+             yuan(r["amount_minor"]), yuan(r["principal_delta_minor"]), yuan(r["bonus_delta_minor"]),
+             yuan(r["balance_after_minor"]), L(r["method"]) if r["method"] else "", r["txn_id"]]
+            for r in st.rows]
+    footer = [f"{L('account')}: {st.account_id}  {L('holder')}: {st.holder_name or ''}  {L('status')}: {st.status}",
+              f"{L('period')}: {local(st.start, zone) or '-'} .. {local(st.end, zone) or '-'} ({zone.key})",
+              f"{L('opening')}: {yuan(st.opening_minor)}  {L('closing')}: {yuan(st.closing_minor)}  "
+              f"{L('balance_now')}: {yuan(st.balance_minor)}"]
+    return header, rows, footer
+
+
+def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("terminal"), L("shift"), L("cashier"), L("closed_by"), L("opened"), L("closed"),
+              f"{L('sales')} ({L('count')})", L("sales"), f"{L('refunds_col')} ({L('count')})", L("refunds_col"),
+              f"{L('topups')} ({L('count')})", L("topups")]
+    body = [[r["terminal_id"], str(r["shift_no"]), r["cashier_id"] or "", r["closed_by"],
+             local(r["opened_at"], zone), local(r["closed_at"], zone), str(r["sales_count"]), yuan(r["sales_minor"]),
+             str(r["refunds_count"]), yuan(r["refunds_minor"]), str(r["topups_count"]), yuan(r["topups_minor"])]
+            for r in rows]
+    return header, body, [f"{L('shifts_title')}: {len(rows) or L('none')}"]
+
+
+def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    import json
+    L = lambda k: label(lang, k)
+    header = [L("id"), L("kind"), L("account"), L("txn"), L("found"), L("status"), L("cause"), L("evidence")]
+    body = [[str(r["id"]), r["kind"], r["account_id"] or "", r["txn_id"] or "", local(r["found_at"], zone),
+             r["status"], r["cause"], json.dumps(r["evidence"], ensure_ascii=False, sort_keys=True)]
+            for r in rows]
+    return header, body, [f"{L('discrepancies_title')}: {len(rows) or L('none')}"]
+
+
+# ---------------------------------------------------------------- formats
+
+def as_text(title: str, header: list[str], rows: list[list[str]], footer: list[str]) -> str:
+    from unicodedata import east_asian_width
+    width = lambda s: sum(2 if east_asian_width(c) in "WF" else 1 for c in s)
+    cols = [max([width(h)] + [width(r[i]) for r in rows]) for i, h in enumerate(header)]
+    cols = [min(c, 60) for c in cols]
+
+    def fmt(cells):
+        out = []
+        for i, c in enumerate(cells):
+            c = c if width(c) <= 60 else c[:57] + "..."
+            pad = " " * max(0, cols[i] - width(c))
+            out.append(pad + c if i and _numeric(c) else c + pad)
+        return "  ".join(out).rstrip()
+    lines = [title, "", fmt(header), "  ".join("-" * c for c in cols)]
+    lines += [fmt(r) for r in rows]
+    lines += [""] + footer
+    return "\n".join(lines) + "\n"
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and text.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def as_csv(header: list[str], rows: list[list[str]], footer: list[str]) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(header)
+    w.writerows(rows)
+    for line in footer:
+        w.writerow([line])
+    return ("\ufeff" + buf.getvalue()).encode("utf-8")
+
+
+def cjk_font() -> str | None:
+    override = os.environ.get("CASHIER_REPORT_FONT")
+    for path in ((override,) if override else ()) + CJK_FONT_PATHS:
+        if path and Path(path).exists():
+            return path
+    return None
+
+
+def as_pdf(title: str, header: list[str], rows: list[list[str]], footer: list[str]) -> bytes:
+    """A landscape A4 table. Without the CJK font (fonts-noto-cjk) only Latin text prints,
+    so a Chinese report then refuses with a clear message instead of boxes."""
+    from fpdf import FPDF
+    from fpdf.enums import XPos, YPos
+    from fpdf.fonts import FontFace
+
+    font = cjk_font()
+    text = "".join([title, *header, *footer, *(c for r in rows for c in r)])
+    if font is None and any(ord(c) > 0xFF for c in text):
+        raise RuntimeError("PDF with Chinese text needs the Noto Sans CJK font: install fonts-noto-cjk "
+                           "(or set CASHIER_REPORT_FONT to an OTF/TTC with CJK glyphs)")
+    pdf = FPDF(orientation="L", unit="mm", format="A4")
+    pdf.set_auto_page_break(True, margin=12)
+    if font:
+        pdf.add_font("cjk", fname=font, collection_font_number=CJK_SC_INDEX if font.endswith(".ttc") else 0)
+        family = "cjk"
+    else:
+        family = "helvetica"
+    pdf.add_page()
+    pdf.set_font(family, size=14)
+    pdf.cell(0, 8, title, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.set_font(family, size=8)
+    usable = pdf.w - pdf.l_margin - pdf.r_margin
+    weights = [max(len(h), *(min(len(r[i]), 40) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    scale = usable / max(1, sum(weights))
+    widths = [w * scale for w in weights]
+    with pdf.table(col_widths=widths, text_align=["LEFT" if not rows or not _numeric(rows[0][i]) else "RIGHT"
+                                                   for i in range(len(header))],
+                   line_height=4.5, first_row_as_headings=True,
+                   headings_style=FontFace(emphasis=None, fill_color=(225, 230, 240))) as table:
+        table.row(header)
+        for r in rows:
+            table.row(r)
+    pdf.ln(3)
+    for line in footer:
+        pdf.multi_cell(0, 5, line, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    return bytes(pdf.output())
+
+
+def render(kind: str, fmt: str, title: str, table: tuple[list[str], list[list[str]], list[str]]) -> bytes:
+    header, rows, footer = table
+    if fmt == "csv":
+        return as_csv(header, rows, footer)
+    if fmt == "pdf":
+        return as_pdf(title, header, rows, footer)
+    return as_text(title, header, rows, footer).encode("utf-8")
