@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 GENESIS_HASH = "0" * 64
 HASH_LEN = 64
@@ -44,6 +44,13 @@ def occurred_us(value: datetime | str) -> int:
         value = value.replace(tzinfo=timezone.utc)
     delta = value - EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def utc_day(value: datetime | str):
+    """The UTC calendar day of an instant (naive and text as in `occurred_us`)."""
+    from datetime import date
+    us = occurred_us(value)
+    return date(1970, 1, 1) + timedelta(days=us // 86_400_000_000)
 
 
 def canonical(row) -> bytes:

@@ -27,9 +27,9 @@ and counted; its reversal is an ordinary `compensate` entry in `ledger_entries`.
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Integer, String, Text, UniqueConstraint, Index
+from sqlalchemy import BigInteger, Boolean, Date, DateTime, Integer, String, Text, UniqueConstraint, Index
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID_LEN = 64          # core.validation's limit for account, txn, terminal and cashier ids
@@ -318,3 +318,20 @@ class BackofficeUser(Base):
     password_hash: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class DailyTotal(Base):
+    """Per partition, UTC day, kind, payment method and whether the rows are duplicates:
+    the sums of the entries' bucket deltas, kept by the same transaction that inserts the
+    entries (so always equal to them). The liability report adds whole days from here and
+    reads only the partial days at a period's edges from ledger_entries. One row set per
+    partition, so consumers of different partitions never wait for each other."""
+    __tablename__ = "daily_totals"
+    journal_partition: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    method: Mapped[str] = mapped_column(String(METHOD_LEN), primary_key=True)   # '' when none
+    duplicate: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    principal_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    bonus_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    entries: Mapped[int] = mapped_column(BigInteger, nullable=False)

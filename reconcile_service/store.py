@@ -18,7 +18,7 @@ import logging
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, fields as dataclass_fields
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Iterable, Sequence
 
 from sqlalchemy import ARRAY, bindparam, case, func, select
@@ -29,7 +29,7 @@ from core import JournalEntry
 from core.keys import KeySchema
 
 from . import chain
-from .models import (METHOD_LEN, Account, ChainHead, Discrepancy, DuplicateEntry, Hold, JournalProgress,
+from .models import (METHOD_LEN, Account, ChainHead, DailyTotal, Discrepancy, DuplicateEntry, Hold, JournalProgress,
                      LedgerEntry, LedgerSetting, QuarantinedEntry, ShiftClose, SubBalance, journal_pos)
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ TRANSFER_KINDS = ("xfer_out", "xfer_in")
 BOOK_ONLY_KINDS = ("shift_close",)
 _INT_RE = re.compile(r"-?[0-9]{1,19}")
 # the totals of a Z record (core.shifts), each a whole number
+_EPOCH_DAY = date(1970, 1, 1)
 SHIFT_TOTALS = ("sales_count", "sales_minor", "refunds_count", "refunds_minor", "topups_count", "topups_minor")
 
 
@@ -289,6 +290,7 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
         conn.execute(ChainHead.__table__.update().where(ChainHead.journal_partition == partition)
                      .values(last_seq=last_seq, last_hash=last_hash, updated_at=now))
     result.applied = len(effective)
+    new_rows = len(effective)
     candidates.extend(e for e in first.values() if e.txn_id in stored)
     prior_of = dict(stored)
     prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
@@ -326,7 +328,35 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
             result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
             _upsert_holds(conn, money, now)
         _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
+        _add_daily_totals(conn, partition, effective[:new_rows], effective[new_rows:])
         _advance_progress(conn, partition, effective, now)
+
+
+def _add_daily_totals(conn: Connection, partition: int, entries: list[BookEntry],
+                      duplicates: list[BookEntry]) -> None:
+    """Add the batch's bucket deltas to the partition's daily totals (a handful of rows
+    per batch; keyed by partition, so other partitions' consumers never wait here)."""
+    totals: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for dup, group in ((False, entries), (True, duplicates)):
+        for e in group:
+            t = totals[(_utc_day(e.occurred_ms), e.kind, e.method, dup)]
+            t[0] += e.principal_delta_minor
+            t[1] += e.bonus_delta_minor
+            t[2] += 1
+    if not totals:
+        return
+    rows = [dict(journal_partition=partition, day=k[0], kind=k[1], method=k[2], duplicate=k[3],
+                 principal_minor=v[0], bonus_minor=v[1], entries=v[2]) for k, v in sorted(totals.items())]
+    ins = insert_for(conn, DailyTotal)
+    ex, tbl = ins.excluded, DailyTotal.__table__.c
+    conn.execute(ins.on_conflict_do_update(
+        index_elements=["journal_partition", "day", "kind", "method", "duplicate"],
+        set_=dict(principal_minor=tbl.principal_minor + ex.principal_minor,
+                  bonus_minor=tbl.bonus_minor + ex.bonus_minor, entries=tbl.entries + ex.entries)), rows)
+
+
+def _utc_day(ms: int):
+    return _EPOCH_DAY + timedelta(days=ms // 86_400_000)
 
 
 def _insert_shift_closes(conn: Connection, closes: list[BookEntry], now: datetime) -> None:

@@ -14,6 +14,7 @@ import io
 import itertools
 import json
 import random
+from collections import defaultdict
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -118,6 +119,9 @@ def assert_month_balances(engine, today: date):
     upto = book.liability(engine, *book.day_bounds(days[0], today + timedelta(days=1), ZONE))
     with engine.connect() as conn:
         total = conn.execute(select(func.sum(Account.balance_minor))).scalar_one()
+        raw = defaultdict(lambda: [0, 0, 0])
+        book._raw_groups(conn, raw, None, None)
+        assert dict(book.grouped_sums(conn, None, None)) == dict(raw)    # daily_totals == the entries
     assert upto.after_end == (0, 0) and sum(upto.closing) == total
     return whole
 
