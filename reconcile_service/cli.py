@@ -138,7 +138,7 @@ def _dispatch(args, settings) -> int:
     from .service import Service, Stopped, Unavailable
 
     service = Service(settings)
-    server = None
+    server = web = None
     try:
         if args.command == "migrate":
             before, after = service.with_retry(lambda: migrate(service.engine), "migrating",
@@ -161,6 +161,9 @@ def _dispatch(args, settings) -> int:
                 except OSError as exc:
                     raise ConfigError(f"metrics_port: cannot listen on {settings.metrics_host}:"
                                       f"{settings.metrics_port} ({exc.strerror or exc})") from None
+            if settings.backoffice_port and not args.once:
+                from .web.server import start_backoffice
+                web = start_backoffice(service.engine, settings)
             return service.run_once() if args.once else service.run_daemon()
         deadline = service.one_shot_deadline_s()
         service.with_retry(lambda: service.prepare_database(auto_migrate=True), "migrating", deadline)
@@ -204,6 +207,8 @@ def _dispatch(args, settings) -> int:
     finally:
         if server:
             server.close()
+        if web:
+            web.close()
         service.close()
 
 

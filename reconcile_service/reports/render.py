@@ -32,8 +32,8 @@ LABELS = {
         "spent": "Spent", "refunds": "Refunds", "closes": "Card closes (paid out / bonus forfeited)",
         "corrections": "Corrections", "other": "Other", "closing": "Closing balance",
         "check": "Check: sum of account balances at period end", "ok": "OK", "mismatch": "MISMATCH",
-        "entries": "Entries in period", "cash": "cash", "wechat": "WeChat Pay", "alipay": "Alipay",
-        "bank_card": "bank card", "unspecified": "method not recorded",
+        "entries": "Entries in period", "m_cash": "cash", "m_wechat": "WeChat Pay", "m_alipay": "Alipay",
+        "m_bank_card": "bank card", "m_other": "other method", "m_unspecified": "method not recorded",
         "statement_title": "Account statement", "account": "Account", "holder": "Holder", "status": "Status",
         "time": "Time", "terminal": "Terminal", "cashier": "Cashier", "kind": "Kind", "amount": "Amount",
         "balance_after": "Balance after", "txn": "Txn", "method": "Method", "duplicate": "applied twice",
@@ -51,8 +51,8 @@ LABELS = {
         "spent": "消费", "refunds": "退款", "closes": "销卡（退还本金 / 作废赠送金）",
         "corrections": "更正", "other": "其他", "closing": "期末余额",
         "check": "核对：期末全部账户余额之和", "ok": "一致", "mismatch": "不一致",
-        "entries": "期间流水笔数", "cash": "现金", "wechat": "微信支付", "alipay": "支付宝",
-        "bank_card": "银行卡", "unspecified": "未记录支付方式",
+        "entries": "期间流水笔数", "m_cash": "现金", "m_wechat": "微信支付", "m_alipay": "支付宝",
+        "m_bank_card": "银行卡", "m_other": "其他方式", "m_unspecified": "未记录支付方式",
         "statement_title": "账户对账单", "account": "账户", "holder": "持卡人", "status": "状态",
         "time": "时间", "terminal": "终端", "cashier": "收银员", "kind": "类型", "amount": "金额",
         "balance_after": "交易后余额", "txn": "交易号", "method": "支付方式", "duplicate": "重复入账",
@@ -74,6 +74,10 @@ def label(lang: str, key: str) -> str:
     return LABELS[lang].get(key, key)
 
 
+def method_label(lang: str, method: str) -> str:
+    return LABELS[lang].get(f"m_{method}", method)
+
+
 def kind_label(lang: str, kind: str) -> str:
     return KIND_LABELS.get(lang, {}).get(kind, kind)
 
@@ -93,7 +97,7 @@ def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str
     L = lambda k: label(lang, k)
     rows = [[L("opening"), yuan(rep.opening[0]), yuan(rep.opening[1]), yuan(sum(rep.opening))]]
     for line in rep.lines:
-        name = L(line.key) + (f" ({L(line.detail)})" if line.detail else "")
+        name = L(line.key) + (f" ({method_label(lang, line.detail)})" if line.detail else "")
         p, b = line.signed()
         rows.append([name, yuan(p), yuan(b), yuan(p + b)])
     rows.append([L("closing"), yuan(rep.closing[0]), yuan(rep.closing[1]), yuan(sum(rep.closing))])
@@ -112,7 +116,7 @@ def statement_table(st: Statement, lang: str, zone: ZoneInfo) -> tuple[list[str]
     rows = [[local(r["occurred_at"], zone), r["terminal_id"] or "", r["cashier_id"] or "",
              kind_label(lang, r["kind"]) + (f" ({L('duplicate')})" if r["duplicate"] else ""),
              yuan(r["amount_minor"]), yuan(r["principal_delta_minor"]), yuan(r["bonus_delta_minor"]),
-             yuan(r["balance_after_minor"]), L(r["method"]) if r["method"] else "", r["txn_id"]]
+             yuan(r["balance_after_minor"]), method_label(lang, r["method"]) if r["method"] else "", r["txn_id"]]
             for r in st.rows]
     footer = [f"{L('account')}: {st.account_id}  {L('holder')}: {st.holder_name or ''}  {L('status')}: {st.status}",
               f"{L('period')}: {local(st.start, zone) or '-'} .. {local(st.end, zone) or '-'} ({zone.key})",

@@ -1,0 +1,138 @@
+"""The back-office Flask application: `create_app(engine, zone)`. Every page but /login
+needs a session; nothing here writes to the database except a login's session key.
+Forms that change state (login, logout) carry a CSRF token kept in the session."""
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+from flask import Flask, Response, abort, redirect, render_template, request, session, url_for
+from zoneinfo import ZoneInfo
+
+from ..reports import book, render
+from ..reports.commands import build
+from . import auth
+
+TEMPLATES = Path(__file__).with_name("templates")
+STATEMENT_PAGE_ROWS = 1000
+REPORT_KINDS = ("liability", "statement", "shifts", "discrepancies")
+
+
+def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flask:
+    app = Flask("reconcile_service.web", template_folder=str(TEMPLATES))
+    # the signing key comes from the database on the first request (the daemon may start
+    # before the database is reachable)
+    app.config.update(SECRET_KEY=secret_key, SESSION_COOKIE_HTTPONLY=True,
+                      SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_NAME="backoffice",
+                      PERMANENT_SESSION_LIFETIME=timedelta(hours=8))
+
+    def lang() -> str:
+        chosen = request.args.get("lang") or session.get("lang") or "en"
+        return chosen if chosen in render.LANGS else "en"
+
+    @app.context_processor
+    def helpers():
+        L = lang()
+        return dict(t=lambda key: render.label(L, key), yuan=render.yuan, lang=L,
+                    local=lambda ts: render.local(ts, zone), kind_label=lambda k: render.kind_label(L, k),
+                    zone=zone.key, user=session.get("user"), csrf=session.get("csrf", ""))
+
+    @app.before_request
+    def require_login():
+        if not app.secret_key:
+            app.secret_key = auth.session_key(engine)
+        if request.endpoint in ("login", "static") or session.get("user"):
+            if "lang" in request.args and request.args["lang"] in render.LANGS:
+                session["lang"] = request.args["lang"]
+            return None
+        return redirect(url_for("login", next=request.full_path if request.method == "GET" else "/"))
+
+    @app.after_request
+    def no_store(resp):
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers["X-Frame-Options"] = "DENY"
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        return resp
+
+    @app.route("/login", methods=["GET", "POST"])
+    def login():
+        error = None
+        if request.method == "POST":
+            if not secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf", "-")):
+                error = "form expired, try again"
+            elif auth.check_login(engine, request.form.get("username", ""), request.form.get("password", "")):
+                nxt = request.args.get("next") or "/"
+                session.clear()
+                session.permanent = True
+                session.update(user=request.form["username"], csrf=secrets.token_urlsafe(16))
+                return redirect(nxt if nxt.startswith("/") and not nxt.startswith("//") else "/")
+            else:
+                error = "wrong user name or password"
+        session["csrf"] = session.get("csrf") or secrets.token_urlsafe(16)
+        return render_template("login.html", error=error, csrf=session["csrf"]), 401 if error else 200
+
+    @app.post("/logout")
+    def logout():
+        if secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf", "-")):
+            session.clear()
+        return redirect(url_for("login"))
+
+    @app.get("/")
+    def index():
+        today = datetime.now(zone).date()
+        rep = book.liability(engine, *book.day_bounds(today, today, zone))
+        header, rows, footer = render.liability_table(rep, lang(), zone)
+        recent = book.discrepancies(engine, limit=10)
+        return render_template("index.html", today=today, header=header, rows=rows, footer=footer,
+                               balanced=rep.balanced, discrepancies=recent)
+
+    @app.get("/search")
+    def search():
+        q = request.args.get("q", "").strip()
+        found = book.search_accounts(engine, q) if q else []
+        return render_template("search.html", q=q, found=found)
+
+    @app.get("/statement/<account>")
+    def statement(account):
+        try:
+            start, end = _bounds(request.args.get("from"), request.args.get("to"), zone)
+            st = book.statement(engine, account, start, end, limit=STATEMENT_PAGE_ROWS)
+        except book.ReportError as exc:
+            return render_template("error.html", message=str(exc)), 404 if exc.field == "account" else 400
+        header, rows, footer = render.statement_table(st, lang(), zone)
+        return render_template("statement.html", st=st, header=header, rows=rows, footer=footer,
+                               limit=STATEMENT_PAGE_ROWS, date_from=request.args.get("from", ""),
+                               date_to=request.args.get("to", ""), quoted=quote(account, safe=""))
+
+    @app.get("/download/<kind>.<fmt>")
+    def download(kind, fmt):
+        if kind not in REPORT_KINDS or fmt not in ("csv", "pdf"):
+            abort(404)
+        args = request.args
+        today = datetime.now(zone).date().isoformat()
+        try:
+            payload, _ = build(kind, engine, zone, lang(), fmt,
+                               date=args.get("date") or (today if kind in ("liability", "shifts") and not
+                                                         args.get("from") else None),
+                               date_from=args.get("from"), date_to=args.get("to"), account=args.get("account"))
+        except book.ReportError as exc:
+            return render_template("error.html", message=str(exc)), 400
+        name = f"{kind}-{args.get('account') or args.get('date') or args.get('from') or today}.{fmt}"
+        mime = "text/csv; charset=utf-8" if fmt == "csv" else "application/pdf"
+        return Response(payload, mimetype=mime,
+                        headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
+
+    return app
+
+
+def _bounds(date_from: str | None, date_to: str | None, zone) -> tuple:
+    start = end = None
+    if date_from:
+        d = book.parse_date(date_from, "from")
+        start = book.day_bounds(d, d, zone)[0]
+    if date_to:
+        d = book.parse_date(date_to, "to")
+        end = book.day_bounds(d, d, zone)[1]
+    return start, end

@@ -1,0 +1,52 @@
+"""Serving the back-office page from the daemon: waitress (a production WSGI server) on
+its own port, in a background thread, bound to 127.0.0.1 unless `backoffice_host` says
+otherwise. `BackofficeServer(...).start()` / `.close()`."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from waitress.server import create_server
+
+from ..reports.book import shop_zone
+from .app import create_app
+
+log = logging.getLogger(__name__)
+
+
+class BackofficeServer:
+    def __init__(self, engine, host: str, port: int, timezone_name: str, threads: int = 4):
+        self.app = create_app(engine, shop_zone(timezone_name))
+        self.server = create_server(self.app, host=host, port=port, threads=threads, ident="backoffice",
+                                    clear_untrusted_proxy_headers=True)
+        self.port = self.server.effective_port
+        self.host = host
+        self.thread = threading.Thread(target=self._serve, name="backoffice-http", daemon=True)
+
+    def _serve(self) -> None:
+        try:
+            self.server.run()
+        except OSError:          # closed under it at shutdown
+            pass
+
+    def start(self) -> "BackofficeServer":
+        self.thread.start()
+        log.info("back-office page listening", extra={"host": self.host, "port": self.port})
+        return self
+
+    def close(self) -> None:
+        self.server.close()
+        self.server.task_dispatcher.shutdown()
+        self.thread.join(timeout=5)
+
+
+def start_backoffice(engine, settings) -> BackofficeServer:
+    """The daemon's back-office page per the settings; a port that cannot be bound is a
+    configuration error naming `backoffice_port`."""
+    from ..config import ConfigError
+    try:
+        return BackofficeServer(engine, settings.backoffice_host, settings.backoffice_port,
+                                settings.shop_timezone).start()
+    except OSError as exc:
+        raise ConfigError(f"backoffice_port: cannot listen on {settings.backoffice_host}:"
+                          f"{settings.backoffice_port} ({exc.strerror or exc})") from None
