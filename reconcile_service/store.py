@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, fields as dataclass_fields
@@ -203,6 +204,8 @@ class _ChainRace(Exception):
 
 
 CHAIN_RACE_ATTEMPTS = 5
+# The benchmark's "drain without the chain" (bench/parts/reconcile.py); never in production.
+UNCHAINED_FOR_BENCH = os.environ.get("CASHIER_BENCH_UNCHAINED") == "1"
 
 
 def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
@@ -276,7 +279,30 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
             candidates.append(e)
         else:
             first[e.txn_id] = e
-    # Under the partition's chain lock: which entries are new, then chain and insert them.
+    if UNCHAINED_FOR_BENCH:
+        effective, stored = _insert_unchained(conn, first, now)
+    else:
+        effective, stored = _insert_chained(conn, partition, first, now)
+    result.applied = len(effective)
+    new_rows = len(effective)
+    candidates.extend(e for e in first.values() if e.txn_id in stored)
+    prior_of = dict(stored)
+    prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
+    _record_duplicates(conn, candidates, prior_of, effective, result, now)
+    if effective:
+        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS]
+        if money:
+            _upsert_sub_balances(conn, partition, money, now)
+            result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
+            _upsert_holds(conn, money, now)
+        _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
+        _add_daily_totals(conn, partition, effective[:new_rows], effective[new_rows:])
+        _advance_progress(conn, partition, effective, now)
+
+
+def _insert_chained(conn: Connection, partition: int, first: dict[str, BookEntry], now: datetime):
+    """Under the partition's chain lock: which entries are new, then chain and insert
+    them. Answers (the new entries, {txn id: position} of those already stored)."""
     last_seq, last_hash = _lock_chain_head(conn, partition, now)
     stored = _stored_positions(conn, list(first))
     effective: list[BookEntry] = [e for e in first.values() if e.txn_id not in stored]
@@ -289,12 +315,26 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
             raise _ChainRace()
         conn.execute(ChainHead.__table__.update().where(ChainHead.journal_partition == partition)
                      .values(last_seq=last_seq, last_hash=last_hash, updated_at=now))
-    result.applied = len(effective)
-    new_rows = len(effective)
-    candidates.extend(e for e in first.values() if e.txn_id in stored)
-    prior_of = dict(stored)
-    prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
+    return effective, stored
 
+
+def _insert_unchained(conn: Connection, first: dict[str, BookEntry], now: datetime):
+    """FOR THE BENCHMARK ONLY (CASHIER_BENCH_UNCHAINED=1): the insert as it was before the
+    chain (no head lock, no hashes; chain_seq a negative unique placeholder), so the bench
+    can report the drain with and without the chain. Such a book does not verify."""
+    rows = [dict(_row(e, now), applied_at=now, row_hash="",
+                 chain_seq=-int(journal_pos(e.journal_id)[:15]) * 10 ** 6 - int(journal_pos(e.journal_id)[15:]) % 10 ** 6)
+            for e in first.values()]
+    bulk = bulk_insert(conn, LedgerEntry, rows)
+    stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
+    inserted = {r[0] for r in bulk.execute(conn, stmt)}
+    conflicts = [t for t in first if t not in inserted]
+    stored = _stored_positions(conn, conflicts) if conflicts else {}
+    return [e for e in first.values() if e.txn_id in inserted], stored
+
+
+def _record_duplicates(conn: Connection, candidates: list[BookEntry], prior_of: dict, effective: list,
+                       result: BatchResult, now: datetime) -> None:
     if candidates:
         # What is already stored under these txn ids: the same journal position means a
         # redelivery (harmless); another position means Redis applied the txn twice.
@@ -321,15 +361,6 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
             if result.duplicates:
                 conn.execute(insert_for(conn, Discrepancy), [_duplicate_discrepancy(d, now)
                                                              for d in result.duplicates])
-    if effective:
-        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS]
-        if money:
-            _upsert_sub_balances(conn, partition, money, now)
-            result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
-            _upsert_holds(conn, money, now)
-        _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
-        _add_daily_totals(conn, partition, effective[:new_rows], effective[new_rows:])
-        _advance_progress(conn, partition, effective, now)
 
 
 def _add_daily_totals(conn: Connection, partition: int, entries: list[BookEntry],

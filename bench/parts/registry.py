@@ -4,7 +4,7 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import cache, ceiling, client, compare, hot, latency, memory, reconcile, server_cost, terminal, wait
+from . import backoffice, cache, ceiling, client, compare, hot, latency, memory, reconcile, server_cost, terminal, wait
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -15,6 +15,7 @@ PARTS = {
     "reconcile": (reconcile.run, "6: reconcile drain vs raw COPY; journal lag at 10,000 deductions/s"),
     "memory": (memory.run, "7: memory per account / idempotency record"),
     "terminal": (terminal.run, "8: terminal Charge -> result shown; start-up"),
+    "backoffice": (backoffice.run, "9: report liability over 1,000,000 entries; back-office page p99"),
     "compare": (compare.run, "issue 9: comparison of deduction methods"),
     "cache": (cache.run, "issue 9: read-side cache for hot balances"),
     "server_cost": (server_cost.run, "issue 17: server cost per script call vs a minimal script; client CPU"),

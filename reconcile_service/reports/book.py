@@ -285,7 +285,9 @@ def statement(engine: Engine, account_id: str, start: datetime | None = None, en
         q = union_all(*parts).order_by("journal_pos")
         if limit:
             q = q.limit(limit)
-        rows = [dict(r._mapping) for r in conn.execute(q)]
+        result = conn.execute(q)
+        keys = list(result.keys())
+        rows = [dict(zip(keys, r)) for r in result]
         opening = 0
         if start is not None:
             for table in (LedgerEntry, DuplicateEntry):

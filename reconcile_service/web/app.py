@@ -9,6 +9,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from flask import Flask, Response, abort, redirect, render_template, request, session, url_for
+from flask.sessions import SecureCookieSessionInterface
+from markupsafe import Markup, escape
 from zoneinfo import ZoneInfo
 
 from ..reports import book, render
@@ -24,6 +26,7 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
     app = Flask("reconcile_service.web", template_folder=str(TEMPLATES))
     # the signing key comes from the database on the first request (the daemon may start
     # before the database is reachable)
+    app.session_interface = _LazyKeySessions(engine)
     app.config.update(SECRET_KEY=secret_key, SESSION_COOKIE_HTTPONLY=True,
                       SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_NAME="backoffice",
                       PERMANENT_SESSION_LIFETIME=timedelta(hours=8))
@@ -41,8 +44,6 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
 
     @app.before_request
     def require_login():
-        if not app.secret_key:
-            app.secret_key = auth.session_key(engine)
         if request.endpoint in ("login", "static") or session.get("user"):
             if "lang" in request.args and request.args["lang"] in render.LANGS:
                 session["lang"] = request.args["lang"]
@@ -102,7 +103,8 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
         except book.ReportError as exc:
             return render_template("error.html", message=str(exc)), 404 if exc.field == "account" else 400
         header, rows, footer = render.statement_table(st, lang(), zone)
-        return render_template("statement.html", st=st, header=header, rows=rows, footer=footer,
+        return render_template("statement.html", st=st, header=header, body=_rows_html(rows, NUMERIC_STATEMENT_COLS),
+                               footer=footer,
                                limit=STATEMENT_PAGE_ROWS, date_from=request.args.get("from", ""),
                                date_to=request.args.get("to", ""), quoted=quote(account, safe=""))
 
@@ -125,6 +127,30 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
                         headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
     return app
+
+
+NUMERIC_STATEMENT_COLS = frozenset(range(4, 8))
+
+
+def _rows_html(rows: list[list[str]], numeric: frozenset[int]) -> Markup:
+    """Table rows as HTML, every cell escaped: a 1,000-entry statement built here costs a
+    few milliseconds where a Jinja loop over its 10,000 cells cost a few hundred."""
+    td = ('<td class="num">', "<td>")
+    return Markup("".join("<tr>" + "".join(f"{td[i not in numeric]}{escape(c)}</td>" for i, c in enumerate(r))
+                          + "</tr>\n" for r in rows))
+
+
+class _LazyKeySessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions (itsdangerous), the key read from the database
+    when the first request needs it."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def get_signing_serializer(self, app):
+        if not app.secret_key:
+            app.secret_key = auth.session_key(self.engine)
+        return super().get_signing_serializer(app)
 
 
 def _bounds(date_from: str | None, date_to: str | None, zone) -> tuple:
