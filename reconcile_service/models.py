@@ -21,6 +21,13 @@ sub-balances excluded, so money in flight between two halves of a transfer still
     accounts.balance_minor == SUM(amount_minor of its entries and duplicates, kinds other
                                   than xfer_out / xfer_in, over every sub-balance)
 
+The same holds bucket by bucket (migration 0005): `accounts.principal_minor` and
+`bonus_minor` are the sums of the entries' `principal_delta_minor` / `bonus_delta_minor`
+(journal fields `pd`, `bd`; absent: all principal), and their sum is `balance_minor`.
+`ledger_entries` is append-only (a PostgreSQL trigger) and hash-chained per partition
+(`chain_seq`, `row_hash`; see reconcile_service.chain); `daily_totals` mirrors its sums
+per UTC day for the reports.
+
 A duplicate (a txn id applied twice in Redis) is refused by the unique `txn_id` of
 `ledger_entries` but did change the Redis balance, so it is kept in `duplicate_entries`
 and counted; its reversal is an ordinary `compensate` entry in `ledger_entries`.
