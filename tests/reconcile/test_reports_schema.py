@@ -1,8 +1,10 @@
-"""Migration 0005 and the journal's bucket fields on PostgreSQL and SQLite: `pd`, `bd`, `m`
+"""Migrations 0005 and 0007 (daily totals) and the journal's bucket fields on PostgreSQL and SQLite: `pd`, `bd`, `m`
 mapped into ledger_entries (absent: pd = amt, bd = 0, no method), accounts' buckets kept,
 bad bucket fields quarantined, and an upgrade from 0004 backfilling old rows and chaining
 them before the append-only trigger exists."""
 from __future__ import annotations
+
+from collections import defaultdict
 
 import pytest
 from alembic import command
@@ -10,6 +12,7 @@ from sqlalchemy import select, text
 
 from reconcile_service import chain, db as dbmod
 from reconcile_service.models import Account, LedgerEntry, QuarantinedEntry
+from reconcile_service.reports import book
 from reconcile_service.store import apply_batch
 from tests.support.postgres import fresh_database
 
@@ -85,6 +88,10 @@ def test_upgrade_from_0004_backfills_buckets_and_chains_old_rows(engine):
     assert [(r.principal_delta_minor, r.bonus_delta_minor, r.method) for r in rows] == [
         (700, 0, None), (300, 0, None), (-100, 0, None)]
     assert (acct.principal_minor, acct.bonus_minor) == (900, 0)
+    with engine.connect() as conn:      # 0007 summed the old rows into daily_totals
+        raw = defaultdict(lambda: [0, 0, 0])
+        book._raw_groups(conn, raw, None, None)
+        assert dict(book.grouped_sums(conn, None, None)) == dict(raw) and raw[("credit", "", False)][0] == 900
     # new batches chain on after the migrated rows
     apply_batch(engine, 0, [("4-0", entry("c2-A", "credit", "A", 50, 950))])
     with engine.connect() as conn:

@@ -11,8 +11,6 @@ append-only on PostgreSQL.
   partition; existing rows are chained in id order (their insertion order) before the
   trigger exists. `chain_heads`: each partition's last link, the row the writers lock.
 - `shift_closes`: a terminal's Z record per closed shift (journal kind `shift_close`).
-- `daily_totals`: per partition, UTC day, kind, method, duplicate: the sums of the
-  entries (the liability report reads whole days here); old rows summed into it.
 - `backoffice_users`: logins of the back-office page (argon2 hashes).
 - `discrepancies`: `resolution_note`, `resolved_by` (`reconcile-service resolve`).
 - PostgreSQL: a trigger refuses UPDATE, DELETE and TRUNCATE of ledger_entries;
@@ -125,18 +123,6 @@ def upgrade() -> None:
         batch.create_index('ix_shift_closes_terminal', ['terminal_id', 'shift_no'], unique=False)
         batch.create_index('ix_shift_closes_closed_at', ['closed_at'], unique=False)
 
-    op.create_table('daily_totals',
-        sa.Column('journal_partition', sa.Integer(), autoincrement=False, nullable=False),
-        sa.Column('day', sa.Date(), nullable=False),
-        sa.Column('kind', sa.String(length=32), nullable=False),
-        sa.Column('method', sa.String(length=16), nullable=False),
-        sa.Column('duplicate', sa.Boolean(), nullable=False),
-        sa.Column('principal_minor', BIG, nullable=False),
-        sa.Column('bonus_minor', BIG, nullable=False),
-        sa.Column('entries', BIG, nullable=False),
-        sa.PrimaryKeyConstraint('journal_partition', 'day', 'kind', 'method', 'duplicate'))
-    _backfill_daily_totals(conn)
-
     op.create_table('backoffice_users',
         sa.Column('username', sa.String(length=64), nullable=False),
         sa.Column('password_hash', sa.Text(), nullable=False),
@@ -155,24 +141,6 @@ def upgrade() -> None:
                              "ledger_entries FOR EACH STATEMENT EXECUTE FUNCTION ledger_entries_append_only()"))
 
 
-def _backfill_daily_totals(conn) -> None:
-    from collections import defaultdict
-    totals = defaultdict(lambda: [0, 0, 0])
-    for dup, table in ((False, 'ledger_entries'), (True, 'duplicate_entries')):
-        rows = conn.execute(sa.text(
-            f"SELECT journal_partition, occurred_at, kind, method, principal_delta_minor, bonus_delta_minor "
-            f"FROM {table}").execution_options(yield_per=10_000))
-        for part, occurred, kind, method, pd, bd in rows:
-            day = chain.utc_day(occurred)
-            t = totals[(part, day, kind, method or '', dup)]
-            t[0], t[1], t[2] = t[0] + pd, t[1] + bd, t[2] + 1
-    if totals:
-        conn.execute(sa.text("INSERT INTO daily_totals (journal_partition, day, kind, method, duplicate, "
-                             "principal_minor, bonus_minor, entries) VALUES (:p, :d, :k, :m, :dup, :pm, :bm, :n)"),
-                     [dict(p=k[0], d=k[1], k=k[2], m=k[3], dup=k[4], pm=v[0], bm=v[1], n=v[2])
-                      for k, v in totals.items()])
-
-
 def downgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name == 'postgresql':
@@ -183,7 +151,6 @@ def downgrade() -> None:
         batch.drop_column('resolved_by')
         batch.drop_column('resolution_note')
     op.drop_table('backoffice_users')
-    op.drop_table('daily_totals')
     with op.batch_alter_table('shift_closes') as batch:
         batch.drop_index('ix_shift_closes_closed_at')
         batch.drop_index('ix_shift_closes_terminal')
