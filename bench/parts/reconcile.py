@@ -281,9 +281,17 @@ def run(ctx) -> None:
     results = {}
     for instances in ((1,) if ctx.smoke else (1, 2)):
         results[instances] = drain(url, dsn, journals, instances, accounts, entries)
-    unchained = drain(url, dsn, journals, 1, accounts, entries, chained=False)
+    # the chain's cost: ×1 with and without it, interleaved (best of 2 each outside smoke),
+    # so that a busy moment of the machine does not land on one side only
+    chained_runs = [results[1]]
+    unchained_runs = [drain(url, dsn, journals, 1, accounts, entries, chained=False)]
+    if not ctx.smoke:
+        chained_runs.append(drain(url, dsn, journals, 1, accounts, entries))
+        unchained_runs.append(drain(url, dsn, journals, 1, accounts, entries, chained=False))
+    best_chained = max(r["per_s"] for r in chained_runs)
+    unchained = max(unchained_runs, key=lambda r: r["per_s"])
     copy = raw_copy(url, dsn, journals)
-    ctx.data["reconcile"] = {"drain": results, "copy": copy, "unchained": unchained}
+    ctx.data["reconcile"] = {"drain": results, "copy": copy, "unchained": unchained_runs, "chained": chained_runs}
     best = max(r["per_s"] for r in results.values())
     for instances, r in results.items():
         ctx.row("6 reconcile drain", f"reconcile-service run ×{instances}, backlog of {r['entries']:,} entries "
@@ -293,12 +301,14 @@ def run(ctx) -> None:
                 finding="reconcile_30k",
                 note=f"drained in {r['seconds']:.2f} s after {r['startup_s']:.2f} s of daemon start-up; "
                      f"{r['rows']:,} rows in ledger_entries; exact (rows and account totals = Redis): {r['exact']}")
-    cost = 1 - results[1]["per_s"] / unchained["per_s"]
+    cost = 1 - best_chained / unchained["per_s"]
+    runs = lambda rs: ", ".join(f"{r['per_s']:,.0f}" for r in rs)
     ctx.row("6 reconcile drain", f"reconcile-service run ×1 WITHOUT the hash chain (CASHIER_BENCH_UNCHAINED, "
             f"bench only), same backlog of {unchained['entries']:,} entries", f"{unchained['per_s']:,.0f} entries/s",
-            ratio=f"the chain costs {cost:.1%} of the drain rate (×1 chained {results[1]['per_s']:,.0f}/s)",
+            ratio=f"the chain costs {cost:.1%} of the drain rate (best ×1 chained {best_chained:,.0f}/s)",
             target="chain ≤ 15% of the drain rate", met=cost <= 0.15,
-            note=f"drained in {unchained['seconds']:.2f} s; no head lock, no pre-check, no SHA-256 per row")
+            note=f"best of interleaved runs: without {runs(unchained_runs)}/s, with {runs(chained_runs)}/s; "
+                 "without = no head lock, no pre-check, no SHA-256 per row")
     ctx.row("6 reconcile drain", f"raw COPY of the same {copy['entries']:,} rows into a table LIKE ledger_entries "
             "INCLUDING ALL (same indexes), one transaction", f"{copy['per_s']:,.0f} entries/s",
             ratio=f"best drain {best / copy['per_s']:.3f}x of this",
