@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.w
 def test_bench_smoke_writes_report(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--duration-s", "0.2",
                            "--parts", QUICK_PARTS, "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     report = tmp_path / "benchmarks.md"
     assert report.exists(), proc.stdout + proc.stderr
     text = report.read_text()
