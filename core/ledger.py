@@ -26,6 +26,7 @@ from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInit
                      LedgerUnavailable, TxnConflict)
 from .read_cache import ReadCache
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
+from .members import Members
 from .result import Result, Status
 from .scripts import ScriptRunner
 
@@ -128,6 +129,11 @@ class JournalEntry:
     transfer_id: str = ""
     shards: int = 0
     holder_name: str = ""       # open / restore: the account holder's name, when given
+    phone: str = ""             # open / restore: the member's phone, when given
+    card_no: str = ""           # card_issue / card_block: the card
+    card_reason: str = ""       # card_block: lost | damaged | stolen | other
+    setting: str = ""           # setting: spend_order | balance_cap | promo:<id>
+    setting_value: str = ""     # setting: the new value ('' = removed)
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -136,7 +142,8 @@ class JournalEntry:
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
-                   f.get("name", ""))
+                   f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
+                   f.get("set", ""), f.get("val", ""))
 
     @property
     def account_root(self) -> str:
@@ -144,7 +151,7 @@ class JournalEntry:
         return self.root_id or self.account_id
 
 
-class Ledger:
+class Ledger(Members):
     """Balance operations on one central Redis (standalone or Cluster).
 
     retention_s: how long the first decision of a txn id is kept (default 7 days).
@@ -364,18 +371,20 @@ class Ledger:
 
     def open_account(self, account_id: str, *, txn_id: str, initial_minor: int = 0,
                      terminal_id: str | None = None, cashier_id: str | None = None,
-                     holder_name: str | None = None) -> Result:
+                     holder_name: str | None = None, phone: str | None = None) -> Result:
         """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS.
 
         `holder_name` (optional, up to 64 characters of any script) is what the till
-        shows next to the balance; it is journaled with the opening entry.
+        shows next to the balance; `phone` (optional) finds the member (`find_members`).
+        Both are journaled with the opening entry and indexed in the same script.
         """
         holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [part.accounts] if part else []
+        index_keys, member_args = self._member_index_args(part, holder, phone)
+        extra = [part.accounts, *index_keys] if part else []
         return self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
                                 cashier_id, allow_zero=True, extra_keys=extra, kind="open",
-                                extra_args=[holder])
+                                extra_args=[holder, *member_args])
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
@@ -559,20 +568,22 @@ class Ledger:
                                 allow_zero=True)
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
-                        status: str = "active", holder_name: str | None = None) -> Result:
+                        status: str = "active", holder_name: str | None = None,
+                        phone: str | None = None) -> Result:
         """Recreate an account that Redis lost, from the database of record.
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
         and nothing changes. Journaled as kind 'restore' with amount 0. `txn_id` must be
         an internal id (`core.validation.internal_txn_id`).
         """
-        if status not in ("active", "frozen"):
-            raise InvalidRequest("status", "must be active or frozen")
+        if status not in ("active", "frozen", "closed"):
+            raise InvalidRequest("status", "must be active, frozen or closed")
         holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [part.accounts] if part else []
+        index_keys, member_args = self._member_index_args(part, holder, phone)
+        extra = [part.accounts, *index_keys] if part else []
         return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
-                                allow_zero=True, extra_keys=extra, extra_args=[status, holder],
+                                allow_zero=True, extra_keys=extra, extra_args=[status, holder, *member_args],
                                 kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
 
     # ---------------------------------------------------------------- batches
