@@ -61,7 +61,7 @@ def cmd_open(args) -> int:
     initial = parse_minor(args.initial, "initial", allow_zero=True)
     return _report(_ledger(args).open_account(args.account, txn_id=_txn(args, "open"),
                                               initial_minor=initial, cashier_id=args.operator,
-                                              holder_name=args.holder), args)
+                                              holder_name=args.holder, phone=args.phone), args)
 
 
 def cmd_topup(args) -> int:
@@ -160,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("account")
     p.add_argument("--initial", default="0", help="opening balance in yuan, e.g. 50.00")
     p.add_argument("--holder", help="the account holder's name, shown at the till (e.g. 张三)")
+    p.add_argument("--phone", help="the member's phone, to find the member by (e.g. 13800138000)")
     p.set_defaults(func=cmd_open)
     p = with_txn(sub.add_parser("topup", help="add money to an account"))
     p.add_argument("account")
@@ -197,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _plugins():
     """Command groups that live in their own modules (cashiers, ...)."""
     import importlib
-    for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands"):
+    for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands",
+                 "admin.member_commands"):
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:
