@@ -86,6 +86,7 @@ end
 
 -- An integer as exact decimal digits (tostring gives '1e+14' for big Lua numbers).
 local function digits(n)
+  if n == 0 then return '0' end          -- '%.0f' of -0 (minus a zero bonus) is '-0'
   return string.format('%.0f', n)
 end
 
