@@ -1,0 +1,114 @@
+"""Issue 14, member lookup: `Ledger.find_members` over 100,000 members (2,000 in a smoke
+run) with Chinese names and phones on the private standalone Redis, and the memory one
+member costs. Members are opened through the product's open_account script (pipelined,
+with the pinyin initials the ledger computes), so the index is the one the till reads.
+Queries, in turn: an existing phone (exact), a surname plus one character (name
+prefix), two pinyin initials, a bare surname (many matches: the result is bounded);
+p50 / p99 of the whole call as the till sees it (client and server). Memory: INFO
+used_memory delta over the opens once their idempotency records and journal entries are
+gone (what stays per member: account hash with name and phone, account set, index), and
+MEMORY USAGE of the index divided by the members.
+Target: p99 ≤ 20 ms.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+from core import Ledger
+from core.ledger import DEFAULT_RETENTION_S
+from core.members import member_index_key, name_key, pinyin_initials
+
+from ..drivers import flush_redis
+from ..stats import percentile_ns
+
+TARGET_P99_MS = 20.0
+
+
+def percentile(values_ms: list[float], q: float) -> float:
+    return percentile_ns(sorted(values_ms), q)
+CHUNK = 2000
+SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+GIVEN = "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红鹏飞斌宇浩凯健俊帆帅旭宁欣怡佳琪梦雪婷晨阳"
+
+
+def _names(n: int, rng: random.Random) -> list[str]:
+    return [rng.choice(SURNAMES) + "".join(rng.choice(GIVEN) for _ in range(rng.choice((1, 2))))
+            for _ in range(n)]
+
+
+def run(ctx) -> None:
+    server = ctx.redis
+    url = server.url
+    n = 2_000 if ctx.smoke else 100_000
+    queries = 200 if ctx.smoke else 4_000
+    rng = random.Random(14)
+    flush_redis(url)
+    ledger = Ledger.from_url(url)
+    ledger.init()
+    client = server.client()
+    part = ledger.partitions[0]
+    sha = ledger.scripts["open_account"].sha
+    ret = str(DEFAULT_RETENTION_S)
+    accounts = [f"M{i:07d}" for i in range(n)]
+    names = _names(n, rng)
+    phones = [f"1{rng.choice('3578')}{i:09d}" for i in range(n)]
+    t0 = time.perf_counter()
+    members = [(name_key(h), pinyin_initials(h)) for h in names]
+    pinyin_s = time.perf_counter() - t0
+
+    def used() -> int:
+        return int(client.info("memory")["used_memory"])
+
+    mem0 = used()
+    for start in range(0, n, CHUNK):
+        pipe = client.pipeline(transaction=False)
+        for i in range(start, min(n, start + CHUNK)):
+            a = accounts[i]
+            keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part)]
+            pipe.evalsha(sha, len(keys), *keys, f"open-{a}", a, "10000", ret, "T1", "c1", names[i], phones[i],
+                         *members[i])
+        for reply in pipe.execute():
+            assert reply[0] == "APPLIED", reply
+    for start in range(0, n, CHUNK * 5):
+        client.delete(*[part.txn(f"open-{a}") for a in accounts[start:start + CHUNK * 5]])
+    client.xtrim(part.journal, maxlen=0, approximate=False)
+    mem1 = used()
+    index_bytes = client.memory_usage(member_index_key(part), samples=0)
+    sample = client.memory_usage(part.account(accounts[n // 2]), samples=0)
+    index_entries = client.zcard(member_index_key(part))
+
+    kinds = ("phone", "name prefix", "initials", "surname")
+    timings: dict[str, list[float]] = {k: [] for k in kinds}
+    found: dict[str, int] = {k: 0 for k in kinds}
+    for q in range(queries):
+        kind = kinds[q % len(kinds)]
+        i = rng.randrange(n)
+        text = {"phone": phones[i], "name prefix": names[i][:2], "initials": members[i][1].split()[0][:2],
+                "surname": names[i][0]}[kind]
+        t = time.perf_counter()
+        result = ledger.find_members(text)
+        timings[kind].append((time.perf_counter() - t) * 1000)
+        found[kind] += len(result)
+        if kind == "phone":
+            assert any(m.account_id == accounts[i] for m in result), (text, result)
+    client.close()
+    ledger.close()
+
+    every = [t for ts in timings.values() for t in ts]
+    p50, p99 = percentile(every, 50), percentile(every, 99)
+    per_member = (mem1 - mem0) / n
+    ctx.data["members"] = dict(n=n, p50_ms=p50, p99_ms=p99, per_member=per_member,
+                               index_per_member=index_bytes / n, index_entries=index_entries,
+                               by_kind={k: (percentile(v, 50), percentile(v, 99)) for k, v in timings.items()})
+    ctx.row("14 members", f"find_members p99 over {n:,} members ({queries:,} queries: phone, name prefix, "
+            "initials, surname)", f"{p99:.2f} ms", ratio=f"p50 {p50:.2f} ms", target=f"≤ {TARGET_P99_MS:g} ms",
+            met=p99 <= TARGET_P99_MS,
+            note="; ".join(f"{k} p99 {percentile(v, 99):.2f} ms, {found[k] / len(v):.1f} matches"
+                           for k, v in timings.items()))
+    ctx.row("14 members", f"memory per member (account hash with name + phone, account set, index), INFO "
+            f"delta over {n:,}", f"{per_member:,.0f} bytes",
+            note=f"index {index_bytes / n:,.0f} bytes/member ({index_entries / n:.2f} entries each); "
+            f"MEMORY USAGE of one member's hash {sample} bytes")
+    ctx.row("14 members", "pinyin initials computed by the ledger (pypinyin) per name", f"{pinyin_s / n * 1e6:,.0f} µs",
+            note="once per open / restore, in the client")
