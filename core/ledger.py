@@ -104,6 +104,12 @@ class AccountInfo:
     created_ms: int
     last_journal_id: str
     holder_name: str = ""       # as given at open_account ('' when none)
+    bonus_minor: int = 0        # the bonus bucket (part of balance_minor; never paid out)
+
+    @property
+    def principal_minor(self) -> int:
+        """The principal bucket: what the member paid in and is owed back on close."""
+        return self.balance_minor - self.bonus_minor
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +397,7 @@ class Ledger(Members):
         """Take money when the available balance (balance - active holds) covers it,
         else Status.INSUFFICIENT_FUNDS."""
         return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                extra_keys=self._hold_keys(account_id))
+                                extra_keys=[*self._hold_keys(account_id), *self._settings_keys(account_id)])
 
     def _hold_keys(self, account_id) -> list[str]:
         if not isinstance(account_id, str):
@@ -444,7 +450,8 @@ class Ledger(Members):
                                      "older than the retention); nothing was decided. Give account_id to "
                                      "have the decline recorded")
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
+        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id), *self._settings_keys(account_id)] \
+            if part else []
         return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
                                 allow_zero=script == "void", extra_keys=extra, extra_args=[hold_txn_id])
 
@@ -525,15 +532,20 @@ class Ledger(Members):
             raise InvalidRequest(*reply[3].split(": ", 1))
         return int(reply[0])
 
-    def credit(self, account_id: str, amount_minor: int, *, txn_id: str,
-               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Top up an account."""
-        return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id)
+    def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
+               bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Top up an account: `amount_minor` into the principal and `bonus_minor` (a
+        promotion's, see `bonus_for`) into the bonus, in one entry that keeps the payment
+        `method` (cash, wechat, alipay, bank_card, other). BALANCE_CAP_EXCEEDED past the
+        shop's cap."""
+        topup = self._topup_args(method, bonus_minor)
+        return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id, topup)
 
-    def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id) -> Result:
+    def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id,
+                topup: Sequence[str] = ()) -> Result:
         return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
-                                cashier_id, extra_args=[kind, original], kind=kind,
-                                internal_txn=kind == "compensate")
+                                cashier_id, extra_args=[kind, original, *topup], kind=kind,
+                                extra_keys=self._settings_keys(account_id), internal_txn=kind == "compensate")
 
     def compensate(self, account_id: str, amount_minor: int, *, txn_id: str,
                    original_txn_id: str, terminal_id: str | None = None,
@@ -569,7 +581,7 @@ class Ledger(Members):
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
                         status: str = "active", holder_name: str | None = None,
-                        phone: str | None = None) -> Result:
+                        phone: str | None = None, bonus_minor: int = 0) -> Result:
         """Recreate an account that Redis lost, from the database of record.
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
@@ -583,7 +595,10 @@ class Ledger(Members):
         index_keys, member_args = self._member_index_args(part, holder, phone)
         extra = [part.accounts, *index_keys] if part else []
         return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
-                                allow_zero=True, extra_keys=extra, extra_args=[status, holder, *member_args],
+                                allow_zero=True, extra_keys=extra,
+                                extra_args=[status, holder, *member_args,
+                                            str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
+                                                               max_minor=v.MAX_BALANCE_MINOR))],
                                 kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
 
     # ---------------------------------------------------------------- batches
@@ -616,7 +631,7 @@ class Ledger(Members):
                 out[i] = exc
                 continue
             keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal,
-                    part.holds(req.account_id), part.hold_expiries(req.account_id)]
+                    part.holds(req.account_id), part.hold_expiries(req.account_id), *self._settings_keys(req.account_id)]
             args = [req.txn_id, req.account_id, req.amount_minor, self.retention_s,
                     req.terminal_id or "", req.cashier_id or ""]
             calls.append((i, keys, args, req))
@@ -706,11 +721,11 @@ class Ledger(Members):
             return cached
         key = self.schema.partition_of(account_id).account(account_id)
         started = time.monotonic()
-        bal, st, ct, lj, nm = self._with_retry(
-            self.client.hmget, key, "bal", "st", "ct", "lj", "nm", txn_id=None)
+        bal, st, ct, lj, nm, bo = self._with_retry(
+            self.client.hmget, key, "bal", "st", "ct", "lj", "nm", "bo", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
-        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
+        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "", int(bo or 0))
         self.read_cache.put("account", account_id, info, started)
         return info
 
@@ -725,12 +740,12 @@ class Ledger(Members):
         def read():
             pipe = self.client.pipeline(transaction=False)
             for a in ids:
-                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj", "nm")
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj", "nm", "bo")
             return pipe.execute()
         rows = self._with_retry(read, txn_id=None) if ids else []
-        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
+        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "", nm or "", int(bo or 0))
                     if bal is not None else None)
-                for a, (bal, st, ct, lj, nm) in zip(ids, rows)}
+                for a, (bal, st, ct, lj, nm, bo) in zip(ids, rows)}
 
     def account_ids(self, partition: Partition, *, page_size: int = 1000):
         """Every account id of one partition (SSCAN: no long blocking of Redis). Each page

@@ -13,6 +13,7 @@ module validates, picks the keys and decodes the answers.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import re
 import time
@@ -22,7 +23,7 @@ from typing import Any, Sequence
 
 from . import validation as v
 from .errors import InvalidRequest
-from .keys import Partition, internal_id
+from .keys import Partition
 from .result import Result, Status
 
 SPEND_ORDERS = ("principal_first", "bonus_first", "proportional")
@@ -40,6 +41,12 @@ _PROMO_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 # ---------------------------------------------------------------- keys (one slot per partition)
+
+def partition_txn_id(txn_id: str, index: int) -> str:
+    """The txn id of a setting on partition `index` > 0: '#' + 24 hex digits of SHA-1,
+    derived from the caller's txn id so a retry finds its record; never a user's id."""
+    return "#" + hashlib.sha1(f"setting|{txn_id}|{index}".encode()).hexdigest()[:24]
+
 
 def card_key(part: Partition, card_no: str) -> str:
     return f"{part.prefix}c:{card_no}"
@@ -157,6 +164,20 @@ class Members:
             return [], []
         return [member_index_key(part)], [phone, name_key(holder) if holder else "",
                                           pinyin_initials(holder) if holder else ""]
+
+    def _settings_keys(self, account_id: object) -> list[str]:
+        """KEYS tail of the scripts that read the shop settings (spending order, cap)."""
+        if not isinstance(account_id, str):
+            return []                      # validation will refuse it
+        return [settings_key(self.schema.partition_of(account_id))]
+
+    @staticmethod
+    def _topup_args(method: object, bonus_minor: object) -> list[str]:
+        """ARGV tail of a top-up (credit.lua ARGV[9], ARGV[10]): method, bonus."""
+        if method not in PAYMENT_METHODS:
+            raise InvalidRequest("method", f"must be one of {', '.join(PAYMENT_METHODS)}")
+        v.check_amount(bonus_minor, "bonus_minor", allow_zero=True)
+        return [method, str(bonus_minor)]
 
     def _raw_script(self, script: str, keys: Sequence[str], args: Sequence[Any], txn_id: str | None,
                     account_id: str = ""):
@@ -407,7 +428,7 @@ class Members:
         parts = self.partitions if every_partition else self.partitions[:1]
         first: Result | None = None
         for part in parts:
-            tid = txn_id if part.index == 0 else internal_id("setting", txn_id, part.index)
+            tid = txn_id if part.index == 0 else partition_txn_id(txn_id, part.index)
             keys = [settings_key(part), part.txn(tid), part.journal]
             args = [tid, SHOP_ACCOUNT, 0, self.retention_s, terminal_id or "", cashier_id or "", name, value]
             result = self._run("shop_setting", "setting", keys, args, SHOP_ACCOUNT, 0, tid)

@@ -33,6 +33,7 @@ class Status(str, enum.Enum):
     CARD_BLOCKED = "CARD_BLOCKED"                  # reported lost/damaged: never reissued
     CARD_IN_USE = "CARD_IN_USE"                    # card_issue of a number issued already (or another account's id)
     SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
+    BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
 
     @property
     def applied(self) -> bool:

@@ -9,7 +9,7 @@ ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] balance_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] status ('active' or 'frozen')
 ARGV[8] holder_name (optional)
 KEYS[5] the partition's member index (optional)   ARGV[9] phone  ARGV[10] name key
-ARGV[11] pinyin initials
+ARGV[11] pinyin initials   ARGV[12] bonus_minor (the bonus bucket, part of balance_minor; optional)
 A 'closed' account (退卡) is restored closed with balance 0.
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
 The txn id is an internal one ('@rst:...', made by the reconcile service's restore).
@@ -26,6 +26,10 @@ if set_key ~= string.sub(jkey, 1, -2) .. 'accts' then return invalid('KEYS[4]', 
 local txn_id, account_id, balance, ttl_s, st = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[7]
 if st ~= 'active' and st ~= 'frozen' and st ~= 'closed' then return invalid('status', 'must be active, frozen or closed') end
 if st == 'closed' and balance ~= 0 then return invalid('balance_minor', 'must be 0 for a closed account') end
+local bonus_arg = ARGV[12] or '0'
+bad = check_amount(bonus_arg, 'bonus_minor', true, MAX_BALANCE_MINOR)
+if bad then return bad end
+if tonumber(bonus_arg) > balance then return invalid('bonus_minor', 'must not exceed balance_minor') end
 local fp = 'restore|' .. account_id .. '|' .. ARGV[3] .. '|' .. st
 
 local prior = replay(txn_key, fp)
@@ -35,7 +39,8 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 local existing = redis.call('HGET', acct_key, 'bal')
 if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
 
-redis.call('HSET', acct_key, 'bal', int_str(balance), 'st', st, 'ct', now_ms())
+redis.call('HSET', acct_key, 'bal', balance, 'st', st, 'ct', now_ms())
+if bonus_arg ~= '0' then redis.call('HSET', acct_key, 'bo', bonus_arg) end
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 local phone = KEYS[5] and ARGV[9] or ''
 -- a closed account keeps its name and phone, out of the index (find_members skips it)

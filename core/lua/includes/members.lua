@@ -90,6 +90,15 @@ local function digits(n)
   return string.format('%.0f', n)
 end
 
+-- The txn ids a setting gets on partitions after the first: '#' and 24 hex digits
+-- (core/members.py partition_txn_id). No user txn id can look like this ('#' is refused).
+local function check_internal_id(value, field)
+  if type(value) ~= 'string' or #value ~= 25 or not string.match(value, '^#[0-9a-f]+$') then
+    return invalid(field, 'not an internal id')
+  end
+  return nil
+end
+
 -- The standard txn / terminal / cashier checks of member scripts, whose KEYS[1] is not
 -- an account hash. Internal txn ids ('#' + 24 hex digits) are accepted where allowed.
 local function check_member_request(allow_internal)
