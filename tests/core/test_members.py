@@ -288,6 +288,7 @@ def faulty(redis_url, ledger):
     yield flaky, proxy
     flaky.close()
     proxy.close()
+    assert proxy.dropped_replies > 10       # over all examples: the fault really happened
 
 
 def _until_answered(call):
@@ -387,4 +388,3 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         assert sorted(x.account_id for x in ledger.find_members(phone, limit=50)) == expected
     expected = sorted(a for a, m in model_accounts.items() if m["holder"].startswith("张") and m["st"] != "closed")
     assert sorted(x.account_id for x in ledger.find_members("z", limit=50)) == expected
-    assert proxy.dropped_replies > 0 or len(ops) < 8
