@@ -78,6 +78,14 @@ def apply_member_entries(conn: Connection, entries: Iterable[JournalEntry], now:
             updated_at=ex.updated_at)), [settings[k] for k in sorted(settings)])
 
 
+def bonus_column() -> list:
+    """`accounts.bonus_minor` (backoffice's migration 0005, from the entries' `bd`) when the
+    schema has it: restore gives each account its bonus bucket back."""
+    from .models import Account
+    column = getattr(Account, "bonus_minor", None)
+    return [column] if column is not None else []
+
+
 # ---------------------------------------------------------------- restore
 
 def restore_txn_id(*parts: object) -> str:
@@ -133,6 +141,7 @@ def verify_members(ledger: Ledger, engine: Engine, report) -> None:
         elif (owner, st) != (c.account_id, c.status):
             report.add("card_mismatch", c.account_id, f"card {c.card_no}: Redis {owner}/{st}, database "
                        f"{c.account_id}/{c.status}", card_no=c.card_no)
+    _verify_buckets(ledger, engine, report)
     cfgs = [ledger.client.hgetall(settings_key(p)) for p in ledger.partitions]
     for s in settings:
         report.checked["settings"] += 1
@@ -141,3 +150,32 @@ def verify_members(ledger: Ledger, engine: Engine, report) -> None:
             if cfg.get(s.name, "") != s.value:
                 report.add("setting_mismatch", None, f"setting {s.name}: database {s.value!r}, Redis partition "
                            f"{i} {cfg.get(s.name, '')!r}", setting=s.name)
+
+
+def _verify_buckets(ledger: Ledger, engine: Engine, report) -> None:
+    """Each Redis account's bonus bucket lies within 0..balance (a closed account holds
+    nothing), and equals the database's `accounts.bonus_minor` where the schema has it and
+    the account's entries are all in the database."""
+    from .models import Account
+    ids = [a for p in ledger.partitions for a in ledger.account_ids(p)]
+    live = ledger.accounts(ids)
+    db_bonus = {}
+    column = bonus_column()
+    if column:
+        with engine.connect() as conn:
+            db_bonus = {r[0]: (int(r[1] or 0), r[2]) for r in conn.execute(
+                select(Account.account_id, column[0], Account.last_journal_pos))}
+    for account_id, info in live.items():
+        if info is None:
+            continue
+        report.checked["buckets"] += 1
+        if not 0 <= info.bonus_minor <= info.balance_minor:
+            report.add("bucket_out_of_range", account_id, f"bonus {info.bonus_minor} outside 0..balance "
+                       f"{info.balance_minor}", bonus_minor=info.bonus_minor)
+        if info.status == "closed" and info.balance_minor != 0:
+            report.add("closed_with_balance", account_id, f"closed account holds {info.balance_minor}")
+        row = db_bonus.get(account_id)
+        if row is not None and info.last_journal_id and journal_pos(info.last_journal_id) == row[1] \
+                and row[0] != info.bonus_minor:
+            report.add("bucket_mismatch", account_id, f"Redis bonus {info.bonus_minor} != database "
+                       f"{row[0]}", redis_bonus_minor=info.bonus_minor, db_bonus_minor=row[0])

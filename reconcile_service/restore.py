@@ -27,7 +27,7 @@ from core.keys import META_KEY
 from core.validation import internal_txn_id
 
 from .journal import Consumer
-from .members import restore_members
+from .members import bonus_column, restore_members
 from .metrics import Metrics
 from .models import Account, Hold
 from .store import get_setting, utcnow
@@ -113,7 +113,8 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
     while not stop():
         with engine.connect() as conn:
             rows = conn.execute(select(Account.account_id, Account.balance_minor, Account.status,
-                                       Account.last_journal_pos, Account.holder_name, Account.phone)
+                                       Account.last_journal_pos, Account.holder_name, Account.phone,
+                                       *bonus_column())
                                 .where(Account.account_id > after)
                                 .order_by(Account.account_id).limit(PAGE_SIZE)).all()
         if not rows:
@@ -127,6 +128,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
                 continue
             result = ledger.restore_account(
                 r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name, phone=r.phone,
+                bonus_minor=int(getattr(r, "bonus_minor", 0) or 0),
                 txn_id=restore_txn_id(r.account_id, r.balance_minor, r.status, r.last_journal_pos))
             if result.status is Status.APPLIED:
                 report.accounts_restored += 1

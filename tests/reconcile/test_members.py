@@ -15,6 +15,8 @@ from tests.reconcile.conftest import assert_books_agree, run_cli
 
 
 def _shop(ledger: Ledger) -> None:
+    ledger.init()
+    ledger.set_spend_order("bonus_first", txn_id="set-order")
     ledger.open_account("M-1", txn_id="open-M-1", initial_minor=10_000, holder_name="张三", phone="13800138000")
     ledger.open_account("M-2", txn_id="open-M-2", initial_minor=5_000, holder_name="李四")
     ledger.open_account("M-3", txn_id="open-M-3", initial_minor=2_500, holder_name="王五", phone="13900000003")
@@ -22,10 +24,12 @@ def _shop(ledger: Ledger) -> None:
     ledger.block_card("CARD-1", txn_id="block-1", reason="lost")
     ledger.issue_card("M-1", "CARD-2", txn_id="card-2")
     ledger.block_card("M-2", txn_id="block-M-2", reason="damaged")      # the account id used as a card
+    ledger.credit("M-1", 10_000, txn_id="top-M-1", method="wechat", bonus_minor=2_000)
+    ledger.deduct("M-1", 10_000, txn_id="d-M-1")
+    ledger.refund("M-1", 5_000, txn_id="r-M-1", original_txn_id="d-M-1")
     ledger.deduct("M-3", 500, txn_id="d-M-3")
     close = ledger.close_account("M-3", txn_id="close-M-3")
     assert close.payout_minor == 2_000
-    ledger.set_spend_order("bonus_first", txn_id="set-order")
     ledger.add_promotion(10_000, 2_000, txn_id="promo-1")
     ledger.add_promotion(50_000, 15_000, txn_id="promo-2")
     ledger.remove_promotion("min50000-bonus15000", txn_id="promo-2-off")
@@ -46,7 +50,7 @@ def test_member_kinds_reach_the_database_once_and_verify_is_green(redis_url, pg_
                      "M-2": ("M-2", "blocked", "damaged")}
     assert settings == {"spend_order": "bonus_first", "promo:min10000-bonus2000": "10000:2000",
                         "promo:min50000-bonus15000": ""}
-    assert accounts == {"M-1": (10_000, "active", "13800138000"), "M-2": (5_000, "active", None),
+    assert accounts == {"M-1": (17_000, "active", "13800138000"), "M-2": (5_000, "active", None),
                         "M-3": (0, "closed", "13900000003")}
     assert subs == {"M-1", "M-2", "M-3"}                        # no balance row for 'shop' or a card
     assert kinds["card_issue"] == 2 and kinds["card_block"] == 2 and kinds["close"] == 1
@@ -55,7 +59,7 @@ def test_member_kinds_reach_the_database_once_and_verify_is_green(redis_url, pg_
     assert_books_agree(ledger, db)
     report = verify(ledger, db)
     assert report.ok, report.violations
-    assert report.checked["cards"] == 3 and report.checked["settings"] == 3
+    assert report.checked["cards"] == 3 and report.checked["settings"] == 3 and report.checked["buckets"] == 3
 
 
 def test_restore_brings_back_members_cards_settings_and_closed_accounts(redis_url, pg_url, db, ledger):
@@ -73,6 +77,7 @@ def test_restore_brings_back_members_cards_settings_and_closed_accounts(redis_ur
     assert back.account("M-3").status == "closed" and back.balance("M-3") == 0
     assert back.credit("M-3", 100, txn_id="after-restore").status is Status.ACCOUNT_CLOSED
     assert back.shop_settings().spend_order == "bonus_first"
+    assert back.balance("M-1") == 17_000
     assert [p.promo_id for p in back.promotions()] == ["min10000-bonus2000"]
     assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0      # again: nothing changes
     assert verify(back, db).ok
@@ -84,6 +89,7 @@ def test_verify_finds_a_card_changed_behind_the_ledgers_back(redis_url, pg_url, 
     part = ledger.schema.partition_of("CARD-2")
     ledger.client.hset(card_key(part, "CARD-2"), "a", "M-2")           # re-pointed outside the scripts
     ledger.client.hset(ledger.partitions[0].prefix + "cfg", "spend_order", "proportional")
-    report = verify(ledger, db)
-    kinds = {v.kind for v in report.violations}
-    assert kinds == {"card_mismatch", "setting_mismatch"}, report.violations
+    assert {v.kind for v in verify(ledger, db).violations} == {"card_mismatch", "setting_mismatch"}
+    ledger.client.hset(ledger.partitions[0].account("M-2"), "bo", 9_999_999)            # bonus > balance
+    kinds = {v.kind for v in verify(ledger, db).violations}
+    assert kinds == {"card_mismatch", "setting_mismatch", "bucket_out_of_range"}, kinds
