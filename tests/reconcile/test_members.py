@@ -43,6 +43,7 @@ def test_member_kinds_reach_the_database_once_and_verify_is_green(redis_url, pg_
         cards = {r.card_no: (r.account_id, r.status, r.block_reason) for r in conn.execute(select(Card))}
         settings = dict(conn.execute(select(ShopSetting.name, ShopSetting.value)).all())
         accounts = {r.account_id: (r.balance_minor, r.status, r.phone) for r in conn.execute(select(Account))}
+        buckets = {r.account_id: (r.principal_minor, r.bonus_minor) for r in conn.execute(select(Account))}
         subs = {r[0] for r in conn.execute(select(SubBalance.account_id))}
         kinds = dict(conn.execute(select(LedgerEntry.kind, func.count()).group_by(LedgerEntry.kind)).all())
         close = conn.execute(text("select amount_minor from ledger_entries where kind = 'close'")).scalar_one()
@@ -52,6 +53,7 @@ def test_member_kinds_reach_the_database_once_and_verify_is_green(redis_url, pg_
                         "promo:min50000-bonus15000": ""}
     assert accounts == {"M-1": (17_000, "active", "13800138000"), "M-2": (5_000, "active", None),
                         "M-3": (0, "closed", "13900000003")}
+    assert buckets == {"M-1": (16_000, 1_000), "M-2": (5_000, 0), "M-3": (0, 0)}
     assert subs == {"M-1", "M-2", "M-3"}                        # no balance row for 'shop' or a card
     assert kinds["card_issue"] == 2 and kinds["card_block"] == 2 and kinds["close"] == 1
     assert kinds["setting"] == 4 * len(ledger.partitions) - 3 * (len(ledger.partitions) - 1)
@@ -77,7 +79,7 @@ def test_restore_brings_back_members_cards_settings_and_closed_accounts(redis_ur
     assert back.account("M-3").status == "closed" and back.balance("M-3") == 0
     assert back.credit("M-3", 100, txn_id="after-restore").status is Status.ACCOUNT_CLOSED
     assert back.shop_settings().spend_order == "bonus_first"
-    assert back.balance("M-1") == 17_000
+    assert back.balance("M-1") == 17_000 and back.account("M-1").bonus_minor == 1_000    # buckets back
     assert [p.promo_id for p in back.promotions()] == ["min10000-bonus2000"]
     assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0      # again: nothing changes
     assert verify(back, db).ok
@@ -92,4 +94,4 @@ def test_verify_finds_a_card_changed_behind_the_ledgers_back(redis_url, pg_url, 
     assert {v.kind for v in verify(ledger, db).violations} == {"card_mismatch", "setting_mismatch"}
     ledger.client.hset(ledger.partitions[0].account("M-2"), "bo", 9_999_999)            # bonus > balance
     kinds = {v.kind for v in verify(ledger, db).violations}
-    assert kinds == {"card_mismatch", "setting_mismatch", "bucket_out_of_range"}, kinds
+    assert kinds == {"card_mismatch", "setting_mismatch", "bucket_out_of_range", "bucket_mismatch"}, kinds
