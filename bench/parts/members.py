@@ -1,4 +1,6 @@
-"""Issue 14, member lookup: `Ledger.find_members` over 100,000 members (2,000 in a smoke
+"""Issue 14, members: lookup and the cost of the buckets.
+
+Lookup: `Ledger.find_members` over 100,000 members (2,000 in a smoke
 run) with Chinese names and phones on the private standalone Redis, and the memory one
 member costs. Members are opened through the product's open_account script (pipelined,
 with the pinyin initials the ledger computes), so the index is the one the till reads.
@@ -9,6 +11,12 @@ used_memory delta over the opens once their idempotency records and journal entr
 gone (what stays per member: account hash with name and phone, account set, index), and
 MEMORY USAGE of the index divided by the members.
 Target: p99 ≤ 20 ms.
+
+Buckets (`bucket_costs`): the server cost of a top-up with a bonus and of a deduction
+that takes from both buckets (spend order proportional), beside the plain deduct in the
+same run, in interleaved rounds: Redis CPU µs per call (INFO commandstats) and, with
+valgrind, redis-server instructions per call (callgrind, as the issue 17 part).
+Target: ≤ 1.15× the plain deduct.
 """
 from __future__ import annotations
 
@@ -37,7 +45,7 @@ def _names(n: int, rng: random.Random) -> list[str]:
             for _ in range(n)]
 
 
-def run(ctx) -> None:
+def lookup(ctx) -> None:
     server = ctx.redis
     url = server.url
     n = 2_000 if ctx.smoke else 100_000
@@ -112,3 +120,116 @@ def run(ctx) -> None:
             f"MEMORY USAGE of one member's hash {sample} bytes")
     ctx.row("14 members", "pinyin initials computed by the ledger (pypinyin) per name", f"{pinyin_s / n * 1e6:,.0f} µs",
             note="once per open / restore, in the client")
+
+
+# ---------------------------------------------------------------- bucket costs (same run as the plain deduct)
+
+BUCKET_TARGET_RATIO = 1.15
+BUCKET_ACCOUNTS = 100
+
+
+def _bucket_operations(ledger: Ledger, n: int, nonce: str) -> list[tuple[str, object]]:
+    """Each a callable sending exactly `n` script calls: the plain deduct (an account
+    without bonus), a top-up with a bonus and a method, and deductions that take from both
+    buckets in the costliest order (proportional) and in bonus_first."""
+    plain = [f"P{i:03d}" for i in range(BUCKET_ACCOUNTS)]
+    bonus = [f"B{i:03d}" for i in range(BUCKET_ACCOUNTS)]
+
+    def each(accounts, kind):
+        return [(accounts[i % len(accounts)], f"{nonce}-{kind}-{i}") for i in range(n)]
+
+    def expect(r):
+        if not r.applied:
+            raise RuntimeError(f"benchmark call answered {r}")
+
+    def run(pairs, call):
+        def go():
+            for a, t in pairs:
+                expect(call(a, t))
+        return go
+
+    return [
+        ("deduct (plain)", run(each(plain, "d"), lambda a, t: ledger.deduct(a, 1, txn_id=t, terminal_id="T1",
+                                                                              cashier_id="c1"))),
+        ("credit with bonus", run(each(bonus, "c"), lambda a, t: ledger.credit(
+            a, 100, txn_id=t, method="wechat", bonus_minor=20, terminal_id="T1", cashier_id="c1"))),
+        ("deduct (buckets, proportional)", run(each(bonus, "p"), lambda a, t: ledger.deduct(
+            a, 3, txn_id=t, terminal_id="T1", cashier_id="c1"))),
+        ("credit (plain)", run(each(plain, "k"), lambda a, t: ledger.credit(a, 1, txn_id=t, terminal_id="T1",
+                                                                              cashier_id="c1"))),
+    ]
+
+
+def _bucket_reset(url: str) -> Ledger:
+    flush_redis(url)
+    ledger = Ledger.from_url(url)
+    ledger.init()
+    ledger.set_spend_order("proportional", txn_id="bench-order")
+    for i in range(BUCKET_ACCOUNTS):
+        ledger.open_account(f"P{i:03d}", txn_id=f"open-P{i}", initial_minor=10 ** 11)
+        ledger.open_account(f"B{i:03d}", txn_id=f"open-B{i}", initial_minor=10 ** 11)
+        ledger.credit(f"B{i:03d}", 10 ** 9, txn_id=f"seed-B{i}", bonus_minor=3 * 10 ** 8)
+    return ledger
+
+
+def bucket_costs(ctx) -> None:
+    """Server cost of a top-up with bonus and of a bucketed deduction beside the plain
+    deduct, in one run (interleaved rounds): µs of Redis CPU (INFO commandstats) and, with
+    valgrind, redis-server instructions per call (callgrind)."""
+    import secrets
+    import shutil
+    import statistics
+
+    import redis
+
+    from .server_cost import _CallgrindRedis, _Meter
+    from ..servers import free_port
+
+    n = 200 if ctx.smoke else 2000
+    usec: dict[str, list[float]] = {}
+    instr: dict[str, list[float]] = {}
+    raw = redis.Redis.from_url(ctx.redis.url, decode_responses=True)
+    meter = _Meter(raw)
+    for _ in range(1 if ctx.smoke else 3):
+        ledger = _bucket_reset(ctx.redis.url)
+        for name, fn in _bucket_operations(ledger, n, secrets.token_hex(3)):
+            per_call, calls = meter.measure(fn)
+            if calls != n:
+                raise RuntimeError(f"{name}: {calls} script calls for {n} operations")
+            usec.setdefault(name, []).append(per_call)
+        ledger.close()
+    raw.close()
+    if shutil.which("valgrind") and shutil.which("callgrind_control"):
+        n_cg = 40 if ctx.smoke else 400
+        server = _CallgrindRedis(port=free_port()).start()
+        try:
+            for _ in range(1 if ctx.smoke else 2):
+                ledger = _bucket_reset(server.url)
+                for name, fn in _bucket_operations(ledger, n_cg, secrets.token_hex(3)):
+                    instr.setdefault(name, []).append(server.measure(fn, n_cg))
+                ledger.close()
+        finally:
+            server.stop()
+    us = {k: statistics.median(v) for k, v in usec.items()}
+    ins = {k: statistics.median(v) for k, v in instr.items()}
+    base_us, base_ins = us["deduct (plain)"], ins.get("deduct (plain)")
+    ctx.data["bucket_costs"] = dict(usec=us, instructions=ins)
+    for name in ("credit with bonus", "deduct (buckets, proportional)", "credit (plain)", "deduct (plain)"):
+        ratio_us = us[name] / base_us
+        if base_ins:
+            ratio, figure = ins[name] / base_ins, f"{ins[name]:,.0f} instructions/call"
+            basis = "callgrind"
+        else:
+            ratio, figure, basis = ratio_us, f"{us[name]:.1f} µs/call", "commandstats"
+        target = name in ("credit with bonus", "deduct (buckets, proportional)")
+        ctx.row("14 members", f"server cost: {name} beside the plain deduct (same run)", figure,
+                ratio=f"{ratio:.2f}× ({basis}); {ratio_us:.2f}× by µs ({us[name]:.1f} µs)",
+                target=f"≤ {BUCKET_TARGET_RATIO}×" if target else "",
+                met=(ratio <= BUCKET_TARGET_RATIO) if target else None,
+                note="spend order proportional (exact integer split); accounts with both buckets"
+                if "buckets" in name else "")
+
+
+def run(ctx) -> None:
+    lookup(ctx)
+    bucket_costs(ctx)

@@ -37,11 +37,11 @@ if amount > held then return decide(txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', 
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
 redis.call('HSET', hold_key, 'hs', 'captured', 'hc', amount)
-local take_p, take_b = split_take(amount, tonumber(bal), tonumber(redis.call('HGET', acct_key, 'bo') or '0'), KEYS[7])
-local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
-if take_b > 0 then redis.call('HINCRBY', acct_key, 'bo', -take_b) end
+local bonus = tonumber(redis.call('HGET', acct_key, 'bo') or '0')
+local take_p, take_b = split_take(amount, tonumber(bal), bonus, KEYS[7])
+local after
+if take_b > 0 then after = set_buckets(acct_key, tonumber(bal) - amount, bonus - take_b)
+else after = redis.call('HINCRBY', acct_key, 'bal', -amount) end
 local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn, nil, nil,
                     bucket_fields(-take_p, -take_b))
-local reply = decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
-if take_b > 0 then redis.call('HSET', txn_key, 'tb', take_b) end
-return reply
+return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

@@ -42,7 +42,7 @@ local prior = replay(txn_key, fp)
 if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st')
+local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
 if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
@@ -55,8 +55,9 @@ if KEYS[4] and kind == 'credit' then
   end
 end
 
-local after = redis.call('HINCRBY', acct_key, 'bal', amount + bonus)
-if bonus > 0 then redis.call('HINCRBY', acct_key, 'bo', bonus) end
+local after
+if bonus > 0 then after = set_buckets(acct_key, balance + amount + bonus, tonumber(acct[3] or '0') + bonus)
+else after = redis.call('HINCRBY', acct_key, 'bal', amount) end
 local jid = journal(jkey, acct_key, txn_id, kind, account_id, digits(amount + bonus), after, original, nil, nil,
                     bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -34,11 +34,11 @@ if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', 
 local held = active_holds(KEYS[4], KEYS[5], now_ms())
 if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
 
-local take_p, take_b = split_take(amount, balance, tonumber(acct[3] or '0'), KEYS[6])
-local after = redis.call('HINCRBY', acct_key, 'bal', -amount)
-if take_b > 0 then redis.call('HINCRBY', acct_key, 'bo', -take_b) end
+local bonus = tonumber(acct[3] or '0')
+local take_p, take_b = split_take(amount, balance, bonus, KEYS[6])
+local after
+if take_b > 0 then after = set_buckets(acct_key, balance - amount, bonus - take_b)
+else after = redis.call('HINCRBY', acct_key, 'bal', -amount) end
 local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '', nil, nil,
                     bucket_fields(-take_p, -take_b))
-local reply = decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
-if take_b > 0 then redis.call('HSET', txn_key, 'tb', take_b) end
-return reply
+return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

@@ -50,8 +50,9 @@ if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, '
 
 local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
 redis.call('HINCRBY', orig_key, 'r', amount)   -- keeps the original's TTL
-local after = redis.call('HINCRBY', acct_key, 'bal', amount)
-if give_b > 0 then redis.call('HINCRBY', acct_key, 'bo', give_b) end
+local after
+if give_b > 0 then after = set_buckets(acct_key, balance + amount, tonumber(redis.call('HGET', acct_key, 'bo') or '0') + give_b)
+else after = redis.call('HINCRBY', acct_key, 'bal', amount) end
 local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original, nil, nil,
                     bucket_fields(give_p, give_b))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -32,9 +32,14 @@ local function product(x, y)
   return p
 end
 
+local EXACT = 9007199254740992             -- 2^53
+
 local function muldiv_floor(a, b, c)
   if a == 0 or b == 0 then return 0 end
   local q = math.floor(a * b / c)
+  -- a*b below 2^53 is exact, and then so is the floor of its quotient (the distance to
+  -- the next integer, at least 1/c, is more than half a unit of the quotient's last place)
+  if a * b < EXACT then return q end
   local p, s = product(a, b), product(q, c)
   local carry, d = 0, {}
   for i = 1, 5 do
@@ -81,6 +86,18 @@ local function split_refund(amount, refunded, original, taken_b)
   if taken_b <= 0 then return amount, 0 end
   local give_b = muldiv_floor(refunded + amount, taken_b, original) - muldiv_floor(refunded, taken_b, original)
   return amount - give_b, give_b
+end
+
+-- Set balance and bonus of an account in one command (a deduction that took from the
+-- bonus: both fields change; cheaper than two HINCRBY). Values are exact below 1e15.
+local function set_buckets(acct_key, balance_after, bonus_after)
+  if bonus_after > 0 then
+    redis.call('HSET', acct_key, 'bal', digits(balance_after), 'bo', digits(bonus_after))
+  else
+    redis.call('HSET', acct_key, 'bal', digits(balance_after))
+    redis.call('HDEL', acct_key, 'bo')
+  end
+  return balance_after
 end
 
 -- Journal fields of the bucket deltas, or nil when only the principal moved.
