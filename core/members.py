@@ -43,9 +43,10 @@ _PROMO_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # ---------------------------------------------------------------- keys (one slot per partition)
 
 def partition_txn_id(txn_id: str, index: int) -> str:
-    """The txn id of a setting on partition `index` > 0: '#' + 24 hex digits of SHA-1,
-    derived from the caller's txn id so a retry finds its record; never a user's id."""
-    return "#" + hashlib.sha1(f"setting|{txn_id}|{index}".encode()).hexdigest()[:24]
+    """The txn id of a setting on partition `index` > 0: '@set:' + 24 hex digits of SHA-1
+    (the ledger's reserved namespace of internal ids), derived from the caller's txn id so
+    a retry finds its record; never a client's id."""
+    return "@set:" + hashlib.sha1(f"setting|{txn_id}|{index}".encode()).hexdigest()[:24]
 
 
 def card_key(part: Partition, card_no: str) -> str:

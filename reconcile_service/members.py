@@ -50,7 +50,7 @@ def apply_member_entries(conn: Connection, entries: Iterable[JournalEntry], now:
             else:
                 row.update(account_id=e.account_id, status="blocked", block_reason=e.card_reason or None,
                            block_txn_id=e.txn_id, blocked_at=_ms(e.occurred_ms))
-        elif e.kind == SETTING_KIND and e.setting and not e.txn_id.startswith("#"):
+        elif e.kind == SETTING_KIND and e.setting and not e.txn_id.startswith("@set:"):
             # partitions after the first repeat the setting under internal ids: one row is enough
             settings[e.setting] = dict(name=e.setting, value=e.setting_value, txn_id=e.txn_id,
                                        journal_pos=journal_pos(e.journal_id), updated_at=now)

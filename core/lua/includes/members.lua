@@ -90,23 +90,24 @@ local function digits(n)
   return string.format('%.0f', n)
 end
 
--- The txn ids a setting gets on partitions after the first: '#' and 24 hex digits
--- (core/members.py partition_txn_id). No user txn id can look like this ('#' is refused).
-local function check_internal_id(value, field)
-  if type(value) ~= 'string' or #value ~= 25 or not string.match(value, '^#[0-9a-f]+$') then
-    return invalid(field, 'not an internal id')
+-- The txn ids a setting gets on partitions after the first: '@set:' and 24 hex digits
+-- (core/members.py partition_txn_id), in the ledger's reserved namespace of internal ids
+-- ('@' is refused in a client's id).
+local function check_setting_txn_id(value, field)
+  if type(value) ~= 'string' or #value ~= 29 or not string.match(value, '^@set:[0-9a-f]+$') then
+    return invalid(field, 'not an internal setting txn id (@set:...)')
   end
   return nil
 end
 
 -- The standard txn / terminal / cashier checks of member scripts, whose KEYS[1] is not
--- an account hash. Internal txn ids ('#' + 24 hex digits) are accepted where allowed.
+-- an account hash. Internal setting txn ids ('@set:...') are accepted where allowed.
 local function check_member_request(allow_internal)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
   local bad
-  if allow_internal and string.sub(ARGV[1] or '', 1, 1) == '#' then bad = check_internal_id(ARGV[1], 'txn_id')
+  if allow_internal and string.sub(ARGV[1] or '', 1, 1) == '@' then bad = check_setting_txn_id(ARGV[1], 'txn_id')
   else bad = check_id(ARGV[1], 'txn_id') end
   bad = bad or check_ttl(ARGV[4]) or check_id(ARGV[5], 'terminal_id', true) or check_id(ARGV[6], 'cashier_id', true)
   if bad then return bad, prefix end
