@@ -265,3 +265,76 @@ def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, fau
     assert all(int(f.get("pd", f["amt"])) + int(f.get("bd", 0)) == int(f["amt"]) for f in fields)
     for s in spends:        # never more back to the bonus than the original took from it
         assert s["refunded"] * s["tb"] // s["amount"] <= s["tb"]
+
+
+# ---------------------------------------------------------------- property on the Cluster: connection kills
+
+def _kill_clients(cluster) -> int:
+    """Every client connection of every node dropped (the ledger's included): its next
+    call fails, and the ledger retries it with the same txn id. Answers how many died."""
+    import redis
+    killed = 0
+    for node in cluster.nodes:
+        admin = redis.Redis(port=node.port)
+        try:
+            killed += int(admin.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
+        finally:
+            admin.close()
+    return killed
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.sampled_from(ORDERS),
+       ops=st.lists(st.tuples(st.sampled_from(["credit", "deduct", "refund"]), st.integers(0, 3),
+                              st.integers(1, 20_000), st.integers(0, 8_000), st.booleans()),
+                    min_size=4, max_size=16))
+def test_bucket_arithmetic_on_the_cluster_with_connection_kills(redis_cluster, cluster_ledger, order, ops):
+    ledger = cluster_ledger
+    redis_cluster.flush()
+    ledger._schema = None
+    ledger.init()
+    ledger.set_spend_order(order, txn_id="order")
+    accounts = [f"K-{i}" for i in range(4)]           # in different slots of the 16 partitions
+    model = {a: [0, 0] for a in accounts}
+    spends: dict[str, list[dict]] = {a: [] for a in accounts}
+    for a in accounts:
+        ledger.open_account(a, txn_id=f"open-{a}")
+    kills = 0
+    for n, (kind, i, amount, bonus, kill) in enumerate(ops):
+        a, txn = accounts[i], f"k-{n}"
+        if kill:
+            kills += _kill_clients(redis_cluster)
+        p, b = model[a]
+        if kind == "credit":
+            call = lambda: ledger.credit(a, amount, txn_id=txn, method="bank_card", bonus_minor=bonus)
+            r = call()
+            assert r.applied
+            model[a] = [p + amount, b + bonus]
+        elif kind == "deduct":
+            call = lambda: ledger.deduct(a, amount, txn_id=txn)
+            r = call()
+            if amount <= p + b:
+                tb = _take(order, amount, p, b)
+                model[a] = [p - (amount - tb), b - tb]
+                spends[a].append(dict(txn=txn, amount=amount, tb=tb, refunded=0))
+                assert r.applied
+            else:
+                assert r.status is Status.INSUFFICIENT_FUNDS
+        else:
+            if not spends[a]:
+                continue
+            s = spends[a][amount % len(spends[a])]
+            x = min(bonus + 1, s["amount"] - s["refunded"]) or 1
+            call = lambda: ledger.refund(a, x, txn_id=txn, original_txn_id=s["txn"])
+            r = call()
+            if s["refunded"] + x > s["amount"]:
+                assert r.status is Status.REFUND_EXCEEDS_ORIGINAL
+            else:
+                back = (s["refunded"] + x) * s["tb"] // s["amount"] - s["refunded"] * s["tb"] // s["amount"]
+                model[a] = [p + x - back, b + back]
+                s["refunded"] += x
+        again = call()                                   # the retry of a terminal that lost the reply
+        assert again.replayed and (again.status, again.journal_id) == (r.status, r.journal_id)
+    for a in accounts:
+        assert buckets(ledger, a) == tuple(model[a])
+    assert kills > 0 or not any(op[4] for op in ops)          # the fault really happened
