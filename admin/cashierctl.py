@@ -66,8 +66,13 @@ def cmd_open(args) -> int:
 
 def cmd_topup(args) -> int:
     amount = parse_minor(args.amount, "amount")
-    return _report(_ledger(args).credit(args.account, amount, txn_id=_txn(args, "topup"),
-                                        cashier_id=args.operator), args)
+    ledger = _ledger(args)
+    bonus = parse_minor(args.bonus, "bonus", allow_zero=True) if args.bonus else 0
+    if args.promo and not args.bonus:          # the shop's promotion for this amount, if any
+        promo = ledger.bonus_for(amount)
+        bonus = promo.bonus_minor if promo else 0
+    return _report(ledger.credit(args.account, amount, txn_id=_txn(args, "topup"), method=args.method,
+                                 bonus_minor=bonus, cashier_id=args.operator), args)
 
 
 def cmd_freeze(args) -> int:
@@ -165,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_txn(sub.add_parser("topup", help="add money to an account"))
     p.add_argument("account")
     p.add_argument("amount", help="in yuan, e.g. 12.50")
+    p.add_argument("--method", default="cash", choices=("cash", "wechat", "alipay", "bank_card", "other"),
+                   help="how the member paid (default cash)")
+    p.add_argument("--bonus", help="bonus in yuan into the bonus bucket, e.g. 20.00")
+    p.add_argument("--promo", action="store_true", help="add the bonus of the shop's promotion for this amount")
     p.set_defaults(func=cmd_topup)
     for name in ("freeze", "unfreeze"):
         p = with_txn(sub.add_parser(name, help=f"{name} an account"))

@@ -64,6 +64,12 @@ def test_promotions_and_settings(ctl):
     code, out, _ = ctl("--json", "settings", "balance-cap")
     assert json.loads(out) == {"spend_order": "bonus_first", "balance_cap_minor": 500_000}
     assert ctl("settings", "balance-cap", "off")[0] == 0
+    assert ctl("open", "M-1", "--holder", "张三")[0] == 0
+    code, out, _ = ctl("topup", "M-1", "150.00", "--method", "wechat", "--promo")
+    assert code == 0 and "170.00" in out                                  # 150 + the 100-rule's 20
+    code, out, _ = ctl("topup", "M-1", "10.00", "--bonus", "1.00", "--txn-id", "tp-2")
+    assert code == 0 and "181.00" in out
+    assert ctl("topup", "M-1", "10.00", "--bonus", "2.00", "--txn-id", "tp-2")[0] == 4     # same id, other bonus
 
 
 @pytest.mark.parametrize("argv, field", [
