@@ -135,12 +135,12 @@ BUCKET_TARGET_RATIO = 1.15
 BUCKET_ACCOUNTS = 100
 
 
-def _bucket_operations(ledger: Ledger, n: int, nonce: str) -> list[tuple[str, object]]:
+def _bucket_operations(ledger: Ledger, n: int, nonce: str, accounts: int) -> list[tuple[str, object]]:
     """Each a callable sending exactly `n` script calls: the plain deduct (an account
     without bonus), a top-up with a bonus and a method, and deductions that take from both
     buckets in the costliest order (proportional) and in bonus_first."""
-    plain = [f"P{i:03d}" for i in range(BUCKET_ACCOUNTS)]
-    bonus = [f"B{i:03d}" for i in range(BUCKET_ACCOUNTS)]
+    plain = [f"P{i:03d}" for i in range(accounts)]
+    bonus = [f"B{i:03d}" for i in range(accounts)]
 
     def each(accounts, kind):
         return [(accounts[i % len(accounts)], f"{nonce}-{kind}-{i}") for i in range(n)]
@@ -167,12 +167,12 @@ def _bucket_operations(ledger: Ledger, n: int, nonce: str) -> list[tuple[str, ob
     ]
 
 
-def _bucket_reset(url: str) -> Ledger:
+def _bucket_reset(url: str, accounts: int) -> Ledger:
     flush_redis(url)
     ledger = Ledger.from_url(url)
     ledger.init()
     ledger.set_spend_order("proportional", txn_id="bench-order")
-    for i in range(BUCKET_ACCOUNTS):
+    for i in range(accounts):
         ledger.open_account(f"P{i:03d}", txn_id=f"open-P{i}", initial_minor=10 ** 11)
         ledger.open_account(f"B{i:03d}", txn_id=f"open-B{i}", initial_minor=10 ** 11)
         ledger.credit(f"B{i:03d}", 10 ** 9, txn_id=f"seed-B{i}", bonus_minor=3 * 10 ** 8)
@@ -193,26 +193,28 @@ def bucket_costs(ctx) -> None:
     from ..servers import free_port
 
     n = 200 if ctx.smoke else 2000
+    accounts = 10 if ctx.smoke else BUCKET_ACCOUNTS
     usec: dict[str, list[float]] = {}
     instr: dict[str, list[float]] = {}
     raw = redis.Redis.from_url(ctx.redis.url, decode_responses=True)
     meter = _Meter(raw)
     for _ in range(1 if ctx.smoke else 3):
-        ledger = _bucket_reset(ctx.redis.url)
-        for name, fn in _bucket_operations(ledger, n, secrets.token_hex(3)):
+        ledger = _bucket_reset(ctx.redis.url, accounts)
+        for name, fn in _bucket_operations(ledger, n, secrets.token_hex(3), accounts):
             per_call, calls = meter.measure(fn)
             if calls != n:
                 raise RuntimeError(f"{name}: {calls} script calls for {n} operations")
             usec.setdefault(name, []).append(per_call)
         ledger.close()
     raw.close()
-    if shutil.which("valgrind") and shutil.which("callgrind_control"):
-        n_cg = 40 if ctx.smoke else 400
+    # callgrind only in a full run: under valgrind redis-server is ~50x slower (smoke stays seconds)
+    if not ctx.smoke and shutil.which("valgrind") and shutil.which("callgrind_control"):
+        n_cg = 400
         server = _CallgrindRedis(port=free_port()).start()
         try:
-            for _ in range(1 if ctx.smoke else 2):
-                ledger = _bucket_reset(server.url)
-                for name, fn in _bucket_operations(ledger, n_cg, secrets.token_hex(3)):
+            for _ in range(2):
+                ledger = _bucket_reset(server.url, accounts)
+                for name, fn in _bucket_operations(ledger, n_cg, secrets.token_hex(3), accounts):
                     instr.setdefault(name, []).append(server.measure(fn, n_cg))
                 ledger.close()
         finally:
