@@ -419,11 +419,12 @@ class Members:
     # ------------------------------------------------------------ settings and promotions
 
     def _setting(self, name: str, value: str, *, txn_id: str, every_partition: bool,
-                 terminal_id: str | None, cashier_id: str | None) -> Result:
+                 terminal_id: str | None, cashier_id: str | None, internal: bool = False) -> Result:
         """shop_setting.lua on partition 0 with `txn_id`, then (settings the balance scripts
         read) on every other partition with an internal id derived from it: a retry with
-        the same txn id replays what was done and finishes what was not."""
-        v.check_id(txn_id, "txn_id")
+        the same txn id replays what was done and finishes what was not. `internal`: the
+        txn id is the ledger's own ('@<kind>:...', a restore's)."""
+        (v.check_internal_txn_id if internal else v.check_id)(txn_id, "txn_id")
         v.check_id(terminal_id, "terminal_id", optional=True)
         v.check_id(cashier_id, "cashier_id", optional=True)
         parts = self.partitions if every_partition else self.partitions[:1]

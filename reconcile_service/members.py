@@ -89,8 +89,9 @@ def bonus_column() -> list:
 # ---------------------------------------------------------------- restore
 
 def restore_txn_id(*parts: object) -> str:
-    digest = hashlib.sha1("|".join(map(str, parts)).encode()).hexdigest()
-    return f"rst:{digest[:40]}"
+    """Deterministic per database state, in the reserved namespace ('@rst:...')."""
+    from core.validation import internal_txn_id
+    return internal_txn_id("rst", hashlib.sha1("|".join(map(str, parts)).encode()).hexdigest()[:40])
 
 
 def restore_members(ledger: Ledger, engine: Engine) -> dict[str, int]:
@@ -115,7 +116,7 @@ def restore_members(ledger: Ledger, engine: Engine) -> dict[str, int]:
             continue
         every = not s.name.startswith("promo:")
         result = ledger._setting(s.name, s.value, txn_id=restore_txn_id(s.name, s.value, s.journal_pos),
-                                 every_partition=every, terminal_id=None, cashier_id=None)
+                                 every_partition=every, terminal_id=None, cashier_id=None, internal=True)
         if result.status is Status.APPLIED:
             counts["settings_restored"] += 1
     return counts

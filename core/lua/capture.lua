@@ -36,12 +36,12 @@ if amount > held then return decide(txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', 
 
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
-redis.call('HSET', hold_key, 'hs', 'captured', 'hc', amount)
+redis.call('HSET', hold_key, 'hs', 'captured', 'hc', int_str(amount))
 local bonus = tonumber(redis.call('HGET', acct_key, 'bo') or '0')
 local take_p, take_b = split_take(amount, tonumber(bal), bonus, KEYS[7])
 local after
 if take_b > 0 then after = set_buckets(acct_key, tonumber(bal) - amount, bonus - take_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', -amount) end
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount)) end
 local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn, nil, nil,
                     bucket_fields(-take_p, -take_b))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

@@ -43,10 +43,10 @@ if holds > 0 then return answer(decide(txn_key, fp, ttl_s, 'ACCOUNT_HAS_HOLDS', 
 local bonus = tonumber(acct[3] or '0')
 local principal = balance - bonus
 unindex_member(KEYS[6], acct_key, account_id)
-redis.call('HSET', acct_key, 'bal', 0, 'st', 'closed')
+redis.call('HSET', acct_key, 'bal', '0', 'st', 'closed')
 redis.call('HDEL', acct_key, 'bo')
-local jid = journal(jkey, acct_key, txn_id, 'close', account_id, digits(-balance), 0, '', nil, nil,
-                    {'pd', digits(-principal), 'bd', digits(-bonus)})
+local jid = journal(jkey, acct_key, txn_id, 'close', account_id, int_str(-balance), 0, '', nil, nil,
+                    {'pd', int_str(-principal), 'bd', int_str(-bonus)})
 local reply = decide(txn_key, fp, ttl_s, 'APPLIED', 0, jid)
-redis.call('HSET', txn_key, 'p', digits(principal), 'x', digits(bonus))
+redis.call('HSET', txn_key, 'p', int_str(principal), 'x', int_str(bonus))
 return answer(reply)

@@ -57,7 +57,7 @@ end
 
 local after
 if bonus > 0 then after = set_buckets(acct_key, balance + amount + bonus, tonumber(acct[3] or '0') + bonus)
-else after = redis.call('HINCRBY', acct_key, 'bal', amount) end
-local jid = journal(jkey, acct_key, txn_id, kind, account_id, digits(amount + bonus), after, original, nil, nil,
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
+local jid = journal(jkey, acct_key, txn_id, kind, account_id, int_str(amount + bonus), after, original, nil, nil,
                     bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -38,7 +38,7 @@ local bonus = tonumber(acct[3] or '0')
 local take_p, take_b = split_take(amount, balance, bonus, KEYS[6])
 local after
 if take_b > 0 then after = set_buckets(acct_key, balance - amount, bonus - take_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', -amount) end
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount)) end
 local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '', nil, nil,
                     bucket_fields(-take_p, -take_b))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

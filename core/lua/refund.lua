@@ -49,10 +49,10 @@ if refunded + amount > tonumber(oamount) then return decide(txn_key, fp, ttl_s, 
 if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
 local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
-redis.call('HINCRBY', orig_key, 'r', amount)   -- keeps the original's TTL
+redis.call('HINCRBY', orig_key, 'r', int_str(amount))   -- keeps the original's TTL
 local after
 if give_b > 0 then after = set_buckets(acct_key, balance + amount, tonumber(redis.call('HGET', acct_key, 'bo') or '0') + give_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', amount) end
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
 local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original, nil, nil,
                     bucket_fields(give_p, give_b))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

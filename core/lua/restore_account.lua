@@ -39,7 +39,7 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 local existing = redis.call('HGET', acct_key, 'bal')
 if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(existing)) end
 
-redis.call('HSET', acct_key, 'bal', balance, 'st', st, 'ct', now_ms())
+redis.call('HSET', acct_key, 'bal', int_str(balance), 'st', st, 'ct', now_ms())
 if bonus_arg ~= '0' then redis.call('HSET', acct_key, 'bo', bonus_arg) end
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 local phone = KEYS[5] and ARGV[9] or ''

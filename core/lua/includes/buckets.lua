@@ -92,9 +92,9 @@ end
 -- bonus: both fields change; cheaper than two HINCRBY). Values are exact below 1e15.
 local function set_buckets(acct_key, balance_after, bonus_after)
   if bonus_after > 0 then
-    redis.call('HSET', acct_key, 'bal', digits(balance_after), 'bo', digits(bonus_after))
+    redis.call('HSET', acct_key, 'bal', int_str(balance_after), 'bo', int_str(bonus_after))
   else
-    redis.call('HSET', acct_key, 'bal', digits(balance_after))
+    redis.call('HSET', acct_key, 'bal', int_str(balance_after))
     redis.call('HDEL', acct_key, 'bo')
   end
   return balance_after
@@ -103,7 +103,7 @@ end
 -- Journal fields of the bucket deltas, or nil when only the principal moved.
 local function bucket_fields(delta_p, delta_b, extra)
   if delta_b == 0 then return extra end
-  local out = {'pd', digits(delta_p), 'bd', digits(delta_b)}
+  local out = {'pd', int_str(delta_p), 'bd', int_str(delta_b)}
   if extra then for i = 1, #extra do out[#out + 1] = extra[i] end end
   return out
 end

@@ -61,7 +61,7 @@ end
 local function index_member(index_key, acct_key, account_id, holder, phone, name_key, initials)
   unindex_member(index_key, acct_key, account_id)
   for _, e in ipairs(member_entries(account_id, phone, name_key, initials)) do
-    redis.call('ZADD', index_key, 0, e)
+    redis.call('ZADD', index_key, '0', e)
   end
   if phone ~= '' then redis.call('HSET', acct_key, 'ph', phone) else redis.call('HDEL', acct_key, 'ph') end
   if name_key ~= '' and name_key ~= holder then redis.call('HSET', acct_key, 'nk', name_key)
@@ -84,21 +84,9 @@ local function closed_reply(txn_key, fp, ttl_s, st)
   return nil
 end
 
--- An integer as exact decimal digits (tostring gives '1e+14' for big Lua numbers).
-local function digits(n)
-  if n == 0 then return '0' end          -- '%.0f' of -0 (minus a zero bonus) is '-0'
-  return string.format('%.0f', n)
-end
-
--- The txn ids a setting gets on partitions after the first: '@set:' and 24 hex digits
--- (core/members.py partition_txn_id), in the ledger's reserved namespace of internal ids
--- ('@' is refused in a client's id).
-local function check_setting_txn_id(value, field)
-  if type(value) ~= 'string' or #value ~= 29 or not string.match(value, '^@set:[0-9a-f]+$') then
-    return invalid(field, 'not an internal setting txn id (@set:...)')
-  end
-  return nil
-end
+-- Settings on partitions after the first run under '@set:' + 24 hex digits
+-- (core/members.py partition_txn_id), the reserved namespace of internal txn ids
+-- (common.lua check_internal_id): no client id can equal one.
 
 -- The standard txn / terminal / cashier checks of member scripts, whose KEYS[1] is not
 -- an account hash. Internal setting txn ids ('@set:...') are accepted where allowed.
@@ -107,7 +95,7 @@ local function check_member_request(allow_internal)
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
   local bad
-  if allow_internal and string.sub(ARGV[1] or '', 1, 1) == '@' then bad = check_setting_txn_id(ARGV[1], 'txn_id')
+  if allow_internal and string.sub(ARGV[1] or '', 1, 1) == '@' then bad = check_internal_id(ARGV[1], 'txn_id')
   else bad = check_id(ARGV[1], 'txn_id') end
   bad = bad or check_ttl(ARGV[4]) or check_id(ARGV[5], 'terminal_id', true) or check_id(ARGV[6], 'cashier_id', true)
   if bad then return bad, prefix end
