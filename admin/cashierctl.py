@@ -61,13 +61,18 @@ def cmd_open(args) -> int:
     initial = parse_minor(args.initial, "initial", allow_zero=True)
     return _report(_ledger(args).open_account(args.account, txn_id=_txn(args, "open"),
                                               initial_minor=initial, cashier_id=args.operator,
-                                              holder_name=args.holder), args)
+                                              holder_name=args.holder, phone=args.phone), args)
 
 
 def cmd_topup(args) -> int:
     amount = parse_minor(args.amount, "amount")
-    return _report(_ledger(args).credit(args.account, amount, txn_id=_txn(args, "topup"),
-                                        cashier_id=args.operator), args)
+    ledger = _ledger(args)
+    bonus = parse_minor(args.bonus, "bonus", allow_zero=True) if args.bonus else 0
+    if args.promo and not args.bonus:          # the shop's promotion for this amount, if any
+        promo = ledger.bonus_for(amount)
+        bonus = promo.bonus_minor if promo else 0
+    return _report(ledger.credit(args.account, amount, txn_id=_txn(args, "topup"), method=args.method,
+                                 bonus_minor=bonus, cashier_id=args.operator), args)
 
 
 def cmd_freeze(args) -> int:
@@ -160,10 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("account")
     p.add_argument("--initial", default="0", help="opening balance in yuan, e.g. 50.00")
     p.add_argument("--holder", help="the account holder's name, shown at the till (e.g. 张三)")
+    p.add_argument("--phone", help="the member's phone, to find the member by (e.g. 13800138000)")
     p.set_defaults(func=cmd_open)
     p = with_txn(sub.add_parser("topup", help="add money to an account"))
     p.add_argument("account")
     p.add_argument("amount", help="in yuan, e.g. 12.50")
+    p.add_argument("--method", default="cash", choices=("cash", "wechat", "alipay", "bank_card", "other"),
+                   help="how the member paid (default cash)")
+    p.add_argument("--bonus", help="bonus in yuan into the bonus bucket, e.g. 20.00")
+    p.add_argument("--promo", action="store_true", help="add the bonus of the shop's promotion for this amount")
     p.set_defaults(func=cmd_topup)
     for name in ("freeze", "unfreeze"):
         p = with_txn(sub.add_parser(name, help=f"{name} an account"))
@@ -197,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _plugins():
     """Command groups that live in their own modules (cashiers, ...)."""
     import importlib
-    for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands"):
+    for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands",
+                 "admin.member_commands"):
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:

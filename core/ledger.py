@@ -26,6 +26,7 @@ from .errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInit
                      LedgerUnavailable, TxnConflict)
 from .read_cache import ReadCache
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
+from .members import Members
 from .result import Result, Status
 from .scripts import ScriptRunner
 
@@ -103,6 +104,12 @@ class AccountInfo:
     created_ms: int
     last_journal_id: str
     holder_name: str = ""       # as given at open_account ('' when none)
+    bonus_minor: int = 0        # the bonus bucket (part of balance_minor; never paid out)
+
+    @property
+    def principal_minor(self) -> int:
+        """The principal bucket: what the member paid in and is owed back on close."""
+        return self.balance_minor - self.bonus_minor
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,11 @@ class JournalEntry:
     transfer_id: str = ""
     shards: int = 0
     holder_name: str = ""       # open / restore: the account holder's name, when given
+    phone: str = ""             # open / restore: the member's phone, when given
+    card_no: str = ""           # card_issue / card_block: the card
+    card_reason: str = ""       # card_block: lost | damaged | stolen | other
+    setting: str = ""           # setting: spend_order | balance_cap | promo:<id>
+    setting_value: str = ""     # setting: the new value ('' = removed)
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -136,7 +148,8 @@ class JournalEntry:
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
-                   f.get("name", ""))
+                   f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
+                   f.get("set", ""), f.get("val", ""))
 
     @property
     def account_root(self) -> str:
@@ -144,7 +157,7 @@ class JournalEntry:
         return self.root_id or self.account_id
 
 
-class Ledger:
+class Ledger(Members):
     """Balance operations on one central Redis (standalone or Cluster).
 
     retention_s: how long the first decision of a txn id is kept (default 7 days).
@@ -364,25 +377,27 @@ class Ledger:
 
     def open_account(self, account_id: str, *, txn_id: str, initial_minor: int = 0,
                      terminal_id: str | None = None, cashier_id: str | None = None,
-                     holder_name: str | None = None) -> Result:
+                     holder_name: str | None = None, phone: str | None = None) -> Result:
         """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS.
 
         `holder_name` (optional, up to 64 characters of any script) is what the till
-        shows next to the balance; it is journaled with the opening entry.
+        shows next to the balance; `phone` (optional) finds the member (`find_members`).
+        Both are journaled with the opening entry and indexed in the same script.
         """
         holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [part.accounts] if part else []
+        index_keys, member_args = self._member_index_args(part, holder, phone)
+        extra = [part.accounts, *index_keys] if part else []
         return self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
                                 cashier_id, allow_zero=True, extra_keys=extra, kind="open",
-                                extra_args=[holder])
+                                extra_args=[holder, *member_args])
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
         """Take money when the available balance (balance - active holds) covers it,
         else Status.INSUFFICIENT_FUNDS."""
         return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                extra_keys=self._hold_keys(account_id))
+                                extra_keys=[*self._hold_keys(account_id), *self._settings_keys(account_id)])
 
     def _hold_keys(self, account_id) -> list[str]:
         if not isinstance(account_id, str):
@@ -435,7 +450,8 @@ class Ledger:
                                      "older than the retention); nothing was decided. Give account_id to "
                                      "have the decline recorded")
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id)] if part else []
+        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id), *self._settings_keys(account_id)] \
+            if part else []
         return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
                                 allow_zero=script == "void", extra_keys=extra, extra_args=[hold_txn_id])
 
@@ -516,15 +532,20 @@ class Ledger:
             raise InvalidRequest(*reply[3].split(": ", 1))
         return int(reply[0])
 
-    def credit(self, account_id: str, amount_minor: int, *, txn_id: str,
-               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Top up an account."""
-        return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id)
+    def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
+               bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """Top up an account: `amount_minor` into the principal and `bonus_minor` (a
+        promotion's, see `bonus_for`) into the bonus, in one entry that keeps the payment
+        `method` (cash, wechat, alipay, bank_card, other). BALANCE_CAP_EXCEEDED past the
+        shop's cap."""
+        topup = self._topup_args(method, bonus_minor)
+        return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id, topup)
 
-    def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id) -> Result:
+    def _credit(self, kind, account_id, amount_minor, txn_id, original, terminal_id, cashier_id,
+                topup: Sequence[str] = ()) -> Result:
         return self._balance_op("credit", account_id, amount_minor, txn_id, terminal_id,
-                                cashier_id, extra_args=[kind, original], kind=kind,
-                                internal_txn=kind == "compensate")
+                                cashier_id, extra_args=[kind, original, *topup], kind=kind,
+                                extra_keys=self._settings_keys(account_id), internal_txn=kind == "compensate")
 
     def compensate(self, account_id: str, amount_minor: int, *, txn_id: str,
                    original_txn_id: str, terminal_id: str | None = None,
@@ -559,20 +580,25 @@ class Ledger:
                                 allow_zero=True)
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
-                        status: str = "active", holder_name: str | None = None) -> Result:
+                        status: str = "active", holder_name: str | None = None,
+                        phone: str | None = None, bonus_minor: int = 0) -> Result:
         """Recreate an account that Redis lost, from the database of record.
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
         and nothing changes. Journaled as kind 'restore' with amount 0. `txn_id` must be
         an internal id (`core.validation.internal_txn_id`).
         """
-        if status not in ("active", "frozen"):
-            raise InvalidRequest("status", "must be active or frozen")
+        if status not in ("active", "frozen", "closed"):
+            raise InvalidRequest("status", "must be active, frozen or closed")
         holder = v.check_holder_name(holder_name)
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [part.accounts] if part else []
+        index_keys, member_args = self._member_index_args(part, holder, phone)
+        extra = [part.accounts, *index_keys] if part else []
         return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
-                                allow_zero=True, extra_keys=extra, extra_args=[status, holder],
+                                allow_zero=True, extra_keys=extra,
+                                extra_args=[status, holder, *member_args,
+                                            str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
+                                                               max_minor=v.MAX_BALANCE_MINOR))],
                                 kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
 
     # ---------------------------------------------------------------- batches
@@ -605,7 +631,7 @@ class Ledger:
                 out[i] = exc
                 continue
             keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal,
-                    part.holds(req.account_id), part.hold_expiries(req.account_id)]
+                    part.holds(req.account_id), part.hold_expiries(req.account_id), *self._settings_keys(req.account_id)]
             args = [req.txn_id, req.account_id, req.amount_minor, self.retention_s,
                     req.terminal_id or "", req.cashier_id or ""]
             calls.append((i, keys, args, req))
@@ -695,11 +721,11 @@ class Ledger:
             return cached
         key = self.schema.partition_of(account_id).account(account_id)
         started = time.monotonic()
-        bal, st, ct, lj, nm = self._with_retry(
-            self.client.hmget, key, "bal", "st", "ct", "lj", "nm", txn_id=None)
+        bal, st, ct, lj, nm, bo = self._with_retry(
+            self.client.hmget, key, "bal", "st", "ct", "lj", "nm", "bo", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
-        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
+        info = AccountInfo(account_id, int(bal), st or "active", int(ct or 0), lj or "", nm or "", int(bo or 0))
         self.read_cache.put("account", account_id, info, started)
         return info
 
@@ -714,12 +740,12 @@ class Ledger:
         def read():
             pipe = self.client.pipeline(transaction=False)
             for a in ids:
-                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj", "nm")
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "ct", "lj", "nm", "bo")
             return pipe.execute()
         rows = self._with_retry(read, txn_id=None) if ids else []
-        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "", nm or "")
+        return {a: (AccountInfo(a, int(bal), st or "active", int(ct or 0), lj or "", nm or "", int(bo or 0))
                     if bal is not None else None)
-                for a, (bal, st, ct, lj, nm) in zip(ids, rows)}
+                for a, (bal, st, ct, lj, nm, bo) in zip(ids, rows)}
 
     def account_ids(self, partition: Partition, *, page_size: int = 1000):
         """Every account id of one partition (SSCAN: no long blocking of Redis). Each page

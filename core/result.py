@@ -26,6 +26,14 @@ class Status(str, enum.Enum):
     HOLD_ALREADY_VOIDED = "HOLD_ALREADY_VOIDED"
     HOLD_EXPIRED = "HOLD_EXPIRED"
     CAPTURE_EXCEEDS_HOLD = "CAPTURE_EXCEEDS_HOLD"
+    ACCOUNT_HAS_HOLDS = "ACCOUNT_HAS_HOLDS"        # close_account while holds are active: resolve them first
+    ACCOUNT_CLOSED = "ACCOUNT_CLOSED"              # the account was closed (退卡): nothing more on it
+    CARD_ACTIVE = "CARD_ACTIVE"                    # resolve_card: the card is good, see account_id
+    CARD_NOT_FOUND = "CARD_NOT_FOUND"              # no such card, and no account of that id
+    CARD_BLOCKED = "CARD_BLOCKED"                  # reported lost/damaged: never reissued
+    CARD_IN_USE = "CARD_IN_USE"                    # card_issue of a number issued already (or another account's id)
+    SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
+    BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
 
     @property
     def applied(self) -> bool:

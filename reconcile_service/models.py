@@ -78,6 +78,8 @@ class Account(Base):
     # entries' principal_delta_minor / bonus_delta_minor, like balance_minor of amounts
     principal_minor: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     bonus_minor: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    # from the `ph` field of the open / restore entry (migration 0006); None when none was given
+    phone: Mapped[str | None] = mapped_column(String(24))
 
 
 class SubBalance(Base):
@@ -342,3 +344,34 @@ class DailyTotal(Base):
     principal_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
     bonus_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
     entries: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+# ---------------------------------------------------------------- members (issue 14, migration 0006)
+
+class Card(Base):
+    """A member card (a credential of an account), from the journal kinds `card_issue` and
+    `card_block` (field `card`). A card is issued once and blocked at most once; each
+    half of the row comes from its own entry, so batches may commit in any order."""
+    __tablename__ = "cards"
+    card_no: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)       # active | blocked
+    block_reason: Mapped[str | None] = mapped_column(String(16))          # lost | damaged | stolen | other
+    issue_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))      # None: an account id used as a card
+    issued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    block_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    blocked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (Index("ix_cards_account_id", "account_id"),)
+
+
+class ShopSetting(Base):
+    """A shop setting as journaled by `setting` entries (spend_order, balance_cap,
+    promo:<id>); the entry with the highest position wins ('' = removed). Partitions after
+    the first repeat the spending order and the cap: the first partition's entry is kept."""
+    __tablename__ = "shop_settings"
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    value: Mapped[str] = mapped_column(String(64), nullable=False)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

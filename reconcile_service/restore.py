@@ -27,6 +27,7 @@ from core.keys import META_KEY
 from core.validation import internal_txn_id
 
 from .journal import Consumer
+from .members import bonus_column, restore_members
 from .metrics import Metrics
 from .models import Account, Hold
 from .store import get_setting, utcnow
@@ -48,11 +49,16 @@ class RestoreReport:
     accounts_checked: int = 0
     accounts_restored: int = 0
     accounts_present: int = 0
+    members: dict = None            # cards and shop settings restored / present
+
+    def __post_init__(self):
+        self.members = {}
 
     def as_dict(self) -> dict:
         return dict(partitions=self.partitions, redis_was_empty=self.redis_was_empty,
                     entries_drained=self.entries_drained, accounts_checked=self.accounts_checked,
-                    accounts_restored=self.accounts_restored, accounts_present=self.accounts_present)
+                    accounts_restored=self.accounts_restored, accounts_present=self.accounts_present,
+                    **self.members)
 
 
 def restore_txn_id(account_id: str, balance_minor: int, status: str, last_journal_pos: str) -> str:
@@ -107,7 +113,9 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
     while not stop():
         with engine.connect() as conn:
             rows = conn.execute(select(Account.account_id, Account.balance_minor, Account.status,
-                                       Account.last_journal_pos, Account.holder_name).where(Account.account_id > after)
+                                       Account.last_journal_pos, Account.holder_name, Account.phone,
+                                       *bonus_column())
+                                .where(Account.account_id > after)
                                 .order_by(Account.account_id).limit(PAGE_SIZE)).all()
         if not rows:
             break
@@ -119,7 +127,8 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
                 report.accounts_present += 1
                 continue
             result = ledger.restore_account(
-                r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name,
+                r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name, phone=r.phone,
+                bonus_minor=int(getattr(r, "bonus_minor", 0) or 0),
                 txn_id=restore_txn_id(r.account_id, r.balance_minor, r.status, r.last_journal_pos))
             if result.status is Status.APPLIED:
                 report.accounts_restored += 1
@@ -134,6 +143,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
     if stop():
         raise RestoreRefused(f"stopped after restoring {report.accounts_restored} accounts; run restore "
                              "again to finish (it never overwrites)")
+    report.members = restore_members(ledger, engine)     # cards and shop settings
     if empty:
         ledger.init(partitions=report.partitions)   # cs:meta last: the ledger is open again
     log.info("restore finished", extra=report.as_dict())

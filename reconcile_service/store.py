@@ -30,13 +30,14 @@ from core import JournalEntry
 from core.keys import KeySchema
 
 from . import chain
+from .members import NON_BALANCE_KINDS, apply_member_entries
 from .models import (METHOD_LEN, Account, ChainHead, DailyTotal, Discrepancy, DuplicateEntry, Hold, JournalProgress,
                      LedgerEntry, LedgerSetting, QuarantinedEntry, ShiftClose, SubBalance, journal_pos)
 
 log = logging.getLogger(__name__)
 
 # Kinds that set the account's status; every other kind leaves it as it is.
-STATUS_BY_KIND = {"open": "active", "freeze": "frozen", "unfreeze": "active"}
+STATUS_BY_KIND = {"open": "active", "freeze": "frozen", "unfreeze": "active", "close": "closed"}
 # Kinds that resolve a hold (orig = the hold's txn id), and the hold status each sets.
 HOLD_RESOLUTIONS = {"capture": "captured", "void": "voided", "hold_expire": "expired"}
 # Internal transfers between sub-balances of a split account: they move money inside one
@@ -290,12 +291,16 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
     prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
     _record_duplicates(conn, candidates, prior_of, effective, result, now)
     if effective:
-        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS]
+        # cards and settings move no money and have no balance row (a card's entry lives
+        # in the card's partition, not its account's)
+        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS and e.kind not in NON_BALANCE_KINDS]
         if money:
             _upsert_sub_balances(conn, partition, money, now)
             result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
             _upsert_holds(conn, money, now)
         _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
+        if any(e.kind in NON_BALANCE_KINDS for e in effective):
+            apply_member_entries(conn, effective, now)
         _add_daily_totals(conn, partition, effective[:new_rows], effective[new_rows:])
         _advance_progress(conn, partition, effective, now)
 
@@ -484,10 +489,13 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
     holders: dict[str, str] = {}
     principal: dict[str, int] = defaultdict(int)
     bonus: dict[str, int] = defaultdict(int)
+    phones: dict[str, str] = {}
     for e in effective:
         root, pos = e.account_root, journal_pos(e.journal_id)
         if e.holder_name and e.account_id == root:
             holders[root] = e.holder_name
+        if e.phone and e.account_id == root:
+            phones[root] = e.phone
         delta[root] += 0 if e.kind in TRANSFER_KINDS else e.amount_minor
         if e.kind not in TRANSFER_KINDS:
             principal[root] += e.principal_delta_minor
@@ -510,7 +518,7 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
                          journal_partition=part, last_journal_id=lj,
                          last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
                          holder_name=holders.get(root), principal_minor=principal[root],
-                         bonus_minor=bonus[root]))
+                         bonus_minor=bonus[root], phone=phones.get(root)))
     bulk = bulk_insert(conn, Account, rows)
     ins = bulk.insert
     ex = ins.excluded
@@ -526,6 +534,7 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
         updated_at=ex.updated_at,
         journal_partition=case((newer, ex.journal_partition), else_=tbl.journal_partition),
         holder_name=func.coalesce(ex.holder_name, tbl.holder_name),
+        phone=func.coalesce(ex.phone, tbl.phone),
         last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))

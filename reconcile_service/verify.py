@@ -27,6 +27,7 @@ from core import Ledger
 from core.keys import CONSUMER_GROUP
 
 from .journal import Consumer, Journal
+from .members import verify_members
 from .metrics import Metrics
 from .models import (Account, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, SubBalance,
                      journal_pos)
@@ -35,7 +36,7 @@ from .store import account_balance_at
 # The sign each kind's amount must have: +1 positive, -1 negative, 0 zero, None either.
 KIND_SIGN = {"open": None, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1,
              "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0,
-             "shift_close": 0}
+             "shift_close": 0, "close": None, "card_issue": 0, "card_block": 0, "setting": 0}
 STREAM_SCAN_LIMIT = 500_000
 
 
@@ -104,13 +105,14 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 sign = KIND_SIGN.get(kind, "unknown")
                 if sign == "unknown":
                     report.add("unknown_kind", acct, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
-                elif sign is not None and ((sign == 1 and low <= 0) or (sign == -1 and high >= 0)
-                                           or (sign == 0 and (low, high) != (0, 0))):
+                elif (sign is not None and ((sign == 1 and low <= 0) or (sign == -1 and high >= 0)
+                                            or (sign == 0 and (low, high) != (0, 0)))) \
+                        or (kind == "close" and high > 0):        # a close only pays out
                     report.add("wrong_sign", acct, f"{kind} entries of {acct} with amounts {low}..{high}",
                                kind=kind, low=int(low), high=int(high))
                 if kind in ("open", "credit", "refund", "compensate", "restore"):
                     formula[acct] += abs(total) if kind != "open" else total
-                elif kind in ("deduct", "capture"):
+                elif kind in ("deduct", "capture", "close"):
                     formula[acct] -= abs(total)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
@@ -198,6 +200,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         if hs in resolved and h.status in resolved and hs != h.status:
             report.add("hold_resolved_twice", h.account_id, f"hold {h.hold_txn_id} is {h.status} in the "
                        f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
+    verify_members(ledger, engine, report)
     return report
 
 

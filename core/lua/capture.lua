@@ -4,6 +4,7 @@ KEYS[1] account hash   KEYS[2] txn record (of this capture)   KEYS[3] partition 
 KEYS[4] holds of the account   KEYS[5] hold expiries   KEYS[6] txn record of the hold
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] hold_txn_id
+KEYS[7] the partition's settings (optional): the spending order of the buckets, as deduct
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_NOT_FOUND,
 HOLD_NOT_FOUND,
 HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED, CAPTURE_EXCEEDS_HOLD.
@@ -11,10 +12,13 @@ A capture completes a sale authorised earlier, so it goes through on a frozen ac
 A capture can be refunded like a deduction.
 ]]
 --@include common
+--@include members
+--@include buckets
 --@include resolve_hold
 
 local prefix = string.sub(KEYS[3] or '', 1, -2)
 local bad = check_request(false) or check_hold_keys(prefix, ARGV[2]) or check_hold_ref(prefix, ARGV[7])
+  or check_settings_key(KEYS[7], prefix)
 if bad then return bad end
 local acct_key, txn_key, jkey, holds_key, expiry_key, hold_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local txn_id, account_id, amount, ttl_s, hold_txn = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[7]
@@ -33,6 +37,11 @@ if amount > held then return decide(txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', 
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
 redis.call('HSET', hold_key, 'hs', 'captured', 'hc', int_str(amount))
-local after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount))
-local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn)
-return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
+local bonus = tonumber(redis.call('HGET', acct_key, 'bo') or '0')
+local take_p, take_b = split_take(amount, tonumber(bal), bonus, KEYS[7])
+local after
+if take_b > 0 then after = set_buckets(acct_key, tonumber(bal) - amount, bonus - take_b)
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount)) end
+local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn, nil, nil,
+                    bucket_fields(-take_p, -take_b))
+return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

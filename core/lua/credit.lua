@@ -4,12 +4,18 @@ KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] kind ('credit' or 'compensate')
   ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
+  ARGV[9] method (top-ups: cash, wechat, alipay, bank_card, other; journaled 'm')
+  ARGV[10] bonus_minor (0 or more: added to the bonus bucket, journaled pd / bd; see buckets.lua)
+KEYS[4] the partition's settings (optional): a balance_cap there declines a top-up that
+  would pass it with BALANCE_CAP_EXCEEDED
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, BALANCE_LIMIT_EXCEEDED.
+ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, ACCOUNT_CLOSED, BALANCE_LIMIT_EXCEEDED, BALANCE_CAP_EXCEEDED.
 A compensating credit is allowed on a frozen account: it repairs the ledger. Its txn id
 is an internal one ('@cmp:...', made by the reconcile service); a credit's is a client's.
 ]]
 --@include common
+--@include members
+--@include buckets
 
 local kind = ARGV[7] or 'credit'
 if kind ~= 'credit' and kind ~= 'compensate' then return invalid('kind', 'must be credit or compensate') end
@@ -18,21 +24,40 @@ if bad then return bad end
 local original = ARGV[8] or ''
 bad = check_id(original, 'original_txn_id', kind == 'credit')
 if bad then return bad end
+local method, bonus_arg = ARGV[9] or '', ARGV[10] or '0'
+if kind == 'credit' and method == '' then method = 'cash' end
+if kind == 'credit' and method ~= 'cash' and method ~= 'wechat' and method ~= 'alipay' and method ~= 'bank_card'
+   and method ~= 'other' then return invalid('method', 'must be cash, wechat, alipay, bank_card or other') end
+bad = check_amount(bonus_arg, 'bonus_minor', true) or check_settings_key(KEYS[4], string.sub(KEYS[3], 1, -2))
+if bad then return bad end
+if kind ~= 'credit' and (method ~= '' or bonus_arg ~= '0') then return invalid('method', 'only a top-up has a method or bonus') end
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
-local txn_id, account_id, amount = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local txn_id, account_id, amount, bonus = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(bonus_arg)
 local ttl_s = ARGV[4]
 local fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
+-- a plain cash top-up keeps the fingerprint it always had (records written before buckets)
+if kind == 'credit' and (method ~= 'cash' or bonus > 0) then fp = fp .. '|' .. method .. '|' .. bonus_arg end
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st')
+local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' and kind == 'credit' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
+if balance + amount + bonus > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
+if KEYS[4] and kind == 'credit' then
+  local cap = redis.call('HGET', KEYS[4], 'balance_cap')
+  if cap and balance + amount + bonus > tonumber(cap) then
+    return decide(txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
+  end
+end
 
-local after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount))
-local jid = journal(jkey, acct_key, txn_id, kind, account_id, amount, after, original)
+local after
+if bonus > 0 then after = set_buckets(acct_key, balance + amount + bonus, tonumber(acct[3] or '0') + bonus)
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
+local jid = journal(jkey, acct_key, txn_id, kind, account_id, int_str(amount + bonus), after, original, nil, nil,
+                    bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -21,6 +21,7 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 

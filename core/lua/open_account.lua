@@ -5,12 +5,16 @@ KEYS[4] the partition's set of account ids (how restore and reconcile find accou
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] initial_minor  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] holder_name (optional; shown at the till,
   journaled as field 'name'; not part of the request fingerprint)
+KEYS[5] the partition's member index (optional; see includes/members.lua)
+ARGV[8] phone  ARGV[9] name key  ARGV[10] pinyin initials (optional; journaled phone 'ph')
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
 The account hash has no TTL, ever.
 ]]
 --@include common
+--@include members
 
 local bad = check_request(true) or check_holder(ARGV[7])
+  or (KEYS[5] and (check_index_key(KEYS[5], string.sub(KEYS[3], 1, -2)) or check_member_args(ARGV[8], ARGV[9], ARGV[10])))
 if bad then return bad end
 local holder = ARGV[7] or ''
 local acct_key, txn_key, jkey, set_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -28,7 +32,9 @@ if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(ex
 
 redis.call('HSET', acct_key, 'bal', int_str(initial), 'st', 'active', 'ct', now_ms())
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
+local phone = KEYS[5] and ARGV[8] or ''
+if KEYS[5] then index_member(KEYS[5], acct_key, account_id, holder, phone, ARGV[9] or '', ARGV[10] or '') end
 redis.call('SADD', set_key, account_id)
 local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '', nil, nil,
-                    holder ~= '' and {'name', holder} or nil)
+                    member_fields(holder, phone))
 return decide(txn_key, fp, ttl_s, 'APPLIED', initial, jid)

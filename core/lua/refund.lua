@@ -8,10 +8,14 @@ ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] original_txn_id
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
 ACCOUNT_NOT_FOUND, ORIGINAL_NOT_FOUND, REFUND_EXCEEDS_ORIGINAL, BALANCE_LIMIT_EXCEEDED.
 A refund is allowed on a frozen account: it returns the customer's own money.
+Each bucket gets back its share of what the original took (its record's 'tb', see
+buckets.lua split_refund): never more than was taken from a bucket.
 The original's record lives as long as the retention: older deductions are
 refunded by a back-office credit.
 ]]
 --@include common
+--@include members
+--@include buckets
 
 local bad = check_request(false)
 if bad then return bad end
@@ -30,10 +34,11 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st')
 if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 
 -- The original must be an applied deduction (or capture) of this very account.
-local orig = redis.call('HMGET', orig_key, 'f', 's', 'r')
+local orig = redis.call('HMGET', orig_key, 'f', 's', 'r', 'tb')
 local okind, oacct, oamount = nil, nil, nil
 if orig[1] then okind, oacct, oamount = string.match(orig[1], '^([a-z]+)|([^|]+)|([0-9]+)') end
 if status_of(orig[2]) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
@@ -43,7 +48,11 @@ local refunded = tonumber(orig[3] or '0')
 if refunded + amount > tonumber(oamount) then return decide(txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance) end
 if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
+local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
 redis.call('HINCRBY', orig_key, 'r', int_str(amount))   -- keeps the original's TTL
-local after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount))
-local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original)
+local after
+if give_b > 0 then after = set_buckets(acct_key, balance + amount, tonumber(redis.call('HGET', acct_key, 'bo') or '0') + give_b)
+else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
+local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original, nil, nil,
+                    bucket_fields(give_p, give_b))
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost"
+QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost,members"
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-benchmark") is None,
                                 reason="needs redis-server and redis-benchmark")

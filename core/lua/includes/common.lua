@@ -143,10 +143,15 @@ local function replay(txn_key, fingerprint)
 end
 
 -- Store the first decision for this txn id, and answer it.
-local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id)
+-- `taken_b` (deductions and captures that took from the bonus bucket, see buckets.lua)
+-- is kept in the same HSET as field 'tb'.
+local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, taken_b)
   journal_id = journal_id or ''
   local b = int_str(balance)
-  if journal_id ~= '' then
+  if taken_b and taken_b > 0 then
+    redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id,
+               'tb', int_str(taken_b))
+  elseif journal_id ~= '' then
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id)
   else
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b)

@@ -5,8 +5,7 @@ whole days from here and reads only a period's edge days from ledger_entries. Ex
 entries are summed into it.
 
 Revision ID: 0007
-Revises: 0005 (members' 0006 is merged separately: whichever of 0006/0007 lands second
-sets this down_revision to '0006'; this migration does not depend on 0006's tables)
+Revises: 0006 (it does not use 0006's tables; it follows it so the history has one head)
 """
 from collections import defaultdict
 
@@ -17,7 +16,7 @@ from reconcile_service import chain
 
 
 revision = '0007'
-down_revision = '0005'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 

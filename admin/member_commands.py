@@ -1,0 +1,222 @@
+"""`cashierctl` commands of the member layer (issue 14): cards, promotions, closing an
+account (退卡), member lookup and the shop settings.
+
+    cashierctl card issue ACCOUNT CARD_NO        cashierctl card block CARD_NO --reason lost
+    cashierctl card list [ACCOUNT]               cashierctl card show CARD_NO
+    cashierctl promo add --min 100.00 --bonus 20.00 [--id ID]
+    cashierctl promo list                        cashierctl promo remove ID
+    cashierctl close ACCOUNT                     (pays out the principal, forfeits the bonus)
+    cashierctl member find QUERY [--limit N]     (phone, name prefix or pinyin initials)
+    cashierctl member reindex                    (rebuild the member index from the accounts)
+    cashierctl settings spend-order [principal_first|bonus_first|proportional]
+    cashierctl settings balance-cap [AMOUNT|off]
+
+(`cashierctl open ACCOUNT --holder NAME --phone PHONE` opens a member account.) Every
+change goes through `core.Ledger`, prints its txn id and can be rerun with ``--txn-id``
+when its outcome was unknown. Exit codes follow cashierctl: 0 done, 1 declined (the
+reason is printed), 2 bad input, 3 Redis unavailable or unsafe, 4 txn id conflict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+
+from core import Ledger, Result
+from core.members import CARD_BLOCK_REASONS, SPEND_ORDERS
+from core.money import format_minor, parse_minor
+
+from .exits import EXIT_DECLINED, EXIT_OK, guarded
+
+
+def _ledger(args) -> Ledger:
+    return Ledger.from_url(args.redis_url, auto_init=False)
+
+
+def _txn(args, verb: str) -> str:
+    return args.txn_id or f"ctl-{verb}-{uuid.uuid4().hex[:16]}"
+
+
+def _print(args, data: object, text: str) -> None:
+    print(json.dumps(data, ensure_ascii=False, default=str) if args.json else text)
+
+
+def _report(result: Result, args, what: str, **extra) -> int:
+    data = {"status": result.status.value, "replayed": result.replayed, "txn_id": result.txn_id,
+            "account_id": result.account_id, "kind": result.kind, **extra}
+    again = " (already done earlier: nothing changed now)" if result.replayed else ""
+    verdict = "done" if result.applied else f"declined: {result.status.value}"
+    _print(args, data, f"{what}: {verdict}{again}; txn {result.txn_id}")
+    return EXIT_OK if result.applied else EXIT_DECLINED
+
+
+def _card_dict(card) -> dict:
+    return {"card_no": card.card_no, "status": card.status.value, "account_id": card.account_id,
+            "reason": card.reason, "legacy": card.legacy}
+
+
+@guarded
+def cmd_card(args) -> int:
+    ledger = _ledger(args)
+    if args.action == "issue":
+        result = ledger.issue_card(args.account, args.card_no, txn_id=_txn(args, "card-issue"),
+                                   cashier_id=args.operator)
+        return _report(result, args, f"card {args.card_no} for {args.account}", card_no=args.card_no)
+    if args.action == "block":
+        result = ledger.block_card(args.card_no, reason=args.reason, txn_id=_txn(args, "card-block"),
+                                   cashier_id=args.operator)
+        return _report(result, args, f"block card {args.card_no} ({args.reason})", card_no=args.card_no)
+    if args.action == "show":
+        card = ledger.resolve_card(args.card_no)
+        owner = f" -> account {card.account_id}" if card.account_id else ""
+        legacy = " (the account's own id)" if card.legacy else ""
+        reason = f" ({card.reason})" if card.reason else ""
+        _print(args, _card_dict(card), f"card {card.card_no}: {card.status.value}{reason}{owner}{legacy}")
+        return EXIT_OK if card.active else EXIT_DECLINED
+    cards = ledger.cards(args.account)
+    if args.json:
+        print(json.dumps([_card_dict(c) for c in cards]))
+    elif not cards:
+        print("no cards" + (f" of {args.account}" if args.account else ""))
+    for c in cards if not args.json else ():
+        print(f"{c.card_no:<24} {c.status.value:<14} {c.account_id}" + (f"  ({c.reason})" if c.reason else ""))
+    return EXIT_OK
+
+
+@guarded
+def cmd_promo(args) -> int:
+    ledger = _ledger(args)
+    if args.action == "add":
+        if args.min is None or args.bonus is None:
+            from core import InvalidRequest
+            raise InvalidRequest("--min/--bonus", "promo add needs both, e.g. --min 100.00 --bonus 20.00")
+        min_minor, bonus_minor = parse_minor(args.min, "min"), parse_minor(args.bonus, "bonus")
+        result = ledger.add_promotion(min_minor, bonus_minor, promo_id=args.id, txn_id=_txn(args, "promo-add"),
+                                      cashier_id=args.operator)
+        from core.members import promo_id_of
+        pid = args.id or promo_id_of(min_minor, bonus_minor)
+        return _report(result, args, f"promotion {pid}: top up {format_minor(min_minor)}, get "
+                       f"{format_minor(bonus_minor)}", promo_id=pid)
+    if args.action == "remove":
+        if not args.promo_id:
+            from core import InvalidRequest
+            raise InvalidRequest("promo_id", "promo remove needs the id (see `cashierctl promo list`)")
+        result = ledger.remove_promotion(args.promo_id, txn_id=_txn(args, "promo-remove"), cashier_id=args.operator)
+        return _report(result, args, f"remove promotion {args.promo_id}", promo_id=args.promo_id)
+    promos = ledger.promotions()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(p) for p in promos]))
+    elif not promos:
+        print("no promotions")
+    for p in promos if not args.json else ():
+        print(f"{p.promo_id:<28} top up >= {format_minor(p.min_minor):>10}  bonus {format_minor(p.bonus_minor):>10}")
+    return EXIT_OK
+
+
+@guarded
+def cmd_close(args) -> int:
+    result = _ledger(args).close_account(args.account, txn_id=_txn(args, "close"), cashier_id=args.operator)
+    what = f"close {args.account}"
+    if result.applied:
+        what += (f": pay out {format_minor(result.payout_minor)} in cash, bonus forfeited "
+                 f"{format_minor(result.bonus_forfeited_minor)}")
+    return _report(result, args, what, payout_minor=result.payout_minor,
+                   bonus_forfeited_minor=result.bonus_forfeited_minor)
+
+
+@guarded
+def cmd_member(args) -> int:
+    ledger = _ledger(args)
+    if args.action == "reindex":
+        counts = ledger.rebuild_member_index()
+        _print(args, counts, f"member index rebuilt: {counts['accounts']} accounts, {counts['entries']} "
+               f"entries, {counts['removed']} stale entries removed")
+        return EXIT_OK
+    if not args.query:
+        from core import InvalidRequest
+        raise InvalidRequest("query", "member find needs a phone, a name or pinyin initials")
+    matches = ledger.find_members(args.query, limit=args.limit)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(m) for m in matches], ensure_ascii=False))
+    elif not matches:
+        print(f"no member matches {args.query!r}")
+    for m in matches if not args.json else ():
+        print(f"{m.account_id:<20} {m.holder_name:<12} {m.phone:<16} {format_minor(m.balance_minor):>12}"
+              f"  {m.status}  (by {m.matched_by})")
+    return EXIT_OK if matches else EXIT_DECLINED
+
+
+@guarded
+def cmd_settings(args) -> int:
+    ledger = _ledger(args)
+    if args.value is None:
+        s = ledger.shop_settings()
+        cap = "off" if s.balance_cap_minor is None else format_minor(s.balance_cap_minor)
+        _print(args, dataclasses.asdict(s), f"spend order {s.spend_order}; balance cap {cap}")
+        return EXIT_OK
+    if args.name == "spend-order":
+        result = ledger.set_spend_order(args.value, txn_id=_txn(args, "spend-order"), cashier_id=args.operator)
+        return _report(result, args, f"spend order {args.value}")
+    cap = None if args.value == "off" else parse_minor(args.value, "balance_cap")
+    result = ledger.set_balance_cap(cap, txn_id=_txn(args, "balance-cap"), cashier_id=args.operator)
+    return _report(result, args, f"balance cap {args.value if cap is None else format_minor(cap)}")
+
+
+def register(subparsers) -> None:
+    """Add `card`, `promo`, `close`, `member` and `settings` to cashierctl's sub-commands."""
+    def with_txn(p):
+        p.add_argument("--txn-id", help="reuse to retry a command whose outcome was unknown")
+        p.add_argument("--operator", help="who does this (recorded as cashier id)")
+        return p
+
+    card = subparsers.add_parser("card", help="member cards: issue, block (lost), list, show")
+    cards = card.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = with_txn(cards.add_parser("issue", help="issue a card to an account (also a replacement)"))
+    p.add_argument("account")
+    p.add_argument("card_no")
+    p.set_defaults(func=cmd_card)
+    p = with_txn(cards.add_parser("block", help="block a card (lost, damaged, ...); the money stays"))
+    p.add_argument("card_no")
+    p.add_argument("--reason", required=True, choices=CARD_BLOCK_REASONS)
+    p.set_defaults(func=cmd_card)
+    p = cards.add_parser("list", help="cards of an account (or of every account)")
+    p.add_argument("account", nargs="?")
+    p.set_defaults(func=cmd_card)
+    p = cards.add_parser("show", help="what a card number resolves to")
+    p.add_argument("card_no")
+    p.set_defaults(func=cmd_card)
+
+    promo = subparsers.add_parser("promo", help="top-up promotions (充100送20)")
+    promos = promo.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = with_txn(promos.add_parser("add", help="top up at least --min, get --bonus"))
+    p.add_argument("--min", help="smallest top-up in yuan, e.g. 100.00")
+    p.add_argument("--bonus", help="bonus in yuan, e.g. 20.00")
+    p.add_argument("--id", help="promotion id (default min<fen>-bonus<fen>)")
+    p.set_defaults(func=cmd_promo)
+    p = promos.add_parser("list", help="the promotions")
+    p.set_defaults(func=cmd_promo)
+    p = with_txn(promos.add_parser("remove", help="remove a promotion"))
+    p.add_argument("promo_id", nargs="?")
+    p.set_defaults(func=cmd_promo)
+
+    p = with_txn(subparsers.add_parser("close", help="close an account (退卡): pays out the principal"))
+    p.add_argument("account")
+    p.set_defaults(func=cmd_close)
+
+    member = subparsers.add_parser("member", help="find members; rebuild the member index")
+    members = member.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = members.add_parser("find", help="by phone (exact), name prefix or pinyin initials")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--limit", type=int, default=10, help="at most this many (1..50)")
+    p.set_defaults(func=cmd_member)
+    p = members.add_parser("reindex", help="rebuild the member index from the accounts")
+    p.set_defaults(func=cmd_member)
+
+    settings = subparsers.add_parser("settings", help="shop settings: spending order, balance cap")
+    names = settings.add_subparsers(dest="name", required=True, metavar="SETTING")
+    p = with_txn(names.add_parser("spend-order", help="show or set which bucket a payment takes first"))
+    p.add_argument("value", nargs="?", choices=SPEND_ORDERS)
+    p.set_defaults(func=cmd_settings)
+    p = with_txn(names.add_parser("balance-cap", help="show or set the most one account may hold ('off')"))
+    p.add_argument("value", nargs="?")
+    p.set_defaults(func=cmd_settings)

@@ -1,0 +1,507 @@
+"""The member layer of a stored-value shop (issue 14), as a mixin of `Ledger`.
+
+An account is a member (holder name, optional phone); cards are credentials that map to
+accounts (`issue_card`, `block_card`, `resolve_card`), so a lost card is blocked and a new
+one issued to the same account without moving money. `find_members` finds members by
+phone (exact), holder name (prefix) and pinyin initials ('zs' finds 张三) through a member
+index kept in each partition's own slot by the same scripts that change members.
+`close_account` (退卡) pays out the principal and forfeits the bonus. Shop settings
+(spending order, balance cap) and top-up promotions are journaled settings kept in Redis.
+Every write is one Lua script of `core/lua/` (idempotent by txn id, journaled); this
+module validates, picks the keys and decodes the answers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import validation as v
+from .errors import InvalidRequest
+from .keys import Partition
+from .result import Result, Status
+
+SPEND_ORDERS = ("principal_first", "bonus_first", "proportional")
+DEFAULT_SPEND_ORDER = "principal_first"
+CARD_BLOCK_REASONS = ("lost", "damaged", "stolen", "other")
+PAYMENT_METHODS = ("cash", "wechat", "alipay", "bank_card", "other")
+SHOP_ACCOUNT = "shop"              # the journal's `acct` of setting entries
+DEFAULT_FIND_LIMIT = 10
+MAX_FIND_LIMIT = 50
+MAX_QUERY_LEN = 64
+MAX_INITIAL_VARIANTS = 4           # readings of a polyphonic name indexed (曾 zeng / ceng)
+_PHONE_SEPARATORS = re.compile(r"[\s\-().]")
+_PHONE_RE = re.compile(r"\+?[0-9]{5,20}")
+_PROMO_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+# ---------------------------------------------------------------- keys (one slot per partition)
+
+def partition_txn_id(txn_id: str, index: int) -> str:
+    """The txn id of a setting on partition `index` > 0: '@set:' + 24 hex digits of SHA-1
+    (the ledger's reserved namespace of internal ids), derived from the caller's txn id so
+    a retry finds its record; never a client's id."""
+    return "@set:" + hashlib.sha1(f"setting|{txn_id}|{index}".encode()).hexdigest()[:24]
+
+
+def card_key(part: Partition, card_no: str) -> str:
+    return f"{part.prefix}c:{card_no}"
+
+
+def card_map_key(part: Partition) -> str:
+    return f"{part.prefix}cards"
+
+
+def member_index_key(part: Partition) -> str:
+    return f"{part.prefix}mx"
+
+
+def settings_key(part: Partition) -> str:
+    return f"{part.prefix}cfg"
+
+
+# ---------------------------------------------------------------- normalising names and phones
+
+def name_key(holder_name: str) -> str:
+    """What a name is indexed and searched by: NFKC, casefolded, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", holder_name).casefold().split())
+
+
+def pinyin_initials(holder_name: str) -> str:
+    """The pinyin initials of the Chinese characters of a name, one variant per reading of
+    a polyphonic name (at most 4), separated by spaces: '张三' -> 'zs'. '' without Hanzi."""
+    from pypinyin import Style, pinyin      # imported on first use: its dictionary is large
+    letters = [sorted({r[0] for r in readings if r and r[0].isascii() and r[0].isalpha()})
+               for readings in pinyin(holder_name, style=Style.FIRST_LETTER, heteronym=True,
+                                      errors="ignore", strict=False)]
+    letters = [[c.lower() for c in opts] for opts in letters if opts]
+    if not letters:
+        return ""
+    variants = ["".join(p) for p in itertools.islice(itertools.product(*letters), MAX_INITIAL_VARIANTS)]
+    return " ".join(dict.fromkeys(variants))
+
+
+def check_phone(value: object, field: str = "phone") -> str:
+    """An optional phone number: digits with an optional leading '+', 5 to 20 digits;
+    spaces, dashes, dots and brackets are dropped. '' when none."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise InvalidRequest(field, f"must be a string, not {type(value).__name__}")
+    phone = _PHONE_SEPARATORS.sub("", unicodedata.normalize("NFKC", value))
+    if not _PHONE_RE.fullmatch(phone):
+        raise InvalidRequest(field, "must be 5 to 20 digits (an optional leading +)")
+    return phone
+
+
+# ---------------------------------------------------------------- answers
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A card number and what it resolves to. `status`: CARD_ACTIVE (use `account_id`),
+    CARD_BLOCKED (reported lost/damaged; `account_id` says whose it was) or CARD_NOT_FOUND.
+    `legacy` is True when the number is an account id used as a card (no card record)."""
+    card_no: str
+    status: Status
+    account_id: str = ""
+    reason: str = ""
+    legacy: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.status is Status.CARD_ACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMatch:
+    account_id: str
+    holder_name: str
+    phone: str
+    balance_minor: int
+    status: str                 # active | frozen
+    matched_by: str             # phone | name | initials
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20)."""
+    promo_id: str
+    min_minor: int
+    bonus_minor: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShopSettings:
+    spend_order: str = DEFAULT_SPEND_ORDER
+    balance_cap_minor: int | None = None      # None: no cap beyond MAX_BALANCE_MINOR
+
+
+@dataclass(frozen=True, slots=True)
+class CloseResult(Result):
+    """`Result` of `close_account`: `payout_minor` is the cash to hand over (the principal),
+    `bonus_forfeited_minor` the bonus that lapsed. Both replayed exactly on a retry."""
+    payout_minor: int = 0
+    bonus_forfeited_minor: int = 0
+
+
+_MATCH_ORDER = {"phone": 0, "name": 1, "initials": 2}
+_INDEX_PREFIX = {"p": "phone", "n": "name", "i": "initials"}
+
+
+class Members:
+    """Mixin of `Ledger`: members, cards, lookup, settings, promotions, closing."""
+
+    # ------------------------------------------------------------ helpers for ledger.py
+
+    def _member_index_args(self, part: Partition | None, holder: str, phone: object) -> tuple[list, list]:
+        """KEYS / ARGV tail of open_account and restore_account: index, phone, name key, initials."""
+        phone = check_phone(phone)
+        if part is None:
+            return [], []
+        return [member_index_key(part)], [phone, name_key(holder) if holder else "",
+                                          pinyin_initials(holder) if holder else ""]
+
+    def _settings_keys(self, account_id: object) -> list[str]:
+        """KEYS tail of the scripts that read the shop settings (spending order, cap)."""
+        if not isinstance(account_id, str):
+            return []                      # validation will refuse it
+        return [settings_key(self.schema.partition_of(account_id))]
+
+    @staticmethod
+    def _topup_args(method: object, bonus_minor: object) -> list[str]:
+        """ARGV tail of a top-up (credit.lua ARGV[9], ARGV[10]): method, bonus."""
+        if method not in PAYMENT_METHODS:
+            raise InvalidRequest("method", f"must be one of {', '.join(PAYMENT_METHODS)}")
+        v.check_amount(bonus_minor, "bonus_minor", allow_zero=True)
+        return [method, str(bonus_minor)]
+
+    def _raw_script(self, script: str, keys: Sequence[str], args: Sequence[Any], txn_id: str | None,
+                    account_id: str = ""):
+        if time.monotonic() - self._policy_checked_at >= 300.0:
+            self._with_retry(self._check_policy, txn_id=txn_id)
+        try:
+            return self._with_retry(self._script, script, keys, args, txn_id=txn_id)
+        finally:
+            if account_id:
+                self.read_cache.invalidate(account_id)
+
+    # ------------------------------------------------------------ cards
+
+    def issue_card(self, account_id: str, card_no: str, *, txn_id: str, terminal_id: str | None = None,
+                   cashier_id: str | None = None) -> Result:
+        """Make `card_no` a card of the account (a first card, or a replacement after
+        `block_card`: no money moves). CARD_IN_USE if the number was issued already or is
+        another account's id, CARD_BLOCKED for a blocked number, ACCOUNT_NOT_FOUND,
+        ACCOUNT_CLOSED. Journaled as kind 'card_issue'."""
+        v.check_id(card_no, "card_no")
+        acct_part = self._common(account_id, txn_id, terminal_id, cashier_id)
+        part = self.schema.partition_of(card_no)
+        keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
+                card_map_key(part)]
+        if part is acct_part:
+            keys.append(part.account(account_id))      # checked inside the script, atomically
+        else:
+            # Another slot (a Cluster): the account is checked first. Accounts are never
+            # deleted, so only a close in between can slip through; its card then resolves
+            # to a closed account, which answers ACCOUNT_CLOSED.
+            bal, st = self._with_retry(self.client.hmget, acct_part.account(account_id), "bal", "st",
+                                       txn_id=txn_id)
+            if bal is None or st == "closed":
+                status = Status.ACCOUNT_NOT_FOUND if bal is None else Status.ACCOUNT_CLOSED
+                return Result(status, 0, False, txn_id, account_id, "card_issue", 0)
+        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or "", card_no]
+        return self._run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
+
+    def block_card(self, card_no: str, *, txn_id: str, reason: str, terminal_id: str | None = None,
+                   cashier_id: str | None = None) -> Result:
+        """Block a card (挂失): `reason` is lost, damaged, stolen or other. The account and
+        its money stay; `issue_card` gives it a new card. An account id used as a card can
+        be blocked too. CARD_NOT_FOUND, CARD_BLOCKED (already). Journaled as 'card_block'."""
+        v.check_id(card_no, "card_no")
+        v.check_id(txn_id, "txn_id")
+        v.check_id(terminal_id, "terminal_id", optional=True)
+        v.check_id(cashier_id, "cashier_id", optional=True)
+        if reason not in CARD_BLOCK_REASONS:
+            raise InvalidRequest("reason", f"must be one of {', '.join(CARD_BLOCK_REASONS)}")
+        part = self.schema.partition_of(card_no)
+        keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
+                card_map_key(part)]
+        args = [txn_id, "", 0, self.retention_s, terminal_id or "", cashier_id or "", card_no, reason]
+        result = self._run("card_block", "card_block", keys, args, card_no, 0, txn_id)
+        owner = self._with_retry(self.client.hget, keys[0], "a", txn_id=None) or ""
+        return dataclasses.replace(result, account_id=owner)
+
+    def resolve_card(self, card_no: str) -> Card:
+        """What a scanned or typed card number stands for (one round trip). A number without
+        a card record that is an account's id resolves to that account (cards printed
+        before the member layer keep working)."""
+        v.check_id(card_no, "card_no")
+        part = self.schema.partition_of(card_no)
+
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(card_key(part, card_no), "a", "st", "br")
+            pipe.exists(part.account(card_no))
+            return pipe.execute()
+        (owner, st, reason), is_account = self._with_retry(read, txn_id=None)
+        if owner is not None:
+            status = Status.CARD_BLOCKED if st == "blocked" else Status.CARD_ACTIVE
+            return Card(card_no, status, owner, reason or "")
+        if is_account:
+            return Card(card_no, Status.CARD_ACTIVE, card_no, "", legacy=True)
+        return Card(card_no, Status.CARD_NOT_FOUND)
+
+    def cards(self, account_id: str | None = None, *, page_size: int = 1000) -> list[Card]:
+        """The cards issued (or blocked) of one account, or of every account. Reads each
+        partition's card map: a back-office listing, O(cards of the shop)."""
+        if account_id is not None:
+            v.check_id(account_id, "account_id")
+        found: list[tuple[Partition, str, str]] = []
+        for part in self.partitions:
+            for card_no, owner in self._with_retry(
+                    lambda: list(self.client.hscan_iter(card_map_key(part), count=page_size)), txn_id=None):
+                if account_id is None or owner == account_id:
+                    found.append((part, card_no, owner))
+        if not found:
+            return []
+
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            for part, card_no, _ in found:
+                pipe.hmget(card_key(part, card_no), "st", "br")
+            return pipe.execute()
+        out = []
+        for (_, card_no, owner), (st, reason) in zip(found, self._with_retry(read, txn_id=None)):
+            status = Status.CARD_BLOCKED if st == "blocked" else Status.CARD_ACTIVE
+            out.append(Card(card_no, status, owner, reason or ""))
+        return sorted(out, key=lambda c: (c.account_id, c.card_no))
+
+    # ------------------------------------------------------------ lookup
+
+    def find_members(self, query: str, *, limit: int = DEFAULT_FIND_LIMIT) -> list[MemberMatch]:
+        """Members whose phone is `query` (exact; spaces and dashes ignored), whose holder
+        name starts with it, or whose pinyin initials start with it ('zs' finds 张三).
+        At most `limit` (1..50) matches: phone matches first, then names, then initials,
+        each in index order. Closed accounts are not found. One pipeline: one range read
+        per partition and kind of match, then one read of the matched accounts."""
+        if not isinstance(query, str):
+            raise InvalidRequest("query", f"must be a string, not {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_FIND_LIMIT:
+            raise InvalidRequest("limit", f"must be a whole number from 1 to {MAX_FIND_LIMIT}")
+        text = name_key(query)
+        if not text:
+            raise InvalidRequest("query", "must not be empty")
+        if len(text) > MAX_QUERY_LEN or any(unicodedata.category(c) == "Cc" for c in text):
+            raise InvalidRequest("query", f"at most {MAX_QUERY_LEN} characters, no control characters")
+        ranges: list[tuple[bytes, bytes]] = []
+        phone = _PHONE_SEPARATORS.sub("", text)
+        if _PHONE_RE.fullmatch(phone):
+            exact = b"p:" + phone.encode()
+            ranges.append((b"[" + exact + b"\x00", b"(" + exact + b"\x01"))
+        else:
+            prefix = b"n:" + text.encode()
+            # UTF-8 never contains 0xff: every entry starting with the prefix sorts below it
+            ranges.append((b"[" + prefix, b"(" + prefix + b"\xff"))
+            letters = text.replace(" ", "")
+            if letters.isascii() and letters.isalpha():
+                ini = b"i:" + letters.encode()
+                ranges.append((b"[" + ini, b"(" + ini + b"\xff"))
+
+        def search():
+            pipe = self.client.pipeline(transaction=False)
+            for part in self.partitions:
+                for low, high in ranges:
+                    pipe.zrangebylex(member_index_key(part), low, high, 0, limit)
+            return pipe.execute()
+        hits: dict[str, tuple[int, str]] = {}
+        for entries in self._with_retry(search, txn_id=None):
+            for entry in entries:
+                key, _, account_id = entry.partition("\x00")
+                kind = _INDEX_PREFIX.get(key[:1], "name")
+                rank = (_MATCH_ORDER[kind], key)
+                if account_id not in hits or rank < hits[account_id]:
+                    hits[account_id] = rank
+        chosen = sorted(hits, key=lambda a: (hits[a], a))[:limit]
+        if not chosen:
+            return []
+
+        def read():
+            pipe = self.client.pipeline(transaction=False)
+            for a in chosen:
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "nm", "ph")
+            return pipe.execute()
+        out = []
+        for a, (bal, st, nm, ph) in zip(chosen, self._with_retry(read, txn_id=None)):
+            if bal is None or st == "closed":
+                continue        # closed in between (close takes it out of the index)
+            kind = [k for k, r in _MATCH_ORDER.items() if r == hits[a][0]][0]
+            out.append(MemberMatch(a, nm or "", ph or "", int(bal), st or "active", kind))
+        return out
+
+    def member_phone(self, account_id: str) -> str:
+        """The member's phone ('' when none). Raises AccountNotFound."""
+        from .errors import AccountNotFound
+        v.check_id(account_id, "account_id")
+        bal, ph = self._with_retry(self.client.hmget, self.schema.partition_of(account_id).account(account_id),
+                                   "bal", "ph", txn_id=None)
+        if bal is None:
+            raise AccountNotFound(account_id)
+        return ph or ""
+
+    def rebuild_member_index(self, *, page_size: int = 500) -> dict[str, int]:
+        """Rebuild the member index from the accounts (a repair: the scripts keep it in
+        step). Indexes every account with a name or phone, then removes entries no account
+        stands behind. Safe while the shop is open; answers counts."""
+        counts = {"accounts": 0, "entries": 0, "removed": 0}
+        for part in self.partitions:
+            index = member_index_key(part)
+            ids = list(self._with_retry(lambda: list(self.client.sscan_iter(part.accounts, count=page_size)),
+                                        txn_id=None))
+            for start in range(0, len(ids), page_size):
+                batch = ids[start:start + page_size]
+                names = self._with_retry(self._read_names, part, batch, txn_id=None)
+                for account_id, holder in zip(batch, names):
+                    for _ in range(3):           # STALE: the name changed meanwhile; read it again
+                        holder = holder or ""
+                        reply = self._raw_script("member_index", [part.account(account_id), index],
+                                                 ["account", account_id, holder, name_key(holder),
+                                                  pinyin_initials(holder) if holder else ""], None)
+                        if reply[0] != "STALE":
+                            break
+                        holder = self._with_retry(self.client.hget, part.account(account_id), "nm", txn_id=None)
+                    if reply[0] == "INVALID":
+                        raise InvalidRequest(*reply[3].split(": ", 1))
+                    counts["accounts"] += 1
+                    counts["entries"] += int(reply[1])
+            cursor = 0
+            while True:
+                cursor, page = self._with_retry(self.client.zscan, index, cursor, None, page_size, txn_id=None)
+                entries = [e for e, _ in page]
+                if entries:
+                    keys = [index, *(part.account(e.rpartition("\x00")[2]) for e in entries)]
+                    reply = self._raw_script("member_index", keys, ["sweep", *entries], None)
+                    if reply[0] == "INVALID":
+                        raise InvalidRequest(*reply[3].split(": ", 1))
+                    counts["removed"] += int(reply[1])
+                if cursor == 0:
+                    break
+        return counts
+
+    def _read_names(self, part: Partition, ids: Sequence[str]) -> list[str | None]:
+        pipe = self.client.pipeline(transaction=False)
+        for a in ids:
+            pipe.hget(part.account(a), "nm")
+        return pipe.execute()
+
+    # ------------------------------------------------------------ closing (退卡)
+
+    def close_account(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
+                      cashier_id: str | None = None) -> CloseResult:
+        """Close the account: pay out the principal (`payout_minor`: the cash to hand over),
+        forfeit the bonus (`bonus_forfeited_minor`), balance 0; every later operation on it
+        answers ACCOUNT_CLOSED. Declined with ACCOUNT_HAS_HOLDS while holds are active,
+        ACCOUNT_FROZEN on a frozen account. Journaled as kind 'close' (pd, bd)."""
+        part = self._common(account_id, txn_id, terminal_id, cashier_id)
+        keys = [part.account(account_id), part.txn(txn_id), part.journal, part.holds(account_id),
+                part.hold_expiries(account_id), member_index_key(part)]
+        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or ""]
+        reply = self._raw_script("close_account", keys, args, txn_id, account_id)
+        base = self._decode(reply[:4], "close", account_id, 0, txn_id)
+        payout, forfeited = (int(reply[4]), int(reply[5])) if len(reply) >= 6 else (0, 0)
+        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Result)}
+        return CloseResult(**fields, payout_minor=payout, bonus_forfeited_minor=forfeited)
+
+    # ------------------------------------------------------------ settings and promotions
+
+    def _setting(self, name: str, value: str, *, txn_id: str, every_partition: bool,
+                 terminal_id: str | None, cashier_id: str | None, internal: bool = False) -> Result:
+        """shop_setting.lua on partition 0 with `txn_id`, then (settings the balance scripts
+        read) on every other partition with an internal id derived from it: a retry with
+        the same txn id replays what was done and finishes what was not. `internal`: the
+        txn id is the ledger's own ('@<kind>:...', a restore's)."""
+        (v.check_internal_txn_id if internal else v.check_id)(txn_id, "txn_id")
+        v.check_id(terminal_id, "terminal_id", optional=True)
+        v.check_id(cashier_id, "cashier_id", optional=True)
+        parts = self.partitions if every_partition else self.partitions[:1]
+        first: Result | None = None
+        for part in parts:
+            tid = txn_id if part.index == 0 else partition_txn_id(txn_id, part.index)
+            keys = [settings_key(part), part.txn(tid), part.journal]
+            args = [tid, SHOP_ACCOUNT, 0, self.retention_s, terminal_id or "", cashier_id or "", name, value]
+            result = self._run("shop_setting", "setting", keys, args, SHOP_ACCOUNT, 0, tid)
+            if first is None:
+                first = result
+                if result.status is not Status.APPLIED:
+                    break       # nothing was set (or removed): the other partitions agree
+        return dataclasses.replace(first, txn_id=txn_id)
+
+    def set_spend_order(self, spend_order: str, *, txn_id: str, terminal_id: str | None = None,
+                        cashier_id: str | None = None) -> Result:
+        """Which bucket a deduction takes first: principal_first (default), bonus_first or
+        proportional. Applied inside the balance scripts of every partition."""
+        if spend_order not in SPEND_ORDERS:
+            raise InvalidRequest("spend_order", f"must be one of {', '.join(SPEND_ORDERS)}")
+        return self._setting("spend_order", spend_order, txn_id=txn_id, every_partition=True,
+                             terminal_id=terminal_id, cashier_id=cashier_id)
+
+    def set_balance_cap(self, cap_minor: int | None, *, txn_id: str, terminal_id: str | None = None,
+                        cashier_id: str | None = None) -> Result:
+        """The most one account may hold (None: no cap). A top-up that would pass it is
+        declined with BALANCE_CAP_EXCEEDED."""
+        value = "" if cap_minor is None else str(v.check_amount(cap_minor, "balance_cap_minor",
+                                                                max_minor=v.MAX_BALANCE_MINOR))
+        return self._setting("balance_cap", value, txn_id=txn_id, every_partition=True,
+                             terminal_id=terminal_id, cashier_id=cashier_id)
+
+    def shop_settings(self) -> ShopSettings:
+        raw = self._with_retry(self.client.hgetall, settings_key(self.partitions[0]), txn_id=None)
+        cap = raw.get("balance_cap")
+        return ShopSettings(raw.get("spend_order") or DEFAULT_SPEND_ORDER, int(cap) if cap else None)
+
+    def add_promotion(self, min_minor: int, bonus_minor: int, *, txn_id: str, promo_id: str | None = None,
+                      terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+        """A top-up rule: at least `min_minor`, get `bonus_minor` (into the bonus bucket).
+        `promo_id` defaults to 'min<min>-bonus<bonus>'; adding the same id again replaces it.
+        `Result.journal_id` is partition 0's entry; the id is `promo_id_of`."""
+        v.check_amount(min_minor, "min_minor")
+        v.check_amount(bonus_minor, "bonus_minor")
+        pid = promo_id if promo_id is not None else promo_id_of(min_minor, bonus_minor)
+        if not isinstance(pid, str) or not _PROMO_ID_RE.fullmatch(pid):
+            raise InvalidRequest("promo_id", "1-64 characters of A-Z a-z 0-9 . _ -")
+        return self._setting(f"promo:{pid}", f"{min_minor}:{bonus_minor}", txn_id=txn_id,
+                             every_partition=False, terminal_id=terminal_id, cashier_id=cashier_id)
+
+    def remove_promotion(self, promo_id: str, *, txn_id: str, terminal_id: str | None = None,
+                         cashier_id: str | None = None) -> Result:
+        """Remove a rule; SETTING_NOT_FOUND when there is no such promotion."""
+        if not isinstance(promo_id, str) or not _PROMO_ID_RE.fullmatch(promo_id):
+            raise InvalidRequest("promo_id", "1-64 characters of A-Z a-z 0-9 . _ -")
+        return self._setting(f"promo:{promo_id}", "", txn_id=txn_id, every_partition=False,
+                             terminal_id=terminal_id, cashier_id=cashier_id)
+
+    def promotions(self) -> list[Promotion]:
+        """The top-up rules, smallest minimum first."""
+        raw = self._with_retry(self.client.hgetall, settings_key(self.partitions[0]), txn_id=None)
+        out = []
+        for name, value in raw.items():
+            if name.startswith("promo:"):
+                low, _, bonus = value.partition(":")
+                out.append(Promotion(name[len("promo:"):], int(low), int(bonus)))
+        return sorted(out, key=lambda p: (p.min_minor, p.bonus_minor, p.promo_id))
+
+    def bonus_for(self, amount_minor: int, promotions: Sequence[Promotion] | None = None) -> Promotion | None:
+        """The promotion a top-up of `amount_minor` earns: of the rules it reaches, the one
+        with the largest bonus (one rule per top-up, never summed). None: no bonus."""
+        v.check_amount(amount_minor, "amount_minor")
+        rules = self.promotions() if promotions is None else promotions
+        reached = [p for p in rules if p.min_minor <= amount_minor]
+        return max(reached, key=lambda p: (p.bonus_minor, p.min_minor), default=None)
+
+
+def promo_id_of(min_minor: int, bonus_minor: int) -> str:
+    return f"min{min_minor}-bonus{bonus_minor}"
