@@ -48,6 +48,10 @@ SOURCE_ROOT = Path(__file__).resolve().parent.parent     # holds core/, desktop/
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n\n")[0],
                                 epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--redis-url", help="Redis to use if it answers and its database is empty or the "
@@ -62,7 +66,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--reset", action="store_true",
                    help="delete the demo's shop (its data directory, and its database on the configured "
                         "Redis if that holds the demo's marker) and exit; the next run starts afresh")
-    return p.parse_args(argv)
+    return p
 
 
 def say(line: str = "") -> None:
