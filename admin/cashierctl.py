@@ -44,8 +44,8 @@ def _txn(args, verb: str) -> str:
 
 def _report(result: Result, args) -> int:
     if result.status is Status.ACCOUNT_NOT_FOUND:
-        # the same words and exit code as `balance` of an unknown account: a mistyped id
-        # is bad input, and "balance 0.00" would read as if the account existed
+        # (only if it vanished after _existing): the same words and code as `balance`;
+        # "declined ... balance 0.00" would read as if the account existed
         raise AccountNotFound(result.account_id)
     if args.json:
         print(json.dumps({"status": result.status.value, "balance_minor": result.balance_minor,
@@ -73,14 +73,21 @@ def cmd_open(args) -> int:
                                               holder_name=args.holder), args)
 
 
+def _existing(ledger: Ledger, account_id: str) -> Ledger:
+    """Refuse an unknown account before writing anything (AccountNotFound: exit 2, the same
+    words as `balance`): a mistyped id is bad input, and the write would store a decline."""
+    ledger.account(account_id)
+    return ledger
+
+
 def cmd_topup(args) -> int:
     amount = parse_minor(args.amount, "amount")
-    return _report(_ledger(args).credit(args.account, amount, txn_id=_txn(args, "topup"),
+    return _report(_existing(_ledger(args), args.account).credit(args.account, amount, txn_id=_txn(args, "topup"),
                                         cashier_id=args.operator), args)
 
 
 def cmd_freeze(args) -> int:
-    ledger = _ledger(args)
+    ledger = _existing(_ledger(args), args.account)
     op = ledger.freeze if args.command == "freeze" else ledger.unfreeze
     return _report(op(args.account, txn_id=_txn(args, args.command), cashier_id=args.operator), args)
 

@@ -67,8 +67,7 @@ def classify(exc: BaseException, redis_url: str | None = None) -> tuple[int, str
     from .connection import redacted
 
     where = f"Redis at {redacted(redis_url)}" if redis_url else "Redis"
-    config_error = getattr(errors, "ConfigError", None)   # core's, once core has one
-    if isinstance(exc, errors.InvalidRequest) or (config_error and isinstance(exc, config_error)):
+    if isinstance(exc, errors.InvalidRequest):        # ConfigError (e.g. redis_url) is one too
         return EXIT_BAD_INPUT, str(exc)
     if isinstance(exc, errors.TxnConflict):
         return EXIT_REFUSED, str(exc)
@@ -87,7 +86,7 @@ def classify(exc: BaseException, redis_url: str | None = None) -> tuple[int, str
                               "see `cashierctl acl`")
     if isinstance(exc, errors.LedgerError):
         return EXIT_UNAVAILABLE, f"redis_url: {exc}"
-    if isinstance(exc, (rx.ConnectionError, rx.TimeoutError)):
+    if isinstance(exc, (rx.ConnectionError, rx.TimeoutError, rx.RedisClusterException)):
         return EXIT_UNAVAILABLE, f"redis_url: {where} did not answer ({type(exc).__name__}: {exc})"
     if isinstance(exc, rx.RedisError):
         return EXIT_UNAVAILABLE, f"redis_url: {where} refused the command ({type(exc).__name__}: {exc})"

@@ -12,7 +12,8 @@ minbase plus only the package's Depends, run through chroot), then used and remo
 - `systemd-analyze verify` of the unit against the installed root;
 - `dpkg -r` keeps the books, the edited conffile and the user; `dpkg -P` deletes them.
 
-The clean root is cached as a tarball (debootstrap takes about a minute) under
+The clean root (minbase + Depends + systemd, which every till has and the unit check
+needs) is cached as a tarball (debootstrap takes about a minute) under
 $CASHIER_DEB_ROOT_CACHE (default /var/cache/cashier-ci), keyed by suite and Depends, so
 CI reuses it. Needs root (chroot), debootstrap and dpkg-deb: skipped, saying which is
 missing, elsewhere; .ci/run installs them.
@@ -83,7 +84,7 @@ def depends_packages(deb_path: Path) -> list[str]:
 
 def root_tarball(packages: list[str]) -> Path:
     """minbase + the package's Depends, made once and kept (a file lock for parallel runs)."""
-    key = hashlib.sha256(" ".join([suite(), MIRROR, *packages]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(" ".join([suite(), MIRROR, "systemd", *packages]).encode()).hexdigest()[:12]
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     tarball = CACHE_DIR / f"debootstrap-{suite()}-minbase-{key}.tar"
     with open(CACHE_DIR / "debootstrap.lock", "w") as lock:
@@ -91,7 +92,9 @@ def root_tarball(packages: list[str]) -> Path:
         if not tarball.exists():
             work = CACHE_DIR / f"work-{key}"
             shutil.rmtree(work, ignore_errors=True)
-            extra = [p for p in packages if p != "libc6"]
+            # + systemd: every till has it, and `systemd-analyze verify --root` needs its
+            # targets in the root (minbase has no init); it brings none of our Depends
+            extra = [p for p in packages if p != "libc6"] + ["systemd"]
             sh("debootstrap", "--variant=minbase", f"--include={','.join(extra)}", suite(), str(work), MIRROR)
             shutil.rmtree(work / "var/cache/apt/archives", ignore_errors=True)
             (work / "var/cache/apt/archives/partial").mkdir(parents=True)
