@@ -41,7 +41,7 @@ def cmd_verify(args) -> int:
 
     url = args.database_url or default_database_url()
     try:
-        engine = make_engine(url)
+        engine = make_engine(url, create=False)      # a reader: never creates an SQLite file
     except ConfigError as exc:
         print(f"cashierctl verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -101,3 +101,30 @@ def test_ledger_round_trip_from_the_bundle(bundle, tmp_path):
         info = json.loads(status.stdout)
         assert sum(p["db_entries_applied"] for p in info["partitions"]) == 2
         assert info["open_discrepancies"] == 0
+
+
+def test_bundle_carries_no_gtk_and_only_the_qt_plugins_the_terminal_uses(bundle):
+    """build.spec drops Qt's GTK3 platform theme (and GTK with it), Wayland, the kiosk
+    backends and image formats: the bundle must not depend on what the build machine has."""
+    internal = bundle / "_internal"
+    names = [p.name for p in internal.rglob("*")]
+    assert not [n for n in names if n.startswith(("libgtk", "libgdk", "libatk", "libpango", "libcairo"))]
+    plugins = {str(p.relative_to(internal / "PySide6/Qt/plugins")) for p in (internal / "PySide6/Qt/plugins").rglob("*.so")}
+    assert {"platforms/libqxcb.so", "platforms/libqoffscreen.so", "printsupport/libcupsprintersupport.so",
+            "platforminputcontexts/libibusplatforminputcontextplugin.so"} <= plugins
+    assert not [p for p in plugins if p.startswith(("platformthemes/", "wayland", "imageformats/", "generic/",
+                                                    "egldeviceintegrations/", "platforms/libqwayland"))]
+    dangling = [str(p) for p in bundle.rglob("*") if p.is_symlink() and not p.exists()]
+    assert not dangling, dangling
+
+
+@pytest.mark.parametrize("program, args, field", [
+    ("cashierctl", ("--redis-url", "redis://127.0.0.1:notaport/0", "balance", "A-1"), "redis_url"),
+    ("reconcile-service", ("run", "--once", "--redis-url", "redis://127.0.0.1:6379/abc"), "redis_url"),
+    ("cashierctl", ("topup", "A-1", "1.001"), "amount"),
+])
+def test_bad_input_from_the_bundle_is_one_line_and_exit_2(bundle, program, args, field):
+    result = run(bundle, program, *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert field in result.stderr and "Traceback" not in result.stderr
+    assert "Failed to execute script" not in result.stderr
