@@ -25,6 +25,7 @@ PROGRAMS = ("cashier-terminal", "reconcile-service", "cashierctl")
 
 pytestmark = [
     pytest.mark.build,
+    pytest.mark.timeout(1500),      # the session's first test also waits for the bundle build
     pytest.mark.skipif(importlib.util.find_spec("PyInstaller") is None,
                        reason="PyInstaller is not installed (pip install -e '.[build]')"),
 ]

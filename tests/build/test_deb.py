@@ -55,7 +55,7 @@ def _missing() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.build, pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
+pytestmark = [pytest.mark.build, pytest.mark.timeout(1500), pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
 
 
 def suite() -> str:
