@@ -73,6 +73,9 @@ def config_mistake(exc: BaseException, redis_url: str | None = None) -> str | No
         if any(words in first_line for words in _DB_CONFIG_MISTAKES):
             return f"database_url: the database server answered: {first_line[:300]}"
         return None
+    from core.errors import ConfigError as CoreConfigError, InvalidRequest
+    if isinstance(exc, InvalidRequest) and not isinstance(exc, CoreConfigError):
+        return None      # a bad request inside the work (not a setting): handled where it is
     known = classify(exc, redis_url)
     if known is not None and known[0] == EXIT_BAD_INPUT:
         return known[1]
