@@ -97,11 +97,11 @@ def register(subparsers) -> None:
 
     for action in ("disable", "enable"):
         p = sub.add_parser(action, help=f"{action} a cashier's sign-in")
-        p.add_argument("id")
+        p.add_argument("id", help="cashier id")
         p.set_defaults(func=cmd_disable, action=action)
 
     p = sub.add_parser("reset-pin", help="set a new PIN and lift a lock")
-    p.add_argument("id")
+    p.add_argument("id", help="cashier id")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN as one line from stdin")
     p.set_defaults(func=cmd_reset_pin)
 

@@ -7,8 +7,11 @@ and parsed exactly. Each command prints its txn id: if the outcome is unknown
 (Redis did not answer), run the same command again with ``--txn-id`` and nothing is
 applied twice.
 
-Exit codes: 0 done, 1 declined (the reason is printed), 2 bad input, 3 Redis
-unavailable or unsafe, 4 txn id conflict.
+Exit codes (`core.exit_codes`, the same for every program of the shop; printed by
+`--help`): 0 done, 1 declined (the reason is printed), 2 bad input (the message names
+the field; nothing changed), 3 Redis did not answer within --retry-deadline-s (the
+outcome is unknown: rerun with the same --txn-id), 4 refused (txn id already used for
+another request, Redis holds no ledger or may evict keys), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -20,17 +23,19 @@ import os
 import sys
 import uuid
 
-from core import InvalidRequest, Ledger, Result, __version__
+from core import AccountNotFound, InvalidRequest, Ledger, Result, RetryPolicy, Status, __version__
 from core.connection import redacted
+from core.exit_codes import epilog
 from core.money import format_minor, parse_minor
 
-from .exits import EXIT_DECLINED, EXIT_OK, guarded
+from .exits import EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, guarded
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_RETRY_DEADLINE_S = RetryPolicy().deadline_s
 
 
 def _ledger(args) -> Ledger:
-    return Ledger.from_url(args.redis_url, auto_init=False)
+    return Ledger.from_url(args.redis_url, auto_init=False, retry=RetryPolicy(deadline_s=args.retry_deadline_s))
 
 
 def _txn(args, verb: str) -> str:
@@ -38,6 +43,10 @@ def _txn(args, verb: str) -> str:
 
 
 def _report(result: Result, args) -> int:
+    if result.status is Status.ACCOUNT_NOT_FOUND:
+        # (only if it vanished after _existing): the same words and code as `balance`;
+        # "declined ... balance 0.00" would read as if the account existed
+        raise AccountNotFound(result.account_id)
     if args.json:
         print(json.dumps({"status": result.status.value, "balance_minor": result.balance_minor,
                           "replayed": result.replayed, "txn_id": result.txn_id,
@@ -51,7 +60,7 @@ def _report(result: Result, args) -> int:
 
 
 def cmd_init(args) -> int:
-    ledger = Ledger.from_url(args.redis_url, auto_init=False)
+    ledger = _ledger(args)
     schema = ledger.init(partitions=args.partitions)
     print(f"ledger ready on {redacted(args.redis_url)}: {schema.partitions} journal partition(s)")
     return EXIT_OK
@@ -64,9 +73,16 @@ def cmd_open(args) -> int:
                                               holder_name=args.holder, phone=args.phone), args)
 
 
+def _existing(ledger: Ledger, account_id: str) -> Ledger:
+    """Refuse an unknown account before writing anything (AccountNotFound: exit 2, the same
+    words as `balance`): a mistyped id is bad input, and the write would store a decline."""
+    ledger.account(account_id)
+    return ledger
+
+
 def cmd_topup(args) -> int:
     amount = parse_minor(args.amount, "amount")
-    ledger = _ledger(args)
+    ledger = _existing(_ledger(args), args.account)
     bonus = parse_minor(args.bonus, "bonus", allow_zero=True) if args.bonus else 0
     if args.promo and not args.bonus:          # the shop's promotion for this amount, if any
         promo = ledger.bonus_for(amount)
@@ -76,7 +92,7 @@ def cmd_topup(args) -> int:
 
 
 def cmd_freeze(args) -> int:
-    ledger = _ledger(args)
+    ledger = _existing(_ledger(args), args.account)
     op = ledger.freeze if args.command == "freeze" else ledger.unfreeze
     return _report(op(args.account, txn_id=_txn(args, args.command), cashier_id=args.operator), args)
 
@@ -145,10 +161,15 @@ def cmd_doctor(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cashierctl", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"cashierctl {__version__}")
+    parser = argparse.ArgumentParser(prog="cashierctl", description=__doc__.split("\n\n")[0],
+                                     epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"cashierctl {__version__}",
+                        help="print the version and exit")
     parser.add_argument("--redis-url", default=os.environ.get("CASHIER_REDIS_URL", DEFAULT_REDIS_URL),
-                        help="central Redis (env CASHIER_REDIS_URL; default %(default)s)")
+                        help="central Redis (env CASHIER_REDIS_URL; default redis://127.0.0.1:6379/0)")
+    parser.add_argument("--retry-deadline-s", type=_positive_seconds, default=DEFAULT_RETRY_DEADLINE_S,
+                        help="how long to keep retrying while Redis does not answer "
+                             "(default %(default)g s); then exit 3 with the outcome unknown")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("-v", "--verbose", action="store_true", help="log retries and details")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -162,13 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partitions", type=int, help="journal partitions (default 1 standalone, 16 cluster)")
     p.set_defaults(func=cmd_init)
     p = with_txn(sub.add_parser("open", help="open an account"))
-    p.add_argument("account")
+    p.add_argument("account", help=ACCOUNT_HELP)
     p.add_argument("--initial", default="0", help="opening balance in yuan, e.g. 50.00")
     p.add_argument("--holder", help="the account holder's name, shown at the till (e.g. 张三)")
     p.add_argument("--phone", help="the member's phone, to find the member by (e.g. 13800138000)")
     p.set_defaults(func=cmd_open)
     p = with_txn(sub.add_parser("topup", help="add money to an account"))
-    p.add_argument("account")
+    p.add_argument("account", help=ACCOUNT_HELP)
     p.add_argument("amount", help="in yuan, e.g. 12.50")
     p.add_argument("--method", default="cash", choices=("cash", "wechat", "alipay", "bank_card", "other"),
                    help="how the member paid (default cash)")
@@ -177,14 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_topup)
     for name in ("freeze", "unfreeze"):
         p = with_txn(sub.add_parser(name, help=f"{name} an account"))
-        p.add_argument("account")
+        p.add_argument("account", help=ACCOUNT_HELP)
         p.set_defaults(func=cmd_freeze)
     p = sub.add_parser("balance", help="show an account's balance")
-    p.add_argument("account")
+    p.add_argument("account", help=ACCOUNT_HELP)
     p.set_defaults(func=cmd_balance)
     p = sub.add_parser("journal", help="recent journal entries of an account")
-    p.add_argument("account")
-    p.add_argument("--count", type=int, default=20)
+    p.add_argument("account", help=ACCOUNT_HELP)
+    p.add_argument("--count", type=int, default=20, help="how many of the newest entries (default %(default)s)")
     p.set_defaults(func=cmd_journal)
 
     p = sub.add_parser("acl", help="print (or --apply) least-privilege Redis ACL users")
@@ -194,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"password of the {who} user (env CASHIER_{who.upper()}_PASSWORD)")
     p.set_defaults(func=cmd_acl)
     p = sub.add_parser("scripts", help="load the ledger's Lua scripts into Redis")
-    p.add_argument("action", choices=["load"])
+    p.add_argument("action", choices=["load"], help="load: (re)load every script (after an upgrade)")
     p.set_defaults(func=cmd_scripts_load)
     p = sub.add_parser("doctor", help="check the deployment: eviction, persistence, ACL, TLS, scripts, lag")
     p.set_defaults(func=cmd_doctor)
@@ -216,6 +237,19 @@ def _plugins():
                 raise
 
 
+ACCOUNT_HELP = "account id: 1-64 of A-Z a-z 0-9 . _ : -"
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"retry_deadline_s: {text!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"retry_deadline_s: must be between 0 and 3600 s, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -225,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         return guarded(args.func)(args)
     except KeyboardInterrupt:
         print("cashierctl: interrupted; if a change was sent, rerun with the same --txn-id", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,38 +1,34 @@
 """Exit codes of `cashierctl` and the one place that turns expected failures into a
 message on stderr and an exit code, never a traceback. Every command (the main module's
-and the plugin modules') runs through `guarded`."""
+and the plugin modules') runs through `guarded`. The codes and their meanings are the
+shop-wide table in `core.exit_codes` (the same for reconcile-service and the demo)."""
 from __future__ import annotations
 
 import functools
 import sys
 
-from redis.exceptions import RedisError
+from core.exit_codes import (EXIT_BAD_INPUT, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED,
+                             EXIT_UNAVAILABLE, classify)
 
-from core import InvalidRequest, LedgerError, TxnConflict
-from core.connection import redacted
+EXIT_CONFLICT = EXIT_REFUSED     # a txn id reused for another request is one kind of refusal
 
-EXIT_OK, EXIT_DECLINED, EXIT_BAD_INPUT, EXIT_UNAVAILABLE, EXIT_CONFLICT = 0, 1, 2, 3, 4
+__all__ = ["EXIT_OK", "EXIT_DECLINED", "EXIT_BAD_INPUT", "EXIT_UNAVAILABLE", "EXIT_REFUSED",
+           "EXIT_CONFLICT", "EXIT_INTERRUPTED", "guarded"]
 
 
 def guarded(fn):
-    """Wrap a command handler `fn(args) -> int`: InvalidRequest -> 2, TxnConflict -> 4,
-    LedgerUnavailable / unsafe Redis / other ledger errors and Redis refusals -> 3."""
+    """Wrap a command handler `fn(args) -> int`: every failure core or redis-py raises for
+    a user's mistake or an outage becomes one line `cashierctl: <field>: <reason>` on
+    stderr and the code of `core.exit_codes` (bad input 2, unavailable 3, refused 4)."""
     @functools.wraps(fn)
     def handler(args) -> int:
         try:
             return fn(args)
-        except InvalidRequest as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except TxnConflict as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_CONFLICT
-        except LedgerError as exc:
-            print(f"cashierctl: {exc}", file=sys.stderr)
-            return EXIT_UNAVAILABLE
-        except RedisError as exc:
-            where = redacted(getattr(args, "redis_url", "") or "Redis")
-            print(f"cashierctl: Redis at {where} refused the command: {type(exc).__name__}: {exc}",
-                  file=sys.stderr)
-            return EXIT_UNAVAILABLE
+        except Exception as exc:
+            known = classify(exc, getattr(args, "redis_url", None))
+            if known is None:
+                raise
+            code, message = known
+            print(f"cashierctl: {message}", file=sys.stderr)
+            return code
     return handler

@@ -8,8 +8,9 @@ sub-balance: opening + credits + refunds + compensations - deductions - captures
 Redis balance == database balance == sum of its entries; every journaled txn in the
 database once and every duplicate reversed; no negative balance; no hold resolved
 twice. Prints what it checked and every violation with its evidence (`--json` too).
-Exit codes: 0 no violation, 1 violations, 2 bad input, 3 Redis or the database
-unavailable, 4 the database schema is not migrated. Added to cashierctl through
+Exit codes (`core.exit_codes`): 0 no violation, 1 violations, 2 bad input, 3 Redis or
+the database unavailable, 4 refused (the database schema is not migrated, Redis holds no
+ledger). Added to cashierctl through
 `register(subparsers)` (see cashierctl's `_plugins`); it needs the reconcile service
 installed (it reads the database through `reconcile_service.verify`).
 """
@@ -19,7 +20,8 @@ import json
 import os
 import sys
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT, EXIT_UNAVAILABLE, EXIT_REFUSED = 0, 1, 2, 3, 4
+from core.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, classify
+from core.exit_codes import EXIT_DECLINED as EXIT_VIOLATIONS
 
 
 def cmd_verify(args) -> int:
@@ -34,27 +36,38 @@ def cmd_verify(args) -> int:
     from redis.exceptions import RedisError
     from sqlalchemy.exc import SQLAlchemyError
 
-    from core import Ledger, LedgerError
+    from core import Ledger, LedgerError, RetryPolicy
     from core.connection import redacted
 
     url = args.database_url or default_database_url()
     try:
-        engine = make_engine(url)
+        engine = make_engine(url, create=False)      # a reader: never creates an SQLite file
     except ConfigError as exc:
         print(f"cashierctl verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    ledger = Ledger.from_url(args.redis_url, auto_init=False)
+    try:
+        ledger = Ledger.from_url(args.redis_url, auto_init=False,
+                                 retry=RetryPolicy(deadline_s=args.retry_deadline_s))
+    except Exception as exc:
+        engine.dispose()
+        known = classify(exc, args.redis_url)
+        if known is None:
+            raise
+        print(f"cashierctl verify: {known[1]}", file=sys.stderr)
+        return known[0]
     try:
         require_current_schema(engine)
         report = verify(ledger, engine, drain_first=not args.no_drain)
     except SchemaNotCurrent as exc:
-        print(f"cashierctl verify: database {redacted(url)}: {exc}", file=sys.stderr)
+        print(f"cashierctl verify: database_url: {redacted(url)}: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     except (LedgerError, RedisError) as exc:
-        print(f"cashierctl verify: Redis at {redacted(args.redis_url)}: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
+        code, message = classify(exc, args.redis_url)
+        print(f"cashierctl verify: {message}", file=sys.stderr)
+        return code
     except SQLAlchemyError as exc:
-        print(f"cashierctl verify: database {redacted(url)}: {str(exc).splitlines()[0][:300]}", file=sys.stderr)
+        print(f"cashierctl verify: database_url: the database at {redacted(url)} failed: "
+              f"{str(exc).splitlines()[0][:300]}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     finally:
         ledger.close()

@@ -11,8 +11,15 @@ WAYLAND_DISPLAY on Linux, or ``--headless``) it says how to get one and stops af
 the check. Ctrl-C or SIGTERM stops everything the demo started, in order: terminal,
 reconcile service (warm: it finishes its batch), private Redis (fsyncs its AOF).
 
-Exit codes: 0 the shop ran and the end-to-end check passed; 1 the check failed;
-2 a usage or environment problem (message printed, no traceback); 130 interrupted.
+After the check it prints the exact `cashierctl` and `reconcile-service` commands (with
+the demo's Redis URL and SQLite file) to look at its shop. `--reset` deletes what the
+demo keeps (its data directory, and the demo's own database on a shared Redis, only
+while that database holds the demo's marker key) so the next run starts a new shop.
+
+Exit codes (`core.exit_codes`, the same as cashierctl and reconcile-service): 0 the shop
+ran and the end-to-end check passed; 1 the check failed; 2 a usage or environment
+problem (the message names the field: redis_url, data_dir, timeout_s; no traceback);
+3 Redis did not answer; 4 Redis refused (e.g. it may evict keys); 130 interrupted.
 """
 from __future__ import annotations
 
@@ -26,15 +33,14 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import platformdirs
-from redis.exceptions import RedisError
 
-from core import LedgerError
 from core.connection import redacted
+from core.exit_codes import EXIT_BAD_INPUT, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, classify, epilog
 from core.money import format_minor
 
-from .redis_choice import DemoError, choose, free_port, new_session
+from .redis_choice import DemoError, choose, free_port, new_session, reset_redis
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CHECK_FAILED, EXIT_USAGE = EXIT_DECLINED, EXIT_BAD_INPUT
 DEFAULT_TIMEOUT_S = 30.0
 TERMINAL_ID = "DEMO-T1"
 CHILD_STOP_TIMEOUT_S = 15.0
@@ -42,7 +48,12 @@ SOURCE_ROOT = Path(__file__).resolve().parent.parent     # holds core/, desktop/
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n\n")[0])
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n\n")[0],
+                                epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--redis-url", help="Redis to use if it answers and its database is empty or the "
                                        "demo's (env CASHIER_REDIS_URL; default redis://127.0.0.1:6379/15)")
     p.add_argument("--private-redis", action="store_true",
@@ -52,7 +63,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--headless", action="store_true", help="do not open the terminal window")
     p.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S,
                    help="bound on each wait (server start, charge, reconcile) (default %(default)s)")
-    return p.parse_args(argv)
+    p.add_argument("--reset", action="store_true",
+                   help="delete the demo's shop (its data directory, and its database on the configured "
+                        "Redis if that holds the demo's marker) and exit; the next run starts afresh")
+    return p
 
 
 def say(line: str = "") -> None:
@@ -163,8 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from . import shop
 
     started_s = time.monotonic()
-    data_dir = Path(args.data_dir or platformdirs.user_data_dir("cashier-demo", appauthor=False))
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = prepare_data_dir(args.data_dir)
     headless = args.headless or not has_display()
     with ExitStack() as stack:
         stack.enter_context(DataDirLock(data_dir))
@@ -216,6 +229,9 @@ def run(args: argparse.Namespace) -> int:
             f"cashier_id={row['cashier_id']} ({result.seconds_to_database:.2f} s after the charge)")
         say(f"end-to-end OK: terminal -> Redis -> journal -> reconcile service -> database "
             f"({time.monotonic() - started_s:.1f} s since start)")
+        for line in look_commands(chosen.url, database_url, data_dir, private=chosen.private is not None,
+                                  headless=headless):
+            say(line)
 
         terminal_args = [sys.executable, "-m", "desktop", "--config", str(data_dir / "terminal.ini"),
                          "--redis-url", chosen.url, "--terminal-id", TERMINAL_ID,
@@ -239,20 +255,99 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
+DEFAULT_DATA_DIR_NAME = "cashier-demo"
+
+
+def data_dir_of(given: str | None) -> Path:
+    return Path(given or platformdirs.user_data_dir(DEFAULT_DATA_DIR_NAME, appauthor=False)).expanduser()
+
+
+def prepare_data_dir(given: str | None) -> Path:
+    """The data directory, created if missing; a path that cannot be one is a DemoError."""
+    data_dir = data_dir_of(given)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except FileExistsError:
+        raise DemoError(f"data_dir: {data_dir} is a file, not a directory; give another --data-dir") from None
+    except OSError as exc:
+        raise DemoError(f"data_dir: cannot use {data_dir} ({exc.strerror or exc}); "
+                        "give a directory you may write to with --data-dir") from None
+    return data_dir
+
+
+def _program(name: str, module: str) -> str:
+    """How to run one of the shop's commands from here: the installed script next to this
+    Python (a venv's bin/) if there is one, else `python -m`."""
+    script = Path(sys.executable).with_name(name + (".exe" if os.name == "nt" else ""))
+    if script.is_file():
+        return str(script)
+    return f"{sys.executable} -m {module}"
+
+
+def look_commands(redis_url: str, database_url: str, data_dir: Path, *, private: bool,
+                  headless: bool) -> list[str]:
+    """The exact commands that show the demo's shop (the demo uses its own Redis database
+    or server, which a bare `cashierctl` would not look at), and how to start over."""
+    ctl = f"{_program('cashierctl', 'admin.cashierctl')} --redis-url {redis_url}"
+    rs = _program("reconcile-service", "reconcile_service")
+    lines = ["look at the demo's shop"
+             + (" (its private Redis runs only while the demo does, on a new port each run):"
+                if private else ":"),
+             f"  {ctl} balance D-1001",
+             f"  {ctl} journal D-1001",
+             f"  {rs} status --redis-url {redis_url} --database-url {database_url}",
+             f"start over: {sys.executable} -m demo --reset --data-dir {data_dir}"
+             + ("" if private else f" --redis-url {redis_url}")]
+    if private and headless:
+        lines.insert(1, "  (run the demo with a display, or with --redis-url of a Redis of yours, to keep it up)")
+    return lines
+
+
+def reset(args) -> int:
+    """Delete the demo's shop: its data directory and, on the configured Redis, its database
+    if (and only if) it holds the demo's marker key."""
+    import shutil
+
+    data_dir = data_dir_of(args.data_dir)
+    said = []
+    if data_dir.is_dir():
+        if not (data_dir / "demo.lock").exists() and any(data_dir.iterdir()):
+            raise DemoError(f"data_dir: {data_dir} is not a demo data directory (no demo.lock); "
+                            "left alone")
+        with DataDirLock(data_dir):          # refuses while a demo runs on it
+            pass
+        shutil.rmtree(data_dir)
+        said.append(f"deleted {data_dir}")
+    elif data_dir.exists():
+        raise DemoError(f"data_dir: {data_dir} is a file, not a demo data directory")
+    said.append(reset_redis(args.redis_url))
+    for line in said:
+        say(f"reset: {line}")
+    return EXIT_OK
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    if args.timeout_s <= 0:
-        print("python -m demo: --timeout-s must be positive", file=sys.stderr)
+    if not args.timeout_s > 0:
+        print("python -m demo: timeout_s: --timeout-s must be a positive number of seconds", file=sys.stderr)
         return EXIT_USAGE
     _stop_on_sigterm()
     try:
+        if args.reset:
+            return reset(args)
         code = run(args)
     except DemoError as exc:
         print(f"python -m demo: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (LedgerError, RedisError) as exc:
-        print(f"python -m demo: Redis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except Exception as exc:
+        known = classify(exc, args.redis_url)
+        if known is None:
+            raise
+        print(f"python -m demo: {known[1]}", file=sys.stderr)
+        return known[0]
     except KeyboardInterrupt:
         print("python -m demo: interrupted; everything the demo started has been stopped", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -46,10 +46,7 @@ class ChosenRedis:
 
 def _usable(url: str) -> tuple[bool, str]:
     """(usable, reason): answers, never evicts, and holds only demo data (or nothing)."""
-    try:
-        client = connect(url, socket_timeout_s=PROBE_TIMEOUT_S, connect_timeout_s=PROBE_TIMEOUT_S)
-    except Exception as exc:   # a malformed URL is the user's mistake: say so
-        raise DemoError(f"Redis URL {redacted(url)}: {exc}") from None
+    client = _connect(url)
     try:
         client.ping()
         unsafe = {n: p for n, p in eviction_policies(client).items() if p != SAFE_EVICTION_POLICY}
@@ -67,6 +64,35 @@ def _usable(url: str) -> tuple[bool, str]:
         return False, f"no answer ({type(exc).__name__})"
     except redis.RedisError as exc:
         return False, f"refused: {exc}"
+    finally:
+        client.close()
+
+
+def _connect(url: str):
+    try:
+        return connect(url, socket_timeout_s=PROBE_TIMEOUT_S, connect_timeout_s=PROBE_TIMEOUT_S)
+    except Exception as exc:   # a malformed URL is the user's mistake: say so
+        reason = str(exc)
+        if reason.startswith("redis_url: "):
+            reason = reason[len("redis_url: "):]
+        raise DemoError(f"redis_url: {redacted(url)}: {reason}") from None
+
+
+def reset_redis(url: str | None) -> str:
+    """Empty the demo's database on the configured Redis if it holds the demo's marker (so
+    it was empty when the demo claimed it and holds only the demo's keys). What happened,
+    for the user."""
+    url = url or os.environ.get("CASHIER_REDIS_URL") or DEMO_DEFAULT_URL
+    client = _connect(url)
+    try:
+        if is_cluster_url(url):
+            return f"Redis Cluster {redacted(url)} left alone (delete the D-* accounts by hand)"
+        if not client.exists(MARKER_KEY):
+            return f"Redis at {redacted(url)} holds no demo data (no {MARKER_KEY} key): left alone"
+        client.flushdb()
+        return f"emptied the demo's database on {redacted(url)}"
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        return f"Redis at {redacted(url)} did not answer ({type(exc).__name__}): nothing to reset there"
     finally:
         client.close()
 

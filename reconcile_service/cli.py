@@ -2,11 +2,13 @@
 
 Subcommands: run (the daemon; --once drains, reconciles once and exits), migrate,
 reconcile, restore, status (--json), self-test (offline check of the installation);
---version. Exit codes: 0 fine; 1 a discrepancy is open
-that was not repaired; 2 a configuration or usage mistake; 3 Redis or the database
-stayed away past the deadline; 4 the operation was refused (schema not migrated,
-nothing to restore, unsafe Redis); 130 interrupted. Operator mistakes get one clear
-line on stderr, never a traceback.
+--version. Exit codes (`core.exit_codes`, the same for every program of the shop;
+printed by `--help`): 0 fine; 1 a discrepancy is open that was not repaired; 2 a
+configuration or usage mistake (including a database that does not exist or a wrong
+password: said at once, not retried); 3 Redis or the database stayed away past the
+retry deadline; 4 the operation was refused (schema not migrated, nothing to restore,
+Redis holds no ledger, unsafe Redis); 130 interrupted. Operator mistakes get one clear
+line on stderr naming the setting, never a traceback.
 """
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ import sys
 import time
 
 from core import LedgerNotInitialized, UnsafeRedisConfig
+from core.connection import redacted
+from core.exit_codes import (EXIT_BAD_INPUT, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED,
+                             EXIT_UNAVAILABLE, classify, epilog)
 
 from .config import ConfigError, load_settings
 from .db import SchemaNotCurrent, migrate
@@ -25,7 +30,7 @@ from .restore import RestoreRefused
 
 log = logging.getLogger("reconcile_service")
 
-EXIT_OK, EXIT_DISCREPANCY, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_DISCREPANCY, EXIT_CONFIG = EXIT_DECLINED, EXIT_BAD_INPUT
 
 
 def _common() -> argparse.ArgumentParser:
@@ -40,28 +45,31 @@ def _common() -> argparse.ArgumentParser:
     g.add_argument("--block-ms", type=int, help="how long an idle read waits for new entries")
     g.add_argument("--claim-idle-ms", type=int, help="claim entries pending this long at another consumer")
     g.add_argument("--reconcile-interval-s", type=float, help="seconds between the daemon's passes")
-    g.add_argument("--trim-interval-s", type=float)
+    g.add_argument("--trim-interval-s", type=float, help="seconds between trims of applied journal entries")
     g.add_argument("--trim-keep-s", type=float, help="keep applied journal entries this long")
     g.add_argument("--hold-expiry-interval-s", type=float,
                    help="seconds between journaling the release of expired holds")
     g.add_argument("--restore-on-start", action=argparse.BooleanOptionalAction, default=None,
                    help="restore a Redis that lost everything before consuming")
-    g.add_argument("--metrics-host")
-    g.add_argument("--metrics-port", type=int, help="Prometheus /metrics and /healthz port (0 = off)")
+    g.add_argument("--metrics-host", help="address of the /metrics endpoint (default 127.0.0.1)")
+    g.add_argument("--metrics-port", type=int, help="Prometheus /metrics and /healthz port of the daemon "
+                                                    "(default 9464; 0 = off; `run --once` opens none)")
     g.add_argument("--backoffice-host", help="address of the back-office page (default 127.0.0.1)")
     g.add_argument("--backoffice-port", type=int, help="port of the back-office page (0 = off, the default)")
     g.add_argument("--retry-deadline-s", type=float,
                    help="give up when a server is away this long (0: daemon never, one-shot 60 s)")
-    g.add_argument("--log-level")
-    g.add_argument("--log-format", help="json or text")
+    g.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    g.add_argument("--log-format", help="json (default, for journald and log shippers) or text")
     return p
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
     from core import __version__
-    parser = argparse.ArgumentParser(prog="reconcile-service", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"reconcile-service {__version__}")
+    parser = argparse.ArgumentParser(prog="reconcile-service", description=__doc__.split("\n\n")[0],
+                                     epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"reconcile-service {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", parents=[common], help="the daemon")
     run.add_argument("--once", action="store_true", help="drain, reconcile once and exit")
@@ -71,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not apply pending journal entries first (in-flight accounts are skipped)")
     rec.add_argument("--json", action="store_true", help="print the pass report as JSON")
     res = sub.add_parser("restore", parents=[common], help="load lost balances from the database into Redis")
-    res.add_argument("--json", action="store_true")
+    res.add_argument("--json", action="store_true", help="print the restore report as JSON")
     st = sub.add_parser("status", parents=[common], help="lag per partition, last pass, open discrepancies")
     st.add_argument("--json", action="store_true", help="machine-readable output")
     sub.add_parser("self-test", help="check the installation offline (Lua scripts, migrations on a "
@@ -131,13 +139,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("reconcile-service: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        # what core and redis-py raise for a wrong URL or an unusable Redis (core's
+        # InvalidRequest / ConfigError naming redis_url, ...): one line, the shop's codes
+        known = classify(exc, settings.redis_url)
+        if known is None:
+            raise
+        code, message = known
+        kind = "configuration error: " if code == EXIT_BAD_INPUT else ""
+        print(f"reconcile-service: {kind}{message}", file=sys.stderr)
+        return code
 
 
 def _dispatch(args, settings) -> int:
     from .metrics import MetricsServer
     from .service import Service, Stopped, Unavailable
 
-    service = Service(settings)
+    # `status` only reads: it must not create an SQLite file (or its folder) that is not there
+    service = Service(settings, create_database=args.command != "status")
     server = web = None
     try:
         if args.command == "migrate":
@@ -155,12 +174,15 @@ def _dispatch(args, settings) -> int:
             return EXIT_DISCREPANCY if info["open_discrepancies"] else EXIT_OK
         if args.command == "run":
             service.install_signal_handlers()
-            if settings.metrics_port:
+            # a one-shot run ends before anyone could scrape it: it opens no metrics port
+            if settings.metrics_port and not args.once:
                 try:
                     server = MetricsServer(service.metrics, settings.metrics_host, settings.metrics_port).start()
                 except OSError as exc:
                     raise ConfigError(f"metrics_port: cannot listen on {settings.metrics_host}:"
-                                      f"{settings.metrics_port} ({exc.strerror or exc})") from None
+                                      f"{settings.metrics_port} ({exc.strerror or exc}); give another "
+                                      "--metrics-port, or --metrics-port 0 to run without the "
+                                      "metrics endpoint") from None
             if settings.backoffice_port and not args.once:
                 from .web.server import start_backoffice
                 web = start_backoffice(service.engine, settings)
@@ -201,9 +223,13 @@ def _dispatch(args, settings) -> int:
         return EXIT_UNAVAILABLE
     except Stopped:
         return EXIT_OK
-    except (SchemaNotCurrent, RestoreRefused, UnsafeRedisConfig, LedgerNotInitialized) as exc:
-        print(f"reconcile-service: {exc}", file=sys.stderr)
+    except SchemaNotCurrent as exc:
+        print(f"reconcile-service: database_url: {redacted(service.database_url)}: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    except (RestoreRefused, UnsafeRedisConfig, LedgerNotInitialized) as exc:
+        code, message = classify(exc, settings.redis_url) or (EXIT_REFUSED, str(exc))
+        print(f"reconcile-service: {message}", file=sys.stderr)
+        return code
     finally:
         if server:
             server.close()

@@ -128,6 +128,12 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"config file {file}: does not exist") from None
     except PermissionError:
         raise ConfigError(f"config file {file}: not readable (permission denied)") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {file}: is a directory, not a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {file}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {file}: not valid TOML (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {file}: not valid TOML ({exc})") from None
     # Settings may sit at the top level or under [reconcile_service].
@@ -168,11 +174,11 @@ def load_settings(flags: Mapping[str, Any] | None = None, *, config_path: str | 
 def _check_urls(settings: Settings) -> None:
     from urllib.parse import urlsplit
 
-    from core import ConfigError as UrlError
     from core.connection import parse_redis_url
-    try:            # the one URL parser of every program (core.connection)
+    from core.errors import InvalidRequest
+    try:        # core's one parser: the same refusal (naming redis_url) as every other program
         parse_redis_url(settings.redis_url)
-    except UrlError as exc:
+    except InvalidRequest as exc:
         raise ConfigError(str(exc)) from None
     if settings.database_url:
         db_scheme = urlsplit(settings.database_url).scheme

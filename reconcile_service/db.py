@@ -36,14 +36,23 @@ class SchemaNotCurrent(Exception):
     """The database has not been migrated to this version of the service."""
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; for SQLite the directory is created and WAL switched on."""
+def make_engine(url: str, *, create: bool = True) -> Engine:
+    """An engine for `url`; for SQLite the directory is created and WAL switched on.
+
+    create=False is for readers (`status`): an SQLite file that does not exist is a
+    ConfigError naming it, and neither the file nor its directory is created."""
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy raises ArgumentError with a terse message
         raise ConfigError(f"database_url: cannot be parsed ({exc})") from None
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
+        if parsed.database and parsed.database != ":memory:" and not create:
+            path = Path(parsed.database).expanduser()
+            if not path.is_file():
+                raise ConfigError(f"database_url: {path} does not exist (no reconcile service has written "
+                                  "there yet: check --database-url, or create it with "
+                                  "`reconcile-service migrate`)")
+        elif parsed.database and parsed.database != ":memory:":
             try:
                 Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:

@@ -25,7 +25,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from core import Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, UnsafeRedisConfig
 from core.connection import redacted
 
-from .config import Settings
+from .config import ConfigError, Settings
 from .db import make_engine, migrate, require_current_schema
 from .holds import HoldSweeper, summary as holds_summary
 from .journal import Consumer, Journal
@@ -58,6 +58,30 @@ def _lost_data(exc: BaseException) -> bool:
         isinstance(exc, rx.ResponseError) and "NOGROUP" in str(exc))
 
 
+# What a server says when it is up but the settings are wrong: waiting will not help, so
+# these are configuration errors at once (exit 2), never "unavailable, retrying".
+_DB_CONFIG_MISTAKES = ("does not exist", "password authentication failed", "no password supplied",
+                       "unable to open database file", "authentication failed", "no pg_hba.conf entry")
+
+
+def config_mistake(exc: BaseException, redis_url: str | None = None) -> str | None:
+    """The message of a ConfigError if `exc` is a wrong setting rather than an outage."""
+    from core.exit_codes import EXIT_BAD_INPUT, classify
+    if isinstance(exc, DB_DOWN):
+        first_line = next((line.strip() for line in str(getattr(exc, "orig", exc)).splitlines()
+                           if line.strip()), "")
+        if any(words in first_line for words in _DB_CONFIG_MISTAKES):
+            return f"database_url: the database server answered: {first_line[:300]}"
+        return None
+    from core.errors import ConfigError as CoreConfigError, InvalidRequest
+    if isinstance(exc, InvalidRequest) and not isinstance(exc, CoreConfigError):
+        return None      # a bad request inside the work (not a setting): handled where it is
+    known = classify(exc, redis_url)
+    if known is not None and known[0] == EXIT_BAD_INPUT:
+        return known[1]
+    return None
+
+
 def _which(exc: BaseException) -> str | None:
     if isinstance(exc, LedgerNotInitialized) or _lost_data(exc):
         return None
@@ -71,12 +95,13 @@ def _which(exc: BaseException) -> str | None:
 
 
 class Service:
-    def __init__(self, settings: Settings, metrics: Metrics | None = None):
+    def __init__(self, settings: Settings, metrics: Metrics | None = None, *, create_database: bool = True):
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.consumer_name = settings.consumer_name or f"{socket.gethostname()}-{os.getpid()}"
         self.database_url = settings.resolved_database_url()
-        self.engine = make_engine(self.database_url)
+        # create_database=False (status): a missing SQLite file is an error, not created
+        self.engine = make_engine(self.database_url, create=create_database)
         # socket timeout above XREADGROUP's BLOCK, or every idle block would time out
         self.ledger = Ledger.from_url(settings.redis_url, auto_init=False,
                                       socket_timeout_s=max(5.0, settings.block_ms / 1000 + 3),
@@ -116,9 +141,12 @@ class Service:
             time.sleep(min(0.05, max(0.0, end - time.monotonic())))
 
     def with_retry(self, fn: Callable[[], T], what: str, deadline_s: float | None) -> T:
-        """Run fn, retrying while Redis or the database is away (backoff with jitter)."""
+        """Run fn, retrying while Redis or the database is away (backoff with jitter) until
+        `deadline_s` has passed (None: for ever). A server that answers that the settings
+        are wrong (no such database, wrong password) raises ConfigError at once."""
         started = time.monotonic()
         delay = self.settings.first_backoff_s
+        attempts = 0
         while True:
             if self.stop_requested:
                 raise Stopped()
@@ -128,20 +156,27 @@ class Service:
                 self.metrics.database_up.set(1)
                 return result
             except Exception as exc:  # classified below; anything else propagates
+                if (mistake := config_mistake(exc, self.settings.redis_url)) is not None:
+                    raise ConfigError(mistake) from None
                 server = _which(exc)
                 if server is None:
                     raise
+                attempts += 1
                 self._mark_down(server)
                 waited = time.monotonic() - started
-                if deadline_s is not None and waited + delay > deadline_s:
-                    raise Unavailable(f"{what}: the {server} at "
-                                      f"{self.describe()['redis' if server == 'redis' else 'database']} "
-                                      f"did not answer for {waited:.0f} s ({type(exc).__name__}: "
-                                      f"{str(exc).splitlines()[0][:300]})") from None
+                remaining = None if deadline_s is None else deadline_s - waited
+                if remaining is not None and remaining <= 0:
+                    field = "redis_url" if server == "redis" else "database_url"
+                    raise Unavailable(f"{what}: {field}: the {server} at {self.describe()[server]} did not "
+                                      f"answer within the retry deadline of {deadline_s:g} s ({attempts} "
+                                      f"attempt(s) in {waited:.1f} s; last error {type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0][:300] if str(exc) else '-'})") from None
                 log.warning(f"{server} unavailable, retrying", extra={
                     "during": what, "retry_in_s": round(delay, 2), "error": type(exc).__name__,
                     "detail": str(exc).splitlines()[0][:300] if str(exc) else ""})
-                self.sleep(delay * random.uniform(0.7, 1.0))
+                pause = delay * random.uniform(0.7, 1.0)
+                # the last pause ends at the deadline, so the last attempt is made at it
+                self.sleep(pause if remaining is None else min(pause, remaining))
                 delay = min(self.settings.max_backoff_s, max(delay * 2, 0.05))
 
     def _mark_down(self, server: str) -> None:
@@ -278,6 +313,8 @@ class Service:
                     else:
                         self.sleep(s.block_ms / 1000)
             except Exception as exc:
+                if (mistake := config_mistake(exc, self.settings.redis_url)) is not None:
+                    raise ConfigError(mistake) from None       # waiting cannot fix a wrong setting
                 server = _which(exc)
                 if _lost_data(exc):
                     ready = False

@@ -21,7 +21,7 @@ def ctl(redis_url, capsys):
 
 def test_a_new_redis_must_be_initialised_first(ctl):
     code, _, err = ctl("open", "A-1")
-    assert code == 3 and "cashierctl init" in err
+    assert code == 4 and "cashierctl init" in err       # refused: Redis holds no ledger
     assert ctl("init")[0] == 0
 
 
