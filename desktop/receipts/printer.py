@@ -1,0 +1,229 @@
+"""Receipts on thermal printers, through python-escpos: the receipt is composed on the
+library's Dummy printer (so the bytes tested are the bytes sent), then written to the
+configured printer in one go: USB, network (raw port 9100), serial, or a printer name
+of CUPS / lp (Unix) or the Windows spooler, as far as the library offers each here.
+
+Paper is 58 mm (32 columns) or 80 mm (48 columns). Text is sent in the encoding the
+printer's character mode needs: GB18030 by default (Chinese printers), any other
+multi-byte encoding python knows (gbk, big5, shift_jis, euc_kr), or 'auto' to let
+python-escpos pick single-byte code pages (Western printers). The receipt number is a
+QR code (printed by the printer itself, or sent as an image for printers without QR
+support) or a CODE128 barcode where it fits the paper; then the paper is cut, and after
+a cash top-up the cash drawer can be kicked.
+
+A printer that is off, unplugged or out of paper raises `ReceiptNotPrinted` with a
+reason code; the caller (the terminal) has applied the operation already and only
+offers a reprint. Nothing here ever touches the ledger.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from escpos import printer as escpos_printer
+from escpos.exceptions import DeviceNotFoundError
+from escpos.exceptions import Error as EscposError
+
+from .model import COLUMNS_BY_PAPER_MM, RULE, Code, Line, Receipt, layout
+
+log = logging.getLogger(__name__)
+
+CONNECTIONS = ("none", "usb", "network", "serial", "cups", "lp", "win32", "file")
+MULTIBYTE_ENCODINGS = ("gb18030", "gbk", "gb2312", "big5", "shift_jis", "euc_kr")
+DEFAULT_ENCODING = "gb18030"
+DEFAULT_NETWORK_PORT = 9100
+DEFAULT_SERIAL_BAUD = 9600
+DEFAULT_TIMEOUT_S = 3.0
+# reasons of ReceiptNotPrinted (the terminal turns them into words)
+NOT_CONFIGURED, UNREACHABLE, OUT_OF_PAPER, TIMEOUT, UNSUPPORTED, FAILED = (
+    "not_configured", "unreachable", "out_of_paper", "timeout", "unsupported", "failed")
+
+
+class ReceiptNotPrinted(Exception):
+    """The receipt did not reach the printer. The operation itself is unaffected."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        self.reason, self.detail = reason, detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
+@dataclass(frozen=True, slots=True)
+class PrinterConfig:
+    """How to reach the printer and what it needs. `address` by connection:
+    usb '0x0416:0x5011' (vendor:product), network 'host' or 'host:port',
+    serial '/dev/ttyUSB0' or 'COM3', optionally ':baud', cups / lp / win32 the
+    printer's name, file a device or file path (e.g. /dev/usb/lp0)."""
+    connection: str = "none"
+    address: str = ""
+    paper_mm: int = 80
+    encoding: str = DEFAULT_ENCODING
+    profile: str = ""                # a python-escpos printer profile name ('' = default)
+    symbology: str = "qr"            # qr or barcode (falls back to qr where it does not fit)
+    native_qr: bool = True           # False: send the QR code as an image
+    cut: bool = True
+    drawer_kick: bool = False        # after a cash top-up
+    check_paper: bool = False        # ask the printer for its paper sensor first
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @property
+    def columns(self) -> int:
+        return COLUMNS_BY_PAPER_MM.get(self.paper_mm, 48)
+
+    @property
+    def enabled(self) -> bool:
+        return self.connection != "none"
+
+    def check(self) -> None:
+        """Raise ValueError naming the setting and the reason for a setting that cannot work."""
+        if self.connection not in CONNECTIONS:
+            raise ValueError(f"printer connection: must be one of {', '.join(CONNECTIONS)}")
+        if self.paper_mm not in COLUMNS_BY_PAPER_MM:
+            raise ValueError("paper width: must be 58 or 80 mm")
+        if self.symbology not in ("qr", "barcode"):
+            raise ValueError("receipt code: must be qr or barcode")
+        enc = self.encoding.lower()
+        if enc != "auto":
+            try:
+                "票".encode(enc) if enc in MULTIBYTE_ENCODINGS else "a".encode(enc)
+            except LookupError:
+                raise ValueError(f"printer encoding: {self.encoding!r} is not an encoding") from None
+        if self.enabled and self.connection != "none" and not self.address:
+            raise ValueError(f"printer address: must not be empty for a {self.connection} printer")
+
+
+# ---------------------------------------------------------------- composing
+
+def _write(p, s: str, encoding: str) -> None:
+    enc = encoding.lower()
+    if enc in MULTIBYTE_ENCODINGS:
+        # The printer's character mode takes these bytes as they are (python-escpos's own
+        # magic encoding does the same for GB18030); no command bytes are written here.
+        p._raw(s.encode(enc, errors="replace"))
+    elif enc == "auto":
+        p.text(s)
+    else:
+        p.charcode(enc.upper())
+        p.text(s)
+
+
+def compose(receipt: Receipt, config: PrinterConfig, *, kick_drawer: bool = False) -> bytes:
+    """The ESC/POS bytes of `receipt` for `config`'s printer (composed with python-escpos)."""
+    p = escpos_printer.Dummy(profile=config.profile or None)
+    columns = config.columns
+    p.hw("INIT")
+    for item in layout(receipt, columns, symbology=config.symbology):
+        if item == RULE:
+            p.set_with_default()
+            _write(p, "-" * columns + "\n", config.encoding)
+        elif isinstance(item, Code):
+            p.set_with_default(align="center")
+            if item.symbology == "barcode":
+                p.barcode("{B" + item.data, "CODE128", height=64, width=2, pos="OFF",
+                          function_type="B")
+                _write(p, "\n", config.encoding)
+            else:
+                size = 6 if columns <= 32 else 8
+                p.qr(item.data, size=size, native=config.native_qr)     # centred by ESC a
+        else:
+            assert isinstance(item, Line)
+            p.set_with_default(align=item.align, bold=item.bold, double_height=item.big,
+                               double_width=item.big)
+            _write(p, item.text + "\n", config.encoding)
+    p.set_with_default()
+    if config.cut:
+        p.cut()
+    else:
+        p.print_and_feed(4)
+    if kick_drawer:
+        p.cashdraw(2)
+    return p.output
+
+
+def kicks_drawer(receipt: Receipt, config: PrinterConfig) -> bool:
+    """Open the drawer after a cash top-up (when the shop wants it), never for a reprint."""
+    return config.drawer_kick and receipt.kind == "credit" and receipt.method in ("", "cash") \
+        and not receipt.reprint
+
+
+# ---------------------------------------------------------------- sending
+
+def _split_address(address: str, default_port: int) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if sep and port.isdigit():
+        return host, int(port)
+    return address, default_port
+
+
+def open_printer(config: PrinterConfig):
+    """A python-escpos printer object for `config` (not yet connected)."""
+    config.check()
+    profile = {"profile": config.profile} if config.profile else {}
+    kind = config.connection
+    classes = {"usb": "Usb", "network": "Network", "serial": "Serial", "cups": "CupsPrinter",
+               "lp": "LP", "win32": "Win32Raw", "file": "File"}
+    if kind == "none":
+        raise ReceiptNotPrinted(NOT_CONFIGURED, "no receipt printer is set up")
+    cls = getattr(escpos_printer, classes[kind])
+    if not cls.is_usable():
+        raise ReceiptNotPrinted(UNSUPPORTED, f"{kind} printers need a library this installation "
+                                             "does not have (pyusb, pyserial, pycups or pywin32)")
+    if kind == "usb":
+        vendor, _, product = config.address.partition(":")
+        try:
+            ids = int(vendor, 16), int(product, 16)
+        except ValueError:
+            raise ValueError("printer address: a USB printer is vendor:product in hex, "
+                             "e.g. 0x0416:0x5011") from None
+        return cls(*ids, timeout=int(config.timeout_s * 1000), **profile)
+    if kind == "network":
+        host, port = _split_address(config.address, DEFAULT_NETWORK_PORT)
+        return cls(host, port, timeout=config.timeout_s, **profile)
+    if kind == "serial":
+        dev, baud = _split_address(config.address, DEFAULT_SERIAL_BAUD)
+        return cls(dev, baudrate=baud, timeout=config.timeout_s, **profile)
+    if kind == "file":
+        return cls(config.address, **profile)
+    return cls(config.address, **profile)
+
+
+def send(data: bytes, config: PrinterConfig) -> None:
+    """Write composed bytes to the configured printer; raises ReceiptNotPrinted."""
+    try:
+        p = open_printer(config)
+    except ValueError as exc:
+        raise ReceiptNotPrinted(NOT_CONFIGURED, str(exc)) from None
+    try:
+        p.open()
+        if config.check_paper and config.connection in ("usb", "serial", "network"):
+            try:
+                paper = p.paper_status()
+            except Exception as exc:          # the printer does not answer status queries
+                log.info("printer paper status unknown (%s)", type(exc).__name__)
+                paper = 2
+            if paper == 0:
+                raise ReceiptNotPrinted(OUT_OF_PAPER, "the printer reports no paper")
+        p._raw(data)
+    except ReceiptNotPrinted:
+        raise
+    except DeviceNotFoundError as exc:
+        raise ReceiptNotPrinted(UNREACHABLE, str(exc).strip()) from None
+    except TimeoutError as exc:
+        raise ReceiptNotPrinted(TIMEOUT, str(exc) or "the printer did not answer in time") from None
+    except (OSError, EscposError) as exc:
+        raise ReceiptNotPrinted(UNREACHABLE, f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:                  # a driver's bug must never reach the sale
+        raise ReceiptNotPrinted(FAILED, f"{type(exc).__name__}: {exc}") from None
+    finally:
+        try:
+            p.close()
+        except Exception:                     # closing a dead printer must not hide the cause
+            pass
+
+
+def print_receipt(receipt: Receipt, config: PrinterConfig) -> bytes:
+    """Compose and send one receipt; returns the bytes sent. Raises ReceiptNotPrinted."""
+    if not config.enabled:
+        raise ReceiptNotPrinted(NOT_CONFIGURED, "no receipt printer is set up")
+    data = compose(receipt, config, kick_drawer=kicks_drawer(receipt, config))
+    send(data, config)
+    return data
