@@ -18,77 +18,20 @@ offers a reprint. Nothing here ever touches the ledger.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from escpos import printer as escpos_printer
 from escpos.exceptions import DeviceNotFoundError
 from escpos.exceptions import Error as EscposError
 
-from .model import COLUMNS_BY_PAPER_MM, RULE, Code, Line, Receipt, layout
+from .config import MULTIBYTE_ENCODINGS, PrinterConfig  # noqa: F401  (PrinterConfig: re-exported)
+from .model import RULE, Code, Line, Receipt, layout
+from .reasons import (FAILED, NOT_CONFIGURED, OUT_OF_PAPER, TIMEOUT, UNREACHABLE, UNSUPPORTED,  # noqa: F401
+                      ReceiptNotPrinted)
 
 log = logging.getLogger(__name__)
 
-CONNECTIONS = ("none", "usb", "network", "serial", "cups", "lp", "win32", "file")
-MULTIBYTE_ENCODINGS = ("gb18030", "gbk", "gb2312", "big5", "shift_jis", "euc_kr")
-DEFAULT_ENCODING = "gb18030"
 DEFAULT_NETWORK_PORT = 9100
 DEFAULT_SERIAL_BAUD = 9600
-DEFAULT_TIMEOUT_S = 3.0
-# reasons of ReceiptNotPrinted (the terminal turns them into words)
-NOT_CONFIGURED, UNREACHABLE, OUT_OF_PAPER, TIMEOUT, UNSUPPORTED, FAILED = (
-    "not_configured", "unreachable", "out_of_paper", "timeout", "unsupported", "failed")
-
-
-class ReceiptNotPrinted(Exception):
-    """The receipt did not reach the printer. The operation itself is unaffected."""
-
-    def __init__(self, reason: str, detail: str = ""):
-        self.reason, self.detail = reason, detail
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-
-
-@dataclass(frozen=True, slots=True)
-class PrinterConfig:
-    """How to reach the printer and what it needs. `address` by connection:
-    usb '0x0416:0x5011' (vendor:product), network 'host' or 'host:port',
-    serial '/dev/ttyUSB0' or 'COM3', optionally ':baud', cups / lp / win32 the
-    printer's name, file a device or file path (e.g. /dev/usb/lp0)."""
-    connection: str = "none"
-    address: str = ""
-    paper_mm: int = 80
-    encoding: str = DEFAULT_ENCODING
-    profile: str = ""                # a python-escpos printer profile name ('' = default)
-    symbology: str = "qr"            # qr or barcode (falls back to qr where it does not fit)
-    native_qr: bool = True           # False: send the QR code as an image
-    cut: bool = True
-    drawer_kick: bool = False        # after a cash top-up
-    check_paper: bool = False        # ask the printer for its paper sensor first
-    timeout_s: float = DEFAULT_TIMEOUT_S
-
-    @property
-    def columns(self) -> int:
-        return COLUMNS_BY_PAPER_MM.get(self.paper_mm, 48)
-
-    @property
-    def enabled(self) -> bool:
-        return self.connection != "none"
-
-    def check(self) -> None:
-        """Raise ValueError naming the setting and the reason for a setting that cannot work."""
-        if self.connection not in CONNECTIONS:
-            raise ValueError(f"printer connection: must be one of {', '.join(CONNECTIONS)}")
-        if self.paper_mm not in COLUMNS_BY_PAPER_MM:
-            raise ValueError("paper width: must be 58 or 80 mm")
-        if self.symbology not in ("qr", "barcode"):
-            raise ValueError("receipt code: must be qr or barcode")
-        enc = self.encoding.lower()
-        if enc != "auto":
-            try:
-                "票".encode(enc) if enc in MULTIBYTE_ENCODINGS else "a".encode(enc)
-            except LookupError:
-                raise ValueError(f"printer encoding: {self.encoding!r} is not an encoding") from None
-        if self.enabled and self.connection != "none" and not self.address:
-            raise ValueError(f"printer address: must not be empty for a {self.connection} printer")
 
 
 # ---------------------------------------------------------------- composing
