@@ -120,7 +120,9 @@ class CustomerDisplay(QWidget):
         else:
             reason = {"INSUFFICIENT_FUNDS": "display.insufficient",
                       "ACCOUNT_FROZEN": "display.frozen"}.get(op.status, "display.other_decline")
-            self._set(RESULT, self._t("display.declined"), self._fmt(op.amount_minor), self._t(reason), "declined")
+            title = {"refund": "display.refund_declined", "credit": "display.top_up_declined"}.get(
+                op.kind, "display.declined")
+            self._set(RESULT, self._t(title), self._fmt(op.amount_minor), self._t(reason), "declined")
         self._watched = None
         self._idle_timer.start()
 

@@ -115,6 +115,10 @@ class EarlierSaleDialog(QDialog):
         self._update()
         self.number_input.setFocus()
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.number_input.setFocus()          # a scanner types into the focused field
+
     # ---------------------------------------------------------------- texts
 
     def changeEvent(self, event) -> None:

@@ -23,7 +23,7 @@ class ReceiptBar(QWidget):
         self.status_label = QLabel(objectName="receiptStatus", wordWrap=True)
         self.reprint_button = QPushButton(objectName="reprintLastButton", clicked=self.reprint_last)
         self.preview_button = QPushButton(objectName="previewReceiptButton", clicked=self.preview_last)
-        self.earlier_button = QPushButton(objectName="earlierSaleButton", clicked=self.earlierRequested.emit)
+        self.earlier_button = QPushButton(objectName="earlierSaleButton", clicked=lambda: self.earlierRequested.emit())
         for b in (self.reprint_button, self.preview_button, self.earlier_button):
             b.setProperty("role", "quiet")
         row = QHBoxLayout(self)

@@ -1,0 +1,92 @@
+"""What receipts add to the terminal's main window, in one place, so the terminal's own
+code needs one call (`install(window, settings)`):
+
+- a receipt for every applied charge, completed sale, refund, top-up and card close the
+  engine resolves in this run (printed at once with `auto_print`), and the receipt bar
+  under the sale card: printed / "Receipt not printed" with the reason, Reprint, Show;
+- "Earlier sale…": refund or reprint any sale of the refund window, from any terminal;
+- the customer display, when the setting turns it on.
+
+Operations that an earlier run left unresolved and that resolve after a restart get
+no automatic slip: their customer has gone; the cashier can reprint them from the
+history.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QLocale, QObject
+
+from .config import customer_display_options, receipt_options
+from .earlier import EarlierSaleDialog
+from .service import ReceiptService
+from .widgets import ReceiptBar
+
+log = logging.getLogger(__name__)
+
+
+def _ui_language() -> str:
+    """The language the terminal shows now (i18n.install sets the default locale)."""
+    return "zh_CN" if QLocale().language() == QLocale.Language.Chinese else "en"
+
+
+class _CloseWatcher(QObject):
+    """When the main window closes: let a receipt being printed finish, close the display."""
+
+    def __init__(self, hook, parent):
+        super().__init__(parent)
+        self.hook = hook
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self.hook.service.wait(10_000)
+            if self.hook.customer_display is not None:
+                self.hook.customer_display.close()
+        return False
+
+
+@dataclass
+class ReceiptsHook:
+    service: ReceiptService
+    bar: ReceiptBar
+    customer_display: object | None = None
+
+
+def install(window, settings=None) -> ReceiptsHook:
+    q = getattr(settings, "q", None)
+    engine, page = window.engine, window.sale_page
+    service = ReceiptService(engine.terminal_id, settings=q, ui_language=_ui_language, parent=window)
+    bar = ReceiptBar(service, page)
+    layout = page.layout()
+    layout.insertWidget(1, bar)              # under the sale card, above the shift's history
+
+    def resolved(op) -> None:
+        if not op.recovered:
+            service.operation_resolved(op, window.cashier)
+    engine.opResolved.connect(resolved)
+
+    window.earlier_dialog = None
+    refund_window_s = receipt_options(q).refund_window_s if q is not None else None
+
+    def open_earlier() -> None:
+        if window.cashier is None:
+            return
+        window.earlier_dialog = EarlierSaleDialog(page, service, window, refund_window_s=refund_window_s)
+        window.earlier_dialog.open()
+    bar.earlierRequested.connect(open_earlier)
+    window.open_earlier = open_earlier
+
+    display = None
+    options = customer_display_options(q) if q is not None else None
+    if options is not None and options.enabled:
+        from ..customer_display import CustomerDisplay
+        display = CustomerDisplay(service.options.shop_name, options.language)
+        display.watch(engine, page)
+        display.place(options.screen)
+        window.destroyed.connect(display.close)
+    hook = ReceiptsHook(service, bar, display)
+    window.installEventFilter(_CloseWatcher(hook, window))
+    window.receipts = service
+    window.customer_display = display
+    return hook
