@@ -5,7 +5,7 @@ reprints of earlier sales ("Earlier sale…").
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
@@ -96,12 +96,13 @@ def show_preview(receipt, paper_mm: int, symbology: str, parent=None) -> QDialog
     """A dialog with the receipt as it prints (the PNG preview)."""
     from .preview import render_image
     dialog = QDialog(parent, objectName="receiptPreviewDialog")
-    dialog.setWindowTitle(dialog.tr("Receipt") + " " + receipt.txn_id)
+    tr = lambda text: QCoreApplication.translate("ReceiptBar", text)  # noqa: E731
+    dialog.setWindowTitle(tr("Receipt %1").replace("%1", receipt.txn_id))
     image = QLabel(objectName="receiptPreviewImage")
     image.setPixmap(QPixmap.fromImage(render_image(receipt, paper_mm, symbology=symbology)))
     scroll = QScrollArea()
     scroll.setWidget(image)
-    close = QPushButton(dialog.tr("Close"), objectName="receiptPreviewClose", clicked=dialog.accept)
+    close = QPushButton(tr("Close"), objectName="receiptPreviewClose", clicked=dialog.accept)
     layout = QVBoxLayout(dialog)
     layout.addWidget(scroll, 1)
     layout.addWidget(close)
