@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QLocale, QObject
 
+from core.history import History
+
 from .config import customer_display_options, receipt_options
 from .earlier import EarlierSaleDialog
 from .service import ReceiptService
@@ -56,8 +58,13 @@ class ReceiptsHook:
 def install(window, settings=None) -> ReceiptsHook:
     q = getattr(settings, "q", None)
     engine, page = window.engine, window.sale_page
-    service = ReceiptService(engine.terminal_id, settings=q, ui_language=_ui_language, parent=window)
-    bar = ReceiptBar(service, page)
+    service = ReceiptService(engine.terminal_id, settings=q, ui_language=_ui_language,
+                             history=History(engine.ledger), parent=window)
+
+    def selected_receipt():
+        op = page._selected_op()
+        return service.receipt_for(op, window.cashier) if op is not None else None
+    bar = ReceiptBar(service, page, selected_receipt=selected_receipt)
     layout = page.layout()
     layout.insertWidget(1, bar)              # under the sale card, above the shift's history
 

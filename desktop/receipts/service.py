@@ -13,6 +13,7 @@ its own, because a slip printed minutes later at a busy till goes to the wrong c
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
@@ -23,6 +24,23 @@ from .model import RECEIPT_KINDS, Receipt, ReceiptContext, receipt_for_op, recei
 log = logging.getLogger(__name__)
 
 
+def with_split(receipt: Receipt, history) -> Receipt:
+    """The receipt with its principal/bonus split from the journal entry, when the
+    operation's answer did not carry it (worker thread; best effort: a failed read
+    prints the slip without the split)."""
+    if history is None or receipt.principal_delta_minor is not None or receipt.reprint:
+        return receipt
+    try:
+        past = history.load(receipt.txn_id)
+    except Exception as exc:                  # the slip matters more than the split
+        log.info("receipt %s without bucket split (%s)", receipt.txn_id, type(exc).__name__)
+        return receipt
+    if past.principal_delta_minor is None or past.bonus_delta_minor is None:
+        return receipt
+    return replace(receipt, principal_delta_minor=past.principal_delta_minor,
+                   bonus_delta_minor=past.bonus_delta_minor, method=receipt.method or past.method)
+
+
 class ReceiptService(QObject):
     printed = Signal(object)                 # Receipt
     notPrinted = Signal(object, str, str)    # Receipt, reason code (see printer), detail
@@ -30,9 +48,10 @@ class ReceiptService(QObject):
 
     def __init__(self, terminal_id: str, *, settings: QSettings | None = None,
                  config: PrinterConfig | None = None, options: ReceiptOptions | None = None,
-                 ui_language=lambda: "en", parent=None):
+                 ui_language=lambda: "en", history=None, parent=None):
         super().__init__(parent)
         self.terminal_id = terminal_id
+        self.history = history               # core.history.History: the bucket split of a fresh slip
         self.config = config or (printer_config(settings) if settings is not None else PrinterConfig())
         self.options = options or (receipt_options(settings) if settings is not None else ReceiptOptions())
         self._ui_language = ui_language
@@ -78,11 +97,11 @@ class ReceiptService(QObject):
 
     def print(self, receipt: Receipt) -> None:
         """Print on the receipts worker; the answer comes as printed / notPrinted."""
-        config = self.config
+        config, history = self.config, self.history
 
         def job():
             from .printer import print_receipt        # python-escpos only when printing
-            return print_receipt(receipt, config)
+            return print_receipt(with_split(receipt, history), config)
 
         def failed(exc):
             reason, detail = getattr(exc, "reason", "failed"), getattr(exc, "detail", str(exc))

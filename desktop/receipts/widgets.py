@@ -16,10 +16,11 @@ from .service import ReceiptService
 class ReceiptBar(QWidget):
     earlierRequested = Signal()
 
-    def __init__(self, service: ReceiptService, parent=None):
+    def __init__(self, service: ReceiptService, parent=None, *, selected_receipt=lambda: None):
         super().__init__(parent)
         self.setObjectName("receiptBar")
         self.service = service
+        self.selected_receipt = selected_receipt  # the receipt of the history's selected row, if any
         self.status_label = QLabel(objectName="receiptStatus", wordWrap=True)
         self.reprint_button = QPushButton(objectName="reprintLastButton", clicked=self.reprint_last)
         self.preview_button = QPushButton(objectName="previewReceiptButton", clicked=self.preview_last)
@@ -83,7 +84,12 @@ class ReceiptBar(QWidget):
         self.status_label.style().polish(self.status_label)
 
     def reprint_last(self) -> None:
-        if self.service.reprint_last():
+        """Reprint the operation selected in the shift's history, else the last receipt."""
+        receipt = self.selected_receipt()
+        if receipt is not None:
+            self.service.print(receipt.as_reprint())
+            self._show("printing", receipt)
+        elif self.service.reprint_last():
             self._show("printing", self.service.last)
 
     def preview_last(self) -> None:

@@ -10,6 +10,8 @@ import threading
 
 from PySide6.QtCore import Qt
 
+from escpos.constants import CD_KICK_2
+
 from desktop.receipts.config import PrinterConfig
 
 from .conftest import SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
@@ -66,6 +68,7 @@ def test_every_applied_operation_prints_and_declines_do_not(qtbot, terminal, led
     charge(qtbot, terminal, "Q-1", "999.00")               # declined: no slip
     terminal.sale_page.start_operation("credit", "Q-1", 1000)
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 2, timeout=10_000)
+    assert device.read_bytes().endswith(CD_KICK_2)            # the cash drawer opens after a cash top-up
     terminal.sale_page.start_operation("refund", "Q-1", 500, original_txn_id=sale, approved_by=SUPERVISOR)
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 3, timeout=10_000)
     assert [r.kind for r in terminal.receipts.sent] == ["deduct", "credit", "refund"]
@@ -73,6 +76,15 @@ def test_every_applied_operation_prints_and_declines_do_not(qtbot, terminal, led
     assert terminal.receipts.sent[2].original_txn_id == sale
     assert status_text(terminal) == "Receipt printed."
     assert terminal.receipts.sent[1].context.cashier_id == SUPERVISOR
+    # reprint a receipt picked in the shift's history (not the last one)
+    table = terminal.sale_page.history_table
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).data(Qt.ItemDataRole.UserRole) == sale)
+    table.selectRow(row)
+    qtbot.mouseClick(terminal.findChild(object, "reprintLastButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 4, timeout=10_000)
+    again = device.read_bytes()                               # each slip is one open-write-close
+    assert qr_of(sale) in again and b"*** REPRINT ***" in again and "¥30.00".encode("gb18030") in again
+    assert CD_KICK_2 not in again and qr_of(terminal.receipts.sent[2].txn_id) not in again
 
 
 def test_a_hanging_printer_does_not_hold_up_the_next_sale(qtbot, terminal, ledger, tmp_path):
