@@ -17,6 +17,7 @@ offers a reprint. Nothing here ever touches the ledger.
 """
 from __future__ import annotations
 
+import copy
 import logging
 
 from escpos import printer as escpos_printer
@@ -53,6 +54,10 @@ def compose(receipt: Receipt, config: PrinterConfig, *, kick_drawer: bool = Fals
     """The ESC/POS bytes of `receipt` for `config`'s printer (composed with python-escpos)."""
     p = escpos_printer.Dummy(profile=config.profile or None)
     columns = config.columns
+    if p.profile.profile_data["media"]["width"].get("pixels") == "Unknown":
+        # the default profile knows no paper width: give it ours (image centring), on a copy
+        p.profile.profile_data = copy.deepcopy(p.profile.profile_data)
+        p.profile.profile_data["media"]["width"]["pixels"] = columns * 12
     p.hw("INIT")
     for item in layout(receipt, columns, symbology=config.symbology):
         if item == RULE:
@@ -170,3 +175,15 @@ def print_receipt(receipt: Receipt, config: PrinterConfig) -> bytes:
     data = compose(receipt, config, kick_drawer=kicks_drawer(receipt, config))
     send(data, config)
     return data
+
+
+def self_test() -> int:
+    """Compose a Chinese receipt with a printed and an image QR code (for `--self-test`:
+    proves python-escpos, its printer profiles and Pillow are installed). Returns its size."""
+    from .model import ReceiptContext
+    receipt = Receipt("SELFTEST-d-0", "deduct", "0000", 1, 0, 0, ReceiptContext("自检", language="zh_CN"))
+    native = compose(receipt, PrinterConfig(paper_mm=58))
+    image = compose(receipt, PrinterConfig(paper_mm=80, native_qr=False))
+    if "自检".encode("gb18030") not in native or b"\x1dv0" not in image:
+        raise RuntimeError("receipt composition is broken")
+    return len(native) + len(image)
