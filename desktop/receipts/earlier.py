@@ -79,6 +79,7 @@ class EarlierSaleDialog(QDialog):
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # receipt numbers: both ends matter
         self.table.itemSelectionChanged.connect(self._picked)
         self.summary = QLabel(objectName="earlierSaleSummary", wordWrap=True)
         self.message = QLabel(objectName="earlierMessage", wordWrap=True)
@@ -108,7 +109,7 @@ class EarlierSaleDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.message)
         layout.addLayout(buttons)
-        self.setMinimumSize(820, 560)
+        self.setMinimumSize(1000, 600)
         self.number_input.returnPressed.connect(self.load_typed)
         self.account_input.returnPressed.connect(self.show_history)
         self.retranslate()
@@ -214,14 +215,20 @@ class EarlierSaleDialog(QDialog):
         for row, op in enumerate(self.recent):
             sign = -1 if op.kind in ("deduct", "capture") else 1
             cells = [datetime.fromtimestamp(op.occurred_ms / 1000).strftime("%m-%d %H:%M"),
-                     kind_words(op.kind) if op.kind in ("deduct", "refund", "credit", "hold", "capture", "void")
-                     else op.kind, money.format_minor(sign * op.amount_minor, loc),
+                     self.kind_words(op.kind), money.format_minor(sign * op.amount_minor, loc),
                      money.format_minor(op.refunded_minor, loc) if op.kind in ("deduct", "capture") else "",
                      money.format_minor(op.balance_after_minor, loc), op.terminal_id, op.txn_id]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, op.txn_id)
                 self.table.setItem(row, col, item)
+
+    def kind_words(self, kind: str) -> str:
+        """The terminal's words for its own kinds; the ledger's other kinds named here."""
+        if kind in ("deduct", "refund", "credit", "hold", "capture", "void"):
+            return kind_words(kind)
+        return {"open": self.tr("Account opened"), "close": self.tr("Card closed"),
+                "compensate": self.tr("Correction"), "restore": self.tr("Restored")}.get(kind, kind)
 
     def _picked(self) -> None:
         rows = self.table.selectionModel().selectedRows()
@@ -243,8 +250,7 @@ class EarlierSaleDialog(QDialog):
         loc = QLocale()
         fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
         when = datetime.fromtimestamp(past.occurred_ms / 1000).strftime("%Y-%m-%d %H:%M") if past.occurred_ms else "?"
-        kind = kind_words(past.kind) if past.kind in ("deduct", "refund", "credit", "hold", "capture", "void") \
-            else past.kind
+        kind = self.kind_words(past.kind)
         lines = [self.tr("%1 of %2 on account %3, %4, terminal %5").replace("%1", kind)
                  .replace("%2", fmt(past.amount_minor)).replace("%3", past.account_id).replace("%4", when)
                  .replace("%5", past.terminal_id or "?")]

@@ -1255,82 +1255,82 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ReceiptBar</name>
     <message>
-        <location filename="../receipts/widgets.py" line="100"/>
+        <location filename="../receipts/widgets.py" line="106"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="105"/>
+        <location filename="../receipts/widgets.py" line="111"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="49"/>
+        <location filename="../receipts/widgets.py" line="50"/>
         <source>Reprint receipt</source>
         <translation>重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="50"/>
+        <location filename="../receipts/widgets.py" line="51"/>
         <source>Show receipt</source>
         <translation>查看小票</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="51"/>
+        <location filename="../receipts/widgets.py" line="52"/>
         <source>Earlier sale…</source>
         <translation>历史交易…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="56"/>
+        <location filename="../receipts/widgets.py" line="57"/>
         <source>no receipt printer is set up (Settings).</source>
         <translation>未设置小票打印机（请在设置中配置）。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="57"/>
+        <location filename="../receipts/widgets.py" line="58"/>
         <source>the printer is off, unplugged or not answering. Check it, then reprint.</source>
         <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="58"/>
+        <location filename="../receipts/widgets.py" line="59"/>
         <source>the printer is out of paper. Load a roll, then reprint.</source>
         <translation>打印机缺纸。请装纸后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="59"/>
+        <location filename="../receipts/widgets.py" line="60"/>
         <source>the printer did not answer in time. Check it, then reprint.</source>
         <translation>打印机响应超时。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="60"/>
+        <location filename="../receipts/widgets.py" line="61"/>
         <source>this kind of printer connection is not available on this computer.</source>
         <translation>本机不支持这种打印机连接方式。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="61"/>
+        <location filename="../receipts/widgets.py" line="62"/>
         <source>the printer reported an error. Check it, then reprint.</source>
         <translation>打印机报告错误。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="70"/>
+        <location filename="../receipts/widgets.py" line="71"/>
         <source>Receipt reprinted.</source>
         <translation>小票已重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="70"/>
+        <location filename="../receipts/widgets.py" line="71"/>
         <source>Receipt printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="72"/>
+        <location filename="../receipts/widgets.py" line="73"/>
         <source>Receipt not printed: %1 The sale itself is done.</source>
         <translation>小票未打印：%1 交易本身已完成。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="75"/>
+        <location filename="../receipts/widgets.py" line="76"/>
         <source>Printing the receipt…</source>
         <translation>正在打印小票…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="77"/>
+        <location filename="../receipts/widgets.py" line="78"/>
         <source>Receipt ready: print or show it.</source>
         <translation>小票已生成：可打印或查看。</translation>
     </message>
@@ -1338,160 +1338,180 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>EarlierSaleDialog</name>
     <message>
-        <location filename="../receipts/earlier.py" line="130"/>
+        <location filename="../receipts/earlier.py" line="131"/>
         <source>Earlier sale: refund or reprint</source>
         <translation>历史交易：退款或重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="131"/>
+        <location filename="../receipts/earlier.py" line="132"/>
         <source>Receipt number (scan the code on the receipt, or type it)</source>
         <translation>小票号（扫描小票上的二维码，或手动输入）</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="132"/>
+        <location filename="../receipts/earlier.py" line="133"/>
         <source>e.g. T1-d-…</source>
         <translation>例如 T1-d-…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="133"/>
+        <location filename="../receipts/earlier.py" line="134"/>
         <source>Load</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="134"/>
+        <location filename="../receipts/earlier.py" line="135"/>
         <source>Or an account&apos;s recent history (all terminals)</source>
         <translation>或查看账户最近的交易（所有终端）</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="135"/>
+        <location filename="../receipts/earlier.py" line="136"/>
         <source>Card or account number</source>
         <translation>卡号或账号</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="136"/>
+        <location filename="../receipts/earlier.py" line="137"/>
         <source>Show history</source>
         <translation>查看记录</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="137"/>
+        <location filename="../receipts/earlier.py" line="138"/>
         <source>Refund…</source>
         <translation>退款…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="138"/>
+        <location filename="../receipts/earlier.py" line="139"/>
         <source>Reprint</source>
         <translation>重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="139"/>
+        <location filename="../receipts/earlier.py" line="140"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Refunded</source>
         <translation>已退款</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="142"/>
+        <location filename="../receipts/earlier.py" line="143"/>
         <source>Terminal</source>
         <translation>终端</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="142"/>
-        <location filename="../receipts/earlier.py" line="153"/>
-        <location filename="../receipts/earlier.py" line="182"/>
+        <location filename="../receipts/earlier.py" line="143"/>
+        <location filename="../receipts/earlier.py" line="154"/>
+        <location filename="../receipts/earlier.py" line="183"/>
         <source>Receipt number</source>
         <translation>小票号</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="159"/>
+        <location filename="../receipts/earlier.py" line="160"/>
         <source>Looking up receipt %1…</source>
         <translation>正在查询小票 %1…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="177"/>
+        <location filename="../receipts/earlier.py" line="178"/>
         <source>No sale with this receipt number in the last %1 days. Check the number. An older sale cannot be refunded at the till: the back office gives the money back as a top-up.</source>
         <translation>最近 %1 天内没有此小票号的交易。请核对小票号。更早的交易不能在收银台退款：请由后台以充值方式退还。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="181"/>
-        <location filename="../receipts/earlier.py" line="194"/>
+        <location filename="../receipts/earlier.py" line="182"/>
+        <location filename="../receipts/earlier.py" line="195"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="184"/>
+        <location filename="../receipts/earlier.py" line="185"/>
         <source>The central server did not answer. Try again in a moment.</source>
         <translation>中心服务器没有响应，请稍后再试。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="186"/>
+        <location filename="../receipts/earlier.py" line="187"/>
         <source>The lookup failed: %1</source>
         <translation>查询失败：%1</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="196"/>
+        <location filename="../receipts/earlier.py" line="197"/>
         <source>Reading the history of %1…</source>
         <translation>正在读取 %1 的交易记录…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="206"/>
+        <location filename="../receipts/earlier.py" line="207"/>
         <source>No recent operations of this account on the central server (it keeps about the last hour in detail). Scan or type the receipt number instead.</source>
         <translation>中心服务器上没有此账户最近的交易（详细记录约保留一小时）。请改为扫描或输入小票号。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="248"/>
+        <location filename="../receipts/earlier.py" line="230"/>
+        <source>Account opened</source>
+        <translation>开户</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="230"/>
+        <source>Card closed</source>
+        <translation>销卡</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="231"/>
+        <source>Correction</source>
+        <translation>冲正</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="231"/>
+        <source>Restored</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="254"/>
         <source>%1 of %2 on account %3, %4, terminal %5</source>
         <translation>%1 %2，账户 %3，%4，终端 %5</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="253"/>
+        <location filename="../receipts/earlier.py" line="259"/>
         <source>Refunded so far %1; at most %2 can still be refunded.</source>
         <translation>已退款 %1；最多还可退 %2。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="256"/>
+        <location filename="../receipts/earlier.py" line="262"/>
         <source>Already refunded in full (%1).</source>
         <translation>已全额退款（%1）。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="258"/>
+        <location filename="../receipts/earlier.py" line="264"/>
         <source>This sale was declined: no money was taken, nothing to refund.</source>
         <translation>此笔交易未成功：没有扣款，无需退款。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="260"/>
+        <location filename="../receipts/earlier.py" line="266"/>
         <source>Only charges and completed sales can be refunded.</source>
         <translation>只有消费和已完成的预授权交易可以退款。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="262"/>
+        <location filename="../receipts/earlier.py" line="268"/>
         <source>Older than the refund window of %1 days: the back office can give the money back as a top-up.</source>
         <translation>已超过 %1 天的退款期限：请由后台以充值方式退还。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="287"/>
+        <location filename="../receipts/earlier.py" line="293"/>
         <source>Reprinting receipt %1…</source>
         <translation>正在重打小票 %1…</translation>
     </message>
