@@ -111,3 +111,21 @@ def test_a_hanging_printer_does_not_hold_up_the_next_sale(qtbot, terminal, ledge
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 2, timeout=10_000)
     reader.join(timeout=10)
     assert qr_of(first) in received and qr_of(second) in received     # neither slip was lost
+
+
+def test_a_completed_sale_prints_and_a_hold_does_not(qtbot, terminal, ledger, tmp_path):
+    open_account(ledger, "S-1", 5000)
+    device = tmp_path / "lp0"
+    device.write_bytes(b"")
+    terminal.receipts.config = PrinterConfig(connection="file", address=str(device), paper_mm=58)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    hold = page.start_operation("hold", "S-1", 3000)
+    qtbot.waitUntil(lambda: page.busy_txn is None, timeout=5000)
+    assert terminal.receipts.last is None                         # a hold moves no money: no slip
+    page.start_operation("capture", "S-1", 2500, original_txn_id=hold.txn_id)
+    qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 1, timeout=10_000)
+    slip = terminal.receipts.sent[0]
+    assert (slip.kind, slip.amount_minor, slip.balance_after_minor) == ("capture", 2500, 2500)
+    printed = device.read_bytes()
+    assert b"SALE (COMPLETED HOLD)" in printed and qr_of(slip.txn_id) in printed   # the UI language here
