@@ -14,6 +14,7 @@ history.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QLocale, QObject
@@ -26,6 +27,9 @@ from .service import ReceiptService
 from .widgets import ReceiptBar
 
 log = logging.getLogger(__name__)
+
+# The terminal's txn ids (desktop.engine.new_txn_id): '<terminal>-<kind letter>-<32 hex>'.
+RECEIPT_NUMBER = re.compile(r"[A-Za-z0-9._:-]{1,20}-[drckhv]-[0-9a-f]{32}")
 
 
 def _ui_language() -> str:
@@ -83,6 +87,18 @@ def install(window, settings=None) -> ReceiptsHook:
         window.earlier_dialog.open()
     bar.earlierRequested.connect(open_earlier)
     window.open_earlier = open_earlier
+
+    def receipt_scanned() -> None:
+        """A receipt's code scanned into the account field: open it as an earlier sale."""
+        number = page.account_input.text().strip()
+        if window.cashier is None or not RECEIPT_NUMBER.fullmatch(number):
+            return
+        page.account_input.clear()           # the account look-up's answer is then ignored
+        page.balance_label.clear()
+        open_earlier()
+        window.earlier_dialog.number_input.setText(number)
+        window.earlier_dialog.load(number)
+    page.account_input.returnPressed.connect(receipt_scanned)
 
     display = None
     options = customer_display_options(q) if q is not None else None

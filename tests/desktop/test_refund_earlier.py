@@ -138,3 +138,17 @@ def test_outside_the_window_says_what_to_do(qtbot, terminal, ledger):
     assert dialog.message.text().startswith("Receipt number")
     assert ledger.balance("W-1") == 900
     assert CASHIER
+
+
+def test_a_receipt_scanned_into_the_account_field_opens_it(qtbot, terminal, ledger):
+    open_account(ledger, "K-1", 1000)
+    sign_in(qtbot, terminal)
+    sale = charge(qtbot, terminal, "K-1", "4.00")
+    page = terminal.sale_page
+    page.account_input.clear()
+    scan(qtbot, page.account_input, sale)
+    dialog = terminal.earlier_dialog
+    qtbot.waitUntil(lambda: dialog is not None and dialog.loaded is not None, timeout=5000)
+    assert dialog.loaded.txn_id == sale and dialog.refund_button.isEnabled()
+    qtbot.waitUntil(lambda: not terminal.engine.reads.busy, timeout=5000)      # the account look-up answered
+    assert page.account_input.text() == "" and page.account_error.text() == ""    # not taken as an account
