@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, QLocale, QObject
 
 from core.history import History
 
-from .config import customer_display_options, receipt_options
+from .config import customer_display_options, printer_config, receipt_options
 from .earlier import EarlierSaleDialog
 from .service import ReceiptService
 from .widgets import ReceiptBar
@@ -57,6 +57,7 @@ class ReceiptsHook:
     service: ReceiptService
     bar: ReceiptBar
     customer_display: object | None = None
+    settings: object | None = None           # the QSettings store, when the terminal has one
 
 
 def install(window, settings=None) -> ReceiptsHook:
@@ -78,12 +79,12 @@ def install(window, settings=None) -> ReceiptsHook:
     engine.opResolved.connect(resolved)
 
     window.earlier_dialog = None
-    refund_window_s = receipt_options(q).refund_window_s if q is not None else None
 
     def open_earlier() -> None:
         if window.cashier is None:
             return
-        window.earlier_dialog = EarlierSaleDialog(page, service, window, refund_window_s=refund_window_s)
+        window.earlier_dialog = EarlierSaleDialog(page, service, window,
+                                                  refund_window_s=service.options.refund_window_s)
         window.earlier_dialog.open()
     bar.earlierRequested.connect(open_earlier)
     window.open_earlier = open_earlier
@@ -100,16 +101,38 @@ def install(window, settings=None) -> ReceiptsHook:
         window.earlier_dialog.load(number)
     page.account_input.returnPressed.connect(receipt_scanned)
 
-    display = None
+    hook = ReceiptsHook(service, bar, None, q)
+    window.installEventFilter(_CloseWatcher(hook, window))
+    window.receipt_settings_dialog = None
+    if q is not None:
+        def open_settings() -> None:
+            from .printer_settings import PrinterSettingsDialog
+            window.receipt_settings_dialog = PrinterSettingsDialog(q, service, window)
+            window.receipt_settings_dialog.accepted.connect(lambda: apply_settings(window, hook))
+            window.receipt_settings_dialog.open()
+        bar.settingsRequested.connect(open_settings)
+        window.open_receipt_settings = open_settings
+    bar.settings_button.setVisible(q is not None)
+    apply_settings(window, hook)
+    window.receipts = service
+    return hook
+
+
+def apply_settings(window, hook: ReceiptsHook) -> None:
+    """(Re)read the settings: printer, receipt options, customer display on or off."""
+    q, service = hook.settings, hook.service
+    if q is not None:
+        service.config, service.options = printer_config(q), receipt_options(q)
     options = customer_display_options(q) if q is not None else None
+    if hook.customer_display is not None:
+        hook.customer_display.close()
+        hook.customer_display.deleteLater()
+        hook.customer_display = None
     if options is not None and options.enabled:
         from ..customer_display import CustomerDisplay
         display = CustomerDisplay(service.options.shop_name, options.language)
-        display.watch(engine, page)
+        display.watch(window.engine, window.sale_page)
         display.place(options.screen)
-        window.destroyed.connect(display.close)
-    hook = ReceiptsHook(service, bar, display)
-    window.installEventFilter(_CloseWatcher(hook, window))
-    window.receipts = service
-    window.customer_display = display
-    return hook
+        hook.customer_display = display
+    window.customer_display = hook.customer_display
+    hook.bar.retranslate()

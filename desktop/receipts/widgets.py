@@ -15,6 +15,7 @@ from .service import ReceiptService
 
 class ReceiptBar(QWidget):
     earlierRequested = Signal()
+    settingsRequested = Signal()
 
     def __init__(self, service: ReceiptService, parent=None, *, selected_receipt=lambda: None):
         super().__init__(parent)
@@ -25,7 +26,9 @@ class ReceiptBar(QWidget):
         self.reprint_button = QPushButton(objectName="reprintLastButton", clicked=self.reprint_last)
         self.preview_button = QPushButton(objectName="previewReceiptButton", clicked=self.preview_last)
         self.earlier_button = QPushButton(objectName="earlierSaleButton", clicked=lambda: self.earlierRequested.emit())
-        for b in (self.reprint_button, self.preview_button, self.earlier_button):
+        self.settings_button = QPushButton(objectName="receiptSettingsButton",
+                                           clicked=lambda: self.settingsRequested.emit())
+        for b in (self.reprint_button, self.preview_button, self.earlier_button, self.settings_button):
             b.setProperty("role", "quiet")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -33,6 +36,7 @@ class ReceiptBar(QWidget):
         row.addWidget(self.preview_button)
         row.addWidget(self.reprint_button)
         row.addWidget(self.earlier_button)
+        row.addWidget(self.settings_button)
         self.preview_dialog: QDialog | None = None
         self._state: tuple = ("", None, "")
         service.printed.connect(lambda r: self._show("printed", r))
@@ -50,6 +54,7 @@ class ReceiptBar(QWidget):
         self.reprint_button.setText(self.tr("Reprint receipt"))
         self.preview_button.setText(self.tr("Show receipt"))
         self.earlier_button.setText(self.tr("Earlier sale…"))
+        self.settings_button.setText(self.tr("Printer…"))
         self._show(*self._state)
 
     def reason_words(self, reason: str) -> str:

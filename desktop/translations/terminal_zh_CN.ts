@@ -1255,82 +1255,87 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ReceiptBar</name>
     <message>
-        <location filename="../receipts/widgets.py" line="106"/>
+        <location filename="../receipts/widgets.py" line="111"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="111"/>
+        <location filename="../receipts/widgets.py" line="116"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="50"/>
+        <location filename="../receipts/widgets.py" line="54"/>
         <source>Reprint receipt</source>
         <translation>重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="51"/>
+        <location filename="../receipts/widgets.py" line="55"/>
         <source>Show receipt</source>
         <translation>查看小票</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="52"/>
+        <location filename="../receipts/widgets.py" line="56"/>
         <source>Earlier sale…</source>
         <translation>历史交易…</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="57"/>
+        <source>Printer…</source>
+        <translation>打印机…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="62"/>
         <source>no receipt printer is set up (Settings).</source>
         <translation>未设置小票打印机（请在设置中配置）。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="58"/>
+        <location filename="../receipts/widgets.py" line="63"/>
         <source>the printer is off, unplugged or not answering. Check it, then reprint.</source>
         <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="59"/>
+        <location filename="../receipts/widgets.py" line="64"/>
         <source>the printer is out of paper. Load a roll, then reprint.</source>
         <translation>打印机缺纸。请装纸后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="60"/>
+        <location filename="../receipts/widgets.py" line="65"/>
         <source>the printer did not answer in time. Check it, then reprint.</source>
         <translation>打印机响应超时。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="61"/>
+        <location filename="../receipts/widgets.py" line="66"/>
         <source>this kind of printer connection is not available on this computer.</source>
         <translation>本机不支持这种打印机连接方式。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="62"/>
+        <location filename="../receipts/widgets.py" line="67"/>
         <source>the printer reported an error. Check it, then reprint.</source>
         <translation>打印机报告错误。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="71"/>
+        <location filename="../receipts/widgets.py" line="76"/>
         <source>Receipt reprinted.</source>
         <translation>小票已重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="71"/>
+        <location filename="../receipts/widgets.py" line="76"/>
         <source>Receipt printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="73"/>
+        <location filename="../receipts/widgets.py" line="78"/>
         <source>Receipt not printed: %1 The sale itself is done.</source>
         <translation>小票未打印：%1 交易本身已完成。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="76"/>
+        <location filename="../receipts/widgets.py" line="81"/>
         <source>Printing the receipt…</source>
         <translation>正在打印小票…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="78"/>
+        <location filename="../receipts/widgets.py" line="83"/>
         <source>Receipt ready: print or show it.</source>
         <translation>小票已生成：可打印或查看。</translation>
     </message>
@@ -1514,6 +1519,121 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../receipts/earlier.py" line="293"/>
         <source>Reprinting receipt %1…</source>
         <translation>正在重打小票 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>PrinterSettingsDialog</name>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="87"/>
+        <source>Receipts and customer display</source>
+        <translation>小票与顾客显示屏</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="89"/>
+        <source>Shop name</source>
+        <translation>店名</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="89"/>
+        <source>Shop address</source>
+        <translation>店铺地址</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="89"/>
+        <source>Printer connection</source>
+        <translation>打印机连接方式</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="90"/>
+        <location filename="../receipts/printer_settings.py" line="115"/>
+        <source>Printer address</source>
+        <translation>打印机地址</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="90"/>
+        <source>Paper width</source>
+        <translation>纸宽</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="90"/>
+        <location filename="../receipts/printer_settings.py" line="115"/>
+        <source>Printer encoding</source>
+        <translation>打印机编码</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Receipt number as</source>
+        <translation>小票号打印为</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Print after every sale</source>
+        <translation>每笔交易后自动打印</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Cut the paper</source>
+        <translation>自动切纸</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="92"/>
+        <source>Open the cash drawer after a cash top-up</source>
+        <translation>现金充值后打开钱箱</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="92"/>
+        <source>Customer display</source>
+        <translation>顾客显示屏</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="93"/>
+        <source>Customer display screen (0 = main)</source>
+        <translation>顾客显示屏所在屏幕（0 = 主屏）</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="93"/>
+        <source>Customer display language</source>
+        <translation>顾客显示屏语言</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="95"/>
+        <source>e.g. 192.168.1.50, 0x0416:0x5011, /dev/ttyUSB0, COM3</source>
+        <translation>例如 192.168.1.50、0x0416:0x5011、/dev/ttyUSB0、COM3</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="96"/>
+        <source>Test print</source>
+        <translation>测试打印</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="97"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="98"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="116"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="129"/>
+        <source>Printing a test slip…</source>
+        <translation>正在打印测试小票…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="136"/>
+        <source>The test slip was sent to the printer.</source>
+        <translation>测试小票已发送到打印机。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="140"/>
+        <source>The test slip did not print (%1): %2</source>
+        <translation>测试小票未打印（%1）：%2</translation>
     </message>
 </context>
 </TS>
