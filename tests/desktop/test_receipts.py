@@ -8,6 +8,8 @@ import threading
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from escpos.constants import CD_KICK_2, PAPER_FULL_CUT
 from escpos.printer import Dummy
 
@@ -209,3 +211,33 @@ def test_preview_png_and_pdf(qapp, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pdf = save_pdf(sale(), tmp_path / "r.pdf", 80)
     assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+_ids = st.from_regex(r"[A-Za-z0-9._:-]{1,64}", fullmatch=True)
+_names = st.text(st.sampled_from("星光便利店北京市朝阳区 ABCxyz-0123（）·"), max_size=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(txn=_ids, account=_ids, amount=st.integers(1, 10**11), balance=st.integers(0, 10**15),
+       kind=st.sampled_from(["deduct", "capture", "refund", "credit", "close"]), shop=_names, address=_names,
+       cashier=_names, lang=st.sampled_from(["en", "zh_CN"]), paper=st.sampled_from([58, 80]),
+       split=st.one_of(st.none(), st.tuples(st.integers(-10**11, 0), st.integers(-10**11, 0))),
+       reprint=st.booleans(), code=st.sampled_from(["qr", "barcode"]))
+def test_property_any_receipt_fits_its_paper_and_carries_its_number(
+        txn, account, amount, balance, kind, shop, address, cashier, lang, paper, split, reprint, code):
+    ctx = ReceiptContext(shop, address, "T1", "c1", cashier, lang)
+    receipt = Receipt(txn, kind, account, amount, balance, 1_796_000_000_000, ctx, original_txn_id=txn,
+                      principal_delta_minor=split[0] if split else None,
+                      bonus_delta_minor=split[1] if split else None, reprint=reprint)
+    config = PrinterConfig(paper_mm=paper, symbology=code)
+    items = layout(receipt, config.columns, symbology=code)
+    assert all(display_width(i.text) * (2 if i.big else 1) <= config.columns for i in items if isinstance(i, Line))
+    data = compose(receipt, config)
+    codes = [i for i in items if getattr(i, "data", None) == txn]
+    assert len(codes) == 1
+    if codes[0].symbology == "qr":
+        assert qr_store_command(txn) in data
+    else:
+        assert b"{B" + txn.encode() in data
+    assert data.rstrip(b"\x00").endswith(PAPER_FULL_CUT.rstrip(b"\x00"))
+    assert mask_card(account).encode() in data                       # the card, masked, always there
