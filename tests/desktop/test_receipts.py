@@ -241,3 +241,16 @@ def test_property_any_receipt_fits_its_paper_and_carries_its_number(
         assert b"{B" + txn.encode() in data
     assert data.rstrip(b"\x00").endswith(PAPER_FULL_CUT.rstrip(b"\x00"))
     assert mask_card(account).encode() in data                       # the card, masked, always there
+
+
+def test_receipt_from_a_ledger_result(ledger):
+    from desktop.receipts.model import receipt_for_result
+    ledger.open_account("6222000011112222", txn_id="open-x", initial_minor=5000)
+    result = ledger.deduct("6222000011112222", 1250, txn_id="T1-d-77", terminal_id="T1", cashier_id="c1")
+    receipt = receipt_for_result(result, ZH, occurred_ms=1_796_000_000_000)
+    assert (receipt.txn_id, receipt.kind, receipt.amount_minor, receipt.balance_after_minor) == \
+        ("T1-d-77", "deduct", 1250, 3750)
+    assert qr_store_command("T1-d-77") in compose(receipt, PrinterConfig())
+    declined = ledger.deduct("6222000011112222", 999_999, txn_id="T1-d-78")
+    with pytest.raises(ValueError, match="INSUFFICIENT_FUNDS"):
+        receipt_for_result(declined, ZH, occurred_ms=0)
