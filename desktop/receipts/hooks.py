@@ -3,7 +3,7 @@ code needs one call (`install(window, settings)`):
 
 - a receipt for every applied charge, completed sale, refund, top-up and card close the
   engine resolves in this run (printed at once with `auto_print`), and the receipt bar
-  under the sale card: printed / "Receipt not printed" with the reason, Reprint, Show;
+  in the status bar: printed / "Receipt not printed" with the reason, Reprint, Show;
 - "Earlier sale…": refund or reprint any sale of the refund window, from any terminal;
 - the customer display, when the setting turns it on.
 
@@ -69,9 +69,10 @@ def install(window, settings=None) -> ReceiptsHook:
     def selected_receipt():
         op = page._selected_op()
         return service.receipt_for(op, window.cashier) if op is not None else None
-    bar = ReceiptBar(service, page, selected_receipt=selected_receipt)
-    layout = page.layout()
-    layout.insertWidget(1, bar)              # under the sale card, above the shift's history
+    bar = ReceiptBar(service, window.statusBar(), selected_receipt=selected_receipt)
+    window.statusBar().insertWidget(1, bar)  # after the connection status; shown on the sale screen
+    window.stack.currentChanged.connect(lambda _i: bar.setVisible(window.stack.currentWidget() is page))
+    bar.setVisible(window.stack.currentWidget() is page)
 
     def resolved(op) -> None:
         if not op.recovered:

@@ -1255,89 +1255,119 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ReceiptBar</name>
     <message>
-        <location filename="../receipts/widgets.py" line="111"/>
+        <location filename="../receipts/widgets.py" line="112"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="116"/>
+        <location filename="../receipts/widgets.py" line="117"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="54"/>
-        <source>Reprint receipt</source>
-        <translation>重打小票</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="55"/>
-        <source>Show receipt</source>
-        <translation>查看小票</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="56"/>
+        <location filename="../receipts/widgets.py" line="53"/>
         <source>Earlier sale…</source>
         <translation>历史交易…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="57"/>
+        <location filename="../receipts/widgets.py" line="54"/>
         <source>Printer…</source>
         <translation>打印机…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="62"/>
-        <source>no receipt printer is set up (Settings).</source>
-        <translation>未设置小票打印机（请在设置中配置）。</translation>
+        <location filename="../receipts/widgets.py" line="60"/>
+        <source>no printer set up</source>
+        <translation>未设置打印机</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="63"/>
-        <source>the printer is off, unplugged or not answering. Check it, then reprint.</source>
+        <location filename="../receipts/widgets.py" line="60"/>
+        <source>No receipt printer is set up (Printer…).</source>
+        <translation>未设置小票打印机（请点“打印机…”）。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="61"/>
+        <source>printer off or unplugged</source>
+        <translation>打印机未开机或未连接</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="62"/>
+        <source>The printer is off, unplugged or not answering. Check it, then reprint.</source>
         <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="64"/>
-        <source>the printer is out of paper. Load a roll, then reprint.</source>
+        <location filename="../receipts/widgets.py" line="63"/>
+        <source>out of paper</source>
+        <translation>打印机缺纸</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="63"/>
+        <source>The printer is out of paper. Load a roll, then reprint.</source>
         <translation>打印机缺纸。请装纸后重打。</translation>
     </message>
     <message>
+        <location filename="../receipts/widgets.py" line="64"/>
+        <source>printer not answering</source>
+        <translation>打印机无响应</translation>
+    </message>
+    <message>
         <location filename="../receipts/widgets.py" line="65"/>
-        <source>the printer did not answer in time. Check it, then reprint.</source>
+        <source>The printer did not answer in time. Check it, then reprint.</source>
         <translation>打印机响应超时。请检查后重打。</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="66"/>
-        <source>this kind of printer connection is not available on this computer.</source>
-        <translation>本机不支持这种打印机连接方式。</translation>
+        <source>printer type not available</source>
+        <translation>不支持此打印机类型</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="67"/>
-        <source>the printer reported an error. Check it, then reprint.</source>
+        <source>This kind of printer connection is not available on this computer.</source>
+        <translation>本机不支持这种打印机连接方式。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="68"/>
+        <source>printer error</source>
+        <translation>打印机错误</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="68"/>
+        <source>The printer reported an error. Check it, then reprint.</source>
         <translation>打印机报告错误。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="76"/>
+        <location filename="../receipts/widgets.py" line="73"/>
+        <source>Reprint receipt</source>
+        <translation>重打小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="73"/>
+        <source>Show receipt</source>
+        <translation>查看小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="77"/>
         <source>Receipt reprinted.</source>
         <translation>小票已重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="76"/>
+        <location filename="../receipts/widgets.py" line="77"/>
         <source>Receipt printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="78"/>
-        <source>Receipt not printed: %1 The sale itself is done.</source>
-        <translation>小票未打印：%1 交易本身已完成。</translation>
+        <location filename="../receipts/widgets.py" line="80"/>
+        <source>Receipt not printed: %1</source>
+        <translation>小票未打印：%1</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="81"/>
-        <source>Printing the receipt…</source>
-        <translation>正在打印小票…</translation>
+        <source>The sale itself is done.</source>
+        <translation>交易本身已完成。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="83"/>
-        <source>Receipt ready: print or show it.</source>
-        <translation>小票已生成：可打印或查看。</translation>
+        <location filename="../receipts/widgets.py" line="84"/>
+        <source>Printing the receipt…</source>
+        <translation>正在打印小票…</translation>
     </message>
 </context>
 <context>

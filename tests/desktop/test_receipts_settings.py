@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from .conftest import FAST
+from .conftest import FAST, sign_in
 
 
 @pytest.fixture
@@ -30,6 +30,8 @@ def window_with_ini(qtbot, tmp_path, redis_url, ledger, registry):
 def test_check_test_print_save_and_apply(qtbot, window_with_ini, tmp_path):
     window, ini = window_with_ini
     assert window.receipts.config.connection == "none" and window.customer_display is None
+    assert not window.findChild(object, "receiptBar").isVisible()      # nobody signed in
+    sign_in(qtbot, window)
     qtbot.mouseClick(window.findChild(object, "receiptSettingsButton"), Qt.MouseButton.LeftButton)
     dialog = window.receipt_settings_dialog
     dialog.connection_box.setCurrentIndex(dialog.connection_box.findData("network"))

@@ -43,7 +43,9 @@ def test_printer_off_never_blocks_or_loses_the_sale_and_offers_reprint(qtbot, te
     assert "Approved: ¥12.50 charged" in terminal.sale_page.result_label.text()
     assert ledger.balance("P-1") == 3750 and terminal.engine.outbox.get(txn).applied
     qtbot.waitUntil(lambda: "Receipt not printed" in status_text(terminal), timeout=10_000)
-    assert "The sale itself is done." in status_text(terminal)
+    status = terminal.findChild(object, "receiptStatus")
+    assert status_text(terminal) == "Receipt not printed: printer off or unplugged"
+    assert "The sale itself is done." in status.toolTip() and "Check it, then reprint." in status.toolTip()
     reprint = terminal.findChild(object, "reprintLastButton")
     assert reprint.isEnabled()
     # the printer is back (here: the device file of a USB printer on Linux)
