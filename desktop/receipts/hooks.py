@@ -90,17 +90,32 @@ def install(window, settings=None) -> ReceiptsHook:
     bar.earlierRequested.connect(open_earlier)
     window.open_earlier = open_earlier
 
-    def receipt_scanned() -> None:
-        """A receipt's code scanned into the account field: open it as an earlier sale."""
+    def open_receipt(number: str) -> None:
+        open_earlier()
+        window.earlier_dialog.number_input.setText(number)
+        window.earlier_dialog.load(number)
+
+    def receipt_typed() -> None:
+        """A receipt number typed (or scanned) into the account field: open that sale."""
         number = page.account_input.text().strip()
         if window.cashier is None or not RECEIPT_NUMBER.fullmatch(number):
             return
         page.account_input.clear()           # the account look-up's answer is then ignored
         page.balance_label.clear()
-        open_earlier()
-        window.earlier_dialog.number_input.setText(number)
-        window.earlier_dialog.load(number)
-    page.account_input.returnPressed.connect(receipt_scanned)
+        open_receipt(number)
+    page.account_input.returnPressed.connect(receipt_typed)
+    detector = getattr(window, "scan_detector", None)     # the window's keyboard-wedge scanner
+    if detector is not None:
+        card_scanned = detector.on_scan
+
+        def scanned(code: str) -> None:
+            """A receipt's code scanned anywhere on the sale screen opens that sale; any
+            other code is a card, as before."""
+            if window.cashier is not None and RECEIPT_NUMBER.fullmatch(code):
+                open_receipt(code)
+            else:
+                card_scanned(code)
+        detector.on_scan = scanned
 
     hook = ReceiptsHook(service, bar, None, q)
     window.installEventFilter(_CloseWatcher(hook, window))
