@@ -89,6 +89,10 @@ class EarlierSaleDialog(QDialog):
         self.reprint_button = QPushButton(objectName="reprintEarlierButton", clicked=self.reprint)
         self.close_button = QPushButton(objectName="closeEarlierButton", clicked=self.reject)
 
+        # Enter (a scanner's last key) must only load: no button of this dialog is a default one
+        for button in (self.load_button, self.history_button, self.refund_button, self.reprint_button,
+                       self.close_button):
+            button.setAutoDefault(False)
         number_row = QHBoxLayout()
         number_row.addWidget(self.number_input, 1)
         number_row.addWidget(self.load_button)

@@ -57,6 +57,8 @@ class PrinterSettingsDialog(QDialog):
         self.save_button = QPushButton(objectName="savePrinterSettingsButton", clicked=self.save)
         self.save_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="cancelPrinterSettingsButton", clicked=self.reject)
+        for button in (self.test_button, self.save_button, self.cancel_button):
+            button.setAutoDefault(False)          # Enter in a field saves nothing by surprise
         self.labels = [QLabel() for _ in range(13)]
         form = QFormLayout()
         for label, field in zip(self.labels, (
