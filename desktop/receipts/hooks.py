@@ -60,6 +60,18 @@ class ReceiptsHook:
     settings: object | None = None           # the QSettings store, when the terminal has one
 
 
+def _place_actions(page, actions) -> None:
+    """Reprint / Earlier sale… go in the row above the shift's history, left of Top up…
+    (found through the top-up button); without such a row, under the sale card."""
+    layout = page.layout()
+    for i in range(layout.count()):
+        row = layout.itemAt(i).layout()
+        if row is not None and row.indexOf(page.top_up_button) >= 0:
+            row.insertWidget(row.indexOf(page.top_up_button), actions)
+            return
+    layout.insertWidget(1, actions)
+
+
 def install(window, settings=None) -> ReceiptsHook:
     q = getattr(settings, "q", None)
     engine, page = window.engine, window.sale_page
@@ -70,9 +82,10 @@ def install(window, settings=None) -> ReceiptsHook:
         op = page._selected_op()
         return service.receipt_for(op, window.cashier) if op is not None else None
     bar = ReceiptBar(service, window.statusBar(), selected_receipt=selected_receipt)
-    window.statusBar().insertWidget(1, bar)  # after the connection status; shown on the sale screen
+    window.statusBar().insertWidget(1, bar, 1)   # after the connection status; shown on the sale screen
     window.stack.currentChanged.connect(lambda _i: bar.setVisible(window.stack.currentWidget() is page))
     bar.setVisible(window.stack.currentWidget() is page)
+    _place_actions(page, bar.actions)
 
     def resolved(op) -> None:
         if not op.recovered:

@@ -15,8 +15,9 @@ from .service import ReceiptService
 
 class ReceiptBar(QWidget):
     """Sits in the main window's status bar (the sale screen has no row to spare at
-    1024x768): a short status with the whole reason in its tooltip, then Reprint receipt
-    (Show receipt when no printer is set up), Earlier sale… and Printer…."""
+    1024x768): a short status with the whole reason in its tooltip and Printer…. Its
+    buttons Reprint receipt (Show receipt when no printer is set up) and Earlier sale…
+    live in `actions`, a widget the hook puts in the row above the shift's history."""
     earlierRequested = Signal()
     settingsRequested = Signal()
 
@@ -33,9 +34,14 @@ class ReceiptBar(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.status_label, 1)
+        row.addWidget(self.settings_button)
+        self.actions = QWidget(objectName="receiptActions")
+        actions_row = QHBoxLayout(self.actions)
+        actions_row.setContentsMargins(0, 0, 0, 0)
+        actions_row.addWidget(self.reprint_button)
+        actions_row.addWidget(self.earlier_button)
         for b in (self.reprint_button, self.earlier_button, self.settings_button):
             b.setProperty("role", "quiet")
-            row.addWidget(b)
         self.preview_dialog: QDialog | None = None
         self._state: tuple = ("", None, "")
         service.printed.connect(lambda r: self._show("printed", r))
@@ -58,7 +64,7 @@ class ReceiptBar(QWidget):
         """(a few words for the status bar, the whole reason and what to do)."""
         return {
             NOT_CONFIGURED: (self.tr("no printer set up"), self.tr("No receipt printer is set up (Printer…).")),
-            UNREACHABLE: (self.tr("printer off or unplugged"),
+            UNREACHABLE: (self.tr("printer offline"),
                           self.tr("The printer is off, unplugged or not answering. Check it, then reprint.")),
             OUT_OF_PAPER: (self.tr("out of paper"), self.tr("The printer is out of paper. Load a roll, then reprint.")),
             TIMEOUT: (self.tr("printer not answering"),

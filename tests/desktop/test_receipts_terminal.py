@@ -44,7 +44,7 @@ def test_printer_off_never_blocks_or_loses_the_sale_and_offers_reprint(qtbot, te
     assert ledger.balance("P-1") == 3750 and terminal.engine.outbox.get(txn).applied
     qtbot.waitUntil(lambda: "Receipt not printed" in status_text(terminal), timeout=10_000)
     status = terminal.findChild(object, "receiptStatus")
-    assert status_text(terminal) == "Receipt not printed: printer off or unplugged"
+    assert status_text(terminal) == "Receipt not printed: printer offline"
     assert "The sale itself is done." in status.toolTip() and "Check it, then reprint." in status.toolTip()
     reprint = terminal.findChild(object, "reprintLastButton")
     assert reprint.isEnabled()
