@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QS
 from . import i18n, money
 from .dialogs import CompleteSaleDialog, RefundDialog, SupervisorDialog, TopUpDialog
 from .engine import ONLINE, Engine
+from .receipts.hooks import install as install_receipts
 from .report import CloseShiftDialog, ShiftReportDialog, build_report
 from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         engine.connectionChanged.connect(lambda *_: self._update_status())
         engine.pendingChanged.connect(lambda *_: self._update_status())
         engine.recoveryFinished.connect(self._recovered)
+        self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()

@@ -50,8 +50,10 @@ def check() -> str:
         window.close()
         engine.close()
     i18n.install("en")
+    from desktop.receipts.printer import self_test as receipt_self_test   # python-escpos, Pillow
+    receipt_self_test()
     del app
-    return f"{len(scripts)} Lua scripts, {len(i18n.LANGUAGES)} languages, main window built"
+    return f"{len(scripts)} Lua scripts, {len(i18n.LANGUAGES)} languages, main window built, receipt composed"
 
 
 def run() -> int:

@@ -1252,4 +1252,418 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>取消</translation>
     </message>
 </context>
+<context>
+    <name>ReceiptBar</name>
+    <message>
+        <location filename="../receipts/widgets.py" line="118"/>
+        <source>Receipt %1</source>
+        <translation>小票 %1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="123"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="59"/>
+        <source>Earlier sale…</source>
+        <translation>历史交易…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="60"/>
+        <source>Printer…</source>
+        <translation>打印机…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="66"/>
+        <source>no printer set up</source>
+        <translation>未设置打印机</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="66"/>
+        <source>No receipt printer is set up (Printer…).</source>
+        <translation>未设置小票打印机（请点“打印机…”）。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="67"/>
+        <source>printer offline</source>
+        <translation>打印机未连接</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="68"/>
+        <source>The printer is off, unplugged or not answering. Check it, then reprint.</source>
+        <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="69"/>
+        <source>out of paper</source>
+        <translation>打印机缺纸</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="69"/>
+        <source>The printer is out of paper. Load a roll, then reprint.</source>
+        <translation>打印机缺纸。请装纸后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="70"/>
+        <source>printer not answering</source>
+        <translation>打印机无响应</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="71"/>
+        <source>The printer did not answer in time. Check it, then reprint.</source>
+        <translation>打印机响应超时。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="72"/>
+        <source>printer type not available</source>
+        <translation>不支持此打印机类型</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="73"/>
+        <source>This kind of printer connection is not available on this computer.</source>
+        <translation>本机不支持这种打印机连接方式。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="74"/>
+        <source>printer error</source>
+        <translation>打印机错误</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="74"/>
+        <source>The printer reported an error. Check it, then reprint.</source>
+        <translation>打印机报告错误。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="79"/>
+        <source>Reprint receipt</source>
+        <translation>重打小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="79"/>
+        <source>Show receipt</source>
+        <translation>查看小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="83"/>
+        <source>Receipt reprinted.</source>
+        <translation>小票已重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="83"/>
+        <source>Receipt printed.</source>
+        <translation>小票已打印。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="86"/>
+        <source>Receipt not printed: %1</source>
+        <translation>小票未打印：%1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="87"/>
+        <source>The sale itself is done.</source>
+        <translation>交易本身已完成。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="90"/>
+        <source>Printing the receipt…</source>
+        <translation>正在打印小票…</translation>
+    </message>
+</context>
+<context>
+    <name>EarlierSaleDialog</name>
+    <message>
+        <location filename="../receipts/earlier.py" line="135"/>
+        <source>Earlier sale: refund or reprint</source>
+        <translation>历史交易：退款或重打小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="136"/>
+        <source>Receipt number (scan the code on the receipt, or type it)</source>
+        <translation>小票号（扫描小票上的二维码，或手动输入）</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="137"/>
+        <source>e.g. T1-d-…</source>
+        <translation>例如 T1-d-…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="138"/>
+        <source>Load</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="139"/>
+        <source>Or an account&apos;s recent history (all terminals)</source>
+        <translation>或查看账户最近的交易（所有终端）</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="140"/>
+        <source>Card or account number</source>
+        <translation>卡号或账号</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="141"/>
+        <source>Show history</source>
+        <translation>查看记录</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="142"/>
+        <source>Refund…</source>
+        <translation>退款…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="143"/>
+        <source>Reprint</source>
+        <translation>重打小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="144"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="146"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="146"/>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="146"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="146"/>
+        <source>Refunded</source>
+        <translation>已退款</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="146"/>
+        <source>Balance after</source>
+        <translation>交易后余额</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="147"/>
+        <source>Terminal</source>
+        <translation>终端</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="147"/>
+        <location filename="../receipts/earlier.py" line="158"/>
+        <location filename="../receipts/earlier.py" line="187"/>
+        <source>Receipt number</source>
+        <translation>小票号</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="164"/>
+        <source>Looking up receipt %1…</source>
+        <translation>正在查询小票 %1…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="182"/>
+        <source>No sale with this receipt number in the last %1 days. Check the number. An older sale cannot be refunded at the till: the back office gives the money back as a top-up.</source>
+        <translation>最近 %1 天内没有此小票号的交易。请核对小票号。更早的交易不能在收银台退款：请由后台以充值方式退还。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="186"/>
+        <location filename="../receipts/earlier.py" line="199"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="189"/>
+        <source>The central server did not answer. Try again in a moment.</source>
+        <translation>中心服务器没有响应，请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="191"/>
+        <source>The lookup failed: %1</source>
+        <translation>查询失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="201"/>
+        <source>Reading the history of %1…</source>
+        <translation>正在读取 %1 的交易记录…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="211"/>
+        <source>No recent operations of this account on the central server (it keeps about the last hour in detail). Scan or type the receipt number instead.</source>
+        <translation>中心服务器上没有此账户最近的交易（详细记录约保留一小时）。请改为扫描或输入小票号。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="234"/>
+        <source>Account opened</source>
+        <translation>开户</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="234"/>
+        <source>Card closed</source>
+        <translation>销卡</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="235"/>
+        <source>Correction</source>
+        <translation>冲正</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="235"/>
+        <source>Restored</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="258"/>
+        <source>%1 of %2 on account %3, %4, terminal %5</source>
+        <translation>%1 %2，账户 %3，%4，终端 %5</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="263"/>
+        <source>Refunded so far %1; at most %2 can still be refunded.</source>
+        <translation>已退款 %1；最多还可退 %2。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="266"/>
+        <source>Already refunded in full (%1).</source>
+        <translation>已全额退款（%1）。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="268"/>
+        <source>This sale was declined: no money was taken, nothing to refund.</source>
+        <translation>此笔交易未成功：没有扣款，无需退款。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="270"/>
+        <source>Only charges and completed sales can be refunded.</source>
+        <translation>只有消费和已完成的预授权交易可以退款。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="272"/>
+        <source>Older than the refund window of %1 days: the back office can give the money back as a top-up.</source>
+        <translation>已超过 %1 天的退款期限：请由后台以充值方式退还。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/earlier.py" line="297"/>
+        <source>Reprinting receipt %1…</source>
+        <translation>正在重打小票 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>PrinterSettingsDialog</name>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="89"/>
+        <source>Receipts and customer display</source>
+        <translation>小票与顾客显示屏</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Shop name</source>
+        <translation>店名</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Shop address</source>
+        <translation>店铺地址</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <source>Printer connection</source>
+        <translation>打印机连接方式</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="92"/>
+        <location filename="../receipts/printer_settings.py" line="117"/>
+        <source>Printer address</source>
+        <translation>打印机地址</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="92"/>
+        <source>Paper width</source>
+        <translation>纸宽</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="92"/>
+        <location filename="../receipts/printer_settings.py" line="117"/>
+        <source>Printer encoding</source>
+        <translation>打印机编码</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="93"/>
+        <source>Receipt number as</source>
+        <translation>小票号打印为</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="93"/>
+        <source>Print after every sale</source>
+        <translation>每笔交易后自动打印</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="93"/>
+        <source>Cut the paper</source>
+        <translation>自动切纸</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="94"/>
+        <source>Open the cash drawer after a cash top-up</source>
+        <translation>现金充值后打开钱箱</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="94"/>
+        <source>Customer display</source>
+        <translation>顾客显示屏</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="95"/>
+        <source>Customer display screen (0 = main)</source>
+        <translation>顾客显示屏所在屏幕（0 = 主屏）</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="95"/>
+        <source>Customer display language</source>
+        <translation>顾客显示屏语言</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="97"/>
+        <source>e.g. 192.168.1.50, 0x0416:0x5011, /dev/ttyUSB0, COM3</source>
+        <translation>例如 192.168.1.50、0x0416:0x5011、/dev/ttyUSB0、COM3</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="98"/>
+        <source>Test print</source>
+        <translation>测试打印</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="99"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="100"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="118"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="131"/>
+        <source>Printing a test slip…</source>
+        <translation>正在打印测试小票…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="138"/>
+        <source>The test slip was sent to the printer.</source>
+        <translation>测试小票已发送到打印机。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/printer_settings.py" line="142"/>
+        <source>The test slip did not print (%1): %2</source>
+        <translation>测试小票未打印（%1）：%2</translation>
+    </message>
+</context>
 </TS>

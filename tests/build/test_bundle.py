@@ -110,6 +110,12 @@ def test_ledger_round_trip_from_the_bundle(bundle, tmp_path):
         info = json.loads(status.stdout)
         assert sum(p["db_entries_applied"] for p in info["partitions"]) == 2
         assert info["open_discrepancies"] == 0
+        # the back office's Chinese PDF from the bundle (fpdf2 and Pillow are in it)
+        pdf = tmp_path / "liability.pdf"
+        report = run(bundle, "reconcile-service", "report", "liability", "--database-url", db,
+                     "--format", "pdf", "--lang", "zh_CN", "--output", str(pdf))
+        assert report.returncode == 0, report.stdout + report.stderr
+        assert pdf.read_bytes().startswith(b"%PDF")
 
 
 def test_bundle_carries_no_gtk_and_only_the_qt_plugins_the_terminal_uses(bundle):

@@ -1,0 +1,168 @@
+"""The customer display: a second window that faces the customer (a second monitor, or
+a small window beside the till), in the customer's language.
+
+Idle, it shows the shop's name and a welcome. While the cashier types an amount it
+shows the amount about to be charged; while the operation is with the ledger, "please
+wait"; then the result (paid / refunded / topped up, or not paid and why in plain
+words) and the balance after; after `RESULT_HOLD_MS`, or when the cashier moves on to
+the next customer, it goes back to idle. It only listens: to the sale screen's amount
+field and to the engine's answers, and never sends anything. Off by default; a setting
+picks the screen (falling back to a window when that screen is not connected).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QLocale, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from . import money
+from .i18n import locale_of
+from .receipts.texts import language_of, text
+
+RESULT_HOLD_MS = 15_000
+DISPLAY_KINDS = ("deduct", "capture", "refund", "credit")
+IDLE, AMOUNT, WAITING, RESULT = "idle", "amount", "waiting", "result"
+
+_STYLE = """
+QWidget#customerDisplay { background: #10243d; }
+QLabel { color: white; }
+QLabel#displayShop { font-size: 40px; font-weight: 600; color: #cfe0f5; }
+QLabel#displayTitle { font-size: 36px; color: #cfe0f5; }
+QLabel#displayAmount { font-size: 96px; font-weight: 700; }
+QLabel#displayBalance { font-size: 34px; color: #cfe0f5; }
+QLabel#displayTitle[tone="approved"] { color: #8fe0a6; font-weight: 700; }
+QLabel#displayTitle[tone="declined"] { color: #ffb4a8; font-weight: 700; }
+"""
+
+
+class CustomerDisplay(QWidget):
+    def __init__(self, shop_name: str = "", language: str = "zh_CN", parent=None):
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("customerDisplay")
+        self.setWindowTitle(shop_name or "Customer display")
+        self.setStyleSheet(_STYLE)
+        self.shop_name = shop_name
+        self.language = language_of(language)
+        self.state = IDLE
+        self.shop_label = QLabel(objectName="displayShop", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.title_label = QLabel(objectName="displayTitle", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.amount_label = QLabel(objectName="displayAmount", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.balance_label = QLabel(objectName="displayBalance", alignment=Qt.AlignmentFlag.AlignCenter,
+                                    wordWrap=True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(40, 30, 40, 30)
+        layout.addWidget(self.shop_label)
+        layout.addStretch(1)
+        layout.addWidget(self.title_label)
+        layout.addWidget(self.amount_label)
+        layout.addWidget(self.balance_label)
+        layout.addStretch(1)
+        self._idle_timer = QTimer(self, singleShot=True, interval=RESULT_HOLD_MS, timeout=self.show_idle)
+        self._watched: str | None = None          # txn id of the operation being shown
+        self._seen: set[str] = set()
+        self.resize(800, 480)
+        self.show_idle()
+
+    # ---------------------------------------------------------------- placement
+
+    def place(self, screen_index: int) -> None:
+        """Full screen on screen `screen_index` when it exists, else a window."""
+        screens = QGuiApplication.screens()
+        if 0 <= screen_index < len(screens) and len(screens) > 1:
+            self.setScreen(screens[screen_index])
+            self.move(screens[screen_index].geometry().topLeft())
+            self.showFullScreen()
+        else:
+            self.show()
+
+    # ---------------------------------------------------------------- states
+
+    def _t(self, key: str) -> str:
+        return text(self.language, key)
+
+    def _fmt(self, amount_minor: int) -> str:
+        return money.format_minor(amount_minor, locale_of(self.language))
+
+    def _set(self, state: str, title: str, amount: str = "", balance: str = "", tone: str = "") -> None:
+        self.state = state
+        self.shop_label.setText(self.shop_name)
+        self.title_label.setText(title)
+        self.amount_label.setText(amount)
+        self.balance_label.setText(balance)
+        self.title_label.setProperty("tone", tone)
+        self.title_label.style().unpolish(self.title_label)
+        self.title_label.style().polish(self.title_label)
+
+    def show_idle(self) -> None:
+        self._idle_timer.stop()
+        self._watched = None
+        self._set(IDLE, self._t("display.welcome"))
+
+    def show_amount(self, amount_minor: int, kind: str = "deduct") -> None:
+        """The amount about to be charged (or refunded, or topped up)."""
+        self._idle_timer.stop()
+        title = {"refund": "display.to_refund", "credit": "display.to_top_up"}.get(kind, "display.to_pay")
+        self._set(AMOUNT, self._t(title), self._fmt(amount_minor))
+
+    def show_waiting(self, op) -> None:
+        self._watched = op.txn_id
+        self._idle_timer.stop()
+        title = {"refund": "display.to_refund", "credit": "display.to_top_up"}.get(op.kind, "display.to_pay")
+        self._set(WAITING, self._t(title), self._fmt(op.amount_minor), self._t("display.checking"))
+
+    def show_result(self, op) -> None:
+        """The engine's answer for `op`: result and balance after, then idle after a while."""
+        if op.applied:
+            title = {"refund": "display.refunded", "credit": "display.topped_up"}.get(op.kind, "display.approved")
+            balance = (f"{self._t('display.balance')} {self._fmt(op.balance_after_minor)}"
+                       if op.balance_after_minor is not None else "")
+            self._set(RESULT, self._t(title), self._fmt(op.amount_minor), balance, "approved")
+        else:
+            reason = {"INSUFFICIENT_FUNDS": "display.insufficient",
+                      "ACCOUNT_FROZEN": "display.frozen"}.get(op.status, "display.other_decline")
+            title = {"refund": "display.refund_declined", "credit": "display.top_up_declined"}.get(
+                op.kind, "display.declined")
+            self._set(RESULT, self._t(title), self._fmt(op.amount_minor), self._t(reason), "declined")
+        self._watched = None
+        self._idle_timer.start()
+
+    # ---------------------------------------------------------------- wiring
+
+    def watch(self, engine, sale_page) -> None:
+        """Follow the sale screen's amount field and the engine: an operation shows from
+        the moment the engine takes it (a new unresolved op) until its answer. Operations
+        left by an earlier run are not shown (they belong to earlier customers)."""
+        self._seen = {op.txn_id for op in engine.unresolved()}
+        sale_page.amount_input.textChanged.connect(self._amount_typed)
+        engine.pendingChanged.connect(lambda _count: self._pending_changed(engine))
+        engine.opResolved.connect(self._resolved)
+        engine.opUncertain.connect(self._uncertain)
+
+    def _amount_typed(self, typed: str) -> None:
+        if self.state == WAITING:
+            return
+        if not typed.strip():
+            if self.state == AMOUNT:
+                self.show_idle()
+            return
+        try:
+            amount_minor = money.parse_amount_minor(typed, decimal_point=QLocale().decimalPoint())
+        except money.AmountError:
+            return                                  # half-typed: keep what is shown
+        self.show_amount(amount_minor)
+
+    def _pending_changed(self, engine) -> None:
+        for op in engine.unresolved():
+            if op.txn_id not in self._seen:
+                self._seen.add(op.txn_id)
+                if op.kind in DISPLAY_KINDS:
+                    self.show_waiting(op)
+
+    def _uncertain(self, op) -> None:
+        if op.txn_id == self._watched:
+            self._set(WAITING, self.title_label.text(), self._fmt(op.amount_minor), self._t("display.checking"))
+
+    def _resolved(self, op) -> None:
+        self._seen.discard(op.txn_id)
+        if op.txn_id == self._watched:
+            self.show_result(op)

@@ -1,0 +1,118 @@
+"""Prints the terminal's receipts off the UI thread, keeps the last one for a reprint,
+and says when a receipt did not print.
+
+`ReceiptService.operation_resolved(op, cashier)` is called for every operation the
+engine resolves: an applied charge, completed sale, refund, top-up or card close gets a
+receipt, printed at once when `auto_print` is on. Printing runs on its own one-thread
+worker, so a printer that hangs (a network printer that is off waits for its timeout)
+never holds up the sale screen or the money operations, which have long been applied
+and recorded when the receipt is composed. A failure is reported with `notPrinted`
+(the receipt stays the "last receipt" for the reprint button); nothing is retried on
+its own, because a slip printed minutes later at a busy till goes to the wrong customer.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, QSettings, Signal
+
+from ..workers import Background
+from .config import PrinterConfig, ReceiptOptions, printer_config, receipt_options
+from .model import RECEIPT_KINDS, Receipt, ReceiptContext, receipt_for_op, receipt_for_past
+
+log = logging.getLogger(__name__)
+
+
+def with_split(receipt: Receipt, history) -> Receipt:
+    """The receipt with its principal/bonus split from the journal entry, when the
+    operation's answer did not carry it (worker thread; best effort: a failed read
+    prints the slip without the split)."""
+    if history is None or receipt.principal_delta_minor is not None or receipt.reprint:
+        return receipt
+    try:
+        past = history.load(receipt.txn_id)
+    except Exception as exc:                  # the slip matters more than the split
+        log.info("receipt %s without bucket split (%s)", receipt.txn_id, type(exc).__name__)
+        return receipt
+    if past.principal_delta_minor is None or past.bonus_delta_minor is None:
+        return receipt
+    return replace(receipt, principal_delta_minor=past.principal_delta_minor,
+                   bonus_delta_minor=past.bonus_delta_minor, method=receipt.method or past.method)
+
+
+class ReceiptService(QObject):
+    printed = Signal(object)                 # Receipt
+    notPrinted = Signal(object, str, str)    # Receipt, reason code (see printer), detail
+    lastChanged = Signal(object)             # Receipt: the one "Reprint last" prints
+
+    def __init__(self, terminal_id: str, *, settings: QSettings | None = None,
+                 config: PrinterConfig | None = None, options: ReceiptOptions | None = None,
+                 ui_language=lambda: "en", history=None, parent=None):
+        super().__init__(parent)
+        self.terminal_id = terminal_id
+        self.history = history               # core.history.History: the bucket split of a fresh slip
+        self.config = config or (printer_config(settings) if settings is not None else PrinterConfig())
+        self.options = options or (receipt_options(settings) if settings is not None else ReceiptOptions())
+        self._ui_language = ui_language
+        self.worker = Background(1, "receipts")
+        self.last: Receipt | None = None
+        self.sent: list[Receipt] = []        # receipts that reached the printer, this run
+
+    @property
+    def language(self) -> str:
+        return self.options.language or self._ui_language()
+
+    def context(self, cashier=None) -> ReceiptContext:
+        return ReceiptContext(self.options.shop_name, self.options.shop_address, self.terminal_id,
+                              getattr(cashier, "cashier_id", "") or "", getattr(cashier, "name", "") or "",
+                              self.language)
+
+    def receipt_for(self, op, cashier=None) -> Receipt | None:
+        """The receipt of an outbox operation, or None when it gets none (declined, a hold...)."""
+        if not op.applied or op.kind not in RECEIPT_KINDS:
+            return None
+        return receipt_for_op(op, self.context(cashier))
+
+    def receipt_for_past(self, past, cashier=None) -> Receipt:
+        """A reprint of an operation loaded from the ledger (`core.history.PastOperation`)."""
+        return receipt_for_past(past, self.context(cashier))
+
+    def operation_resolved(self, op, cashier=None) -> Receipt | None:
+        """Hook for the engine's opResolved: remember (and auto-print) the receipt."""
+        receipt = self.receipt_for(op, cashier)
+        if receipt is None:
+            return None
+        self.last = receipt
+        self.lastChanged.emit(receipt)
+        if self.options.auto_print and self.config.enabled:
+            self.print(receipt)
+        return receipt
+
+    def reprint_last(self) -> bool:
+        if self.last is None:
+            return False
+        self.print(self.last.as_reprint())
+        return True
+
+    def print(self, receipt: Receipt) -> None:
+        """Print on the receipts worker; the answer comes as printed / notPrinted."""
+        config, history = self.config, self.history
+
+        def job():
+            from .printer import print_receipt        # python-escpos only when printing
+            return print_receipt(with_split(receipt, history), config)
+
+        def failed(exc):
+            reason, detail = getattr(exc, "reason", "failed"), getattr(exc, "detail", str(exc))
+            log.warning("receipt %s not printed: %s %s", receipt.txn_id, reason, detail)
+            self.notPrinted.emit(receipt, reason, detail)
+
+        def done(_data):
+            self.sent.append(receipt)
+            log.info("receipt %s printed%s", receipt.txn_id, " (reprint)" if receipt.reprint else "")
+            self.printed.emit(receipt)
+        self.worker.run(job, done, failed)
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        return self.worker.wait(timeout_ms)
