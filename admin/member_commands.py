@@ -162,6 +162,10 @@ def cmd_settings(args) -> int:
     return _report(result, args, f"balance cap {args.value if cap is None else format_minor(cap)}")
 
 
+ACCOUNT_HELP = "account id: 1-64 of A-Z a-z 0-9 . _ : -"
+CARD_HELP = "card number: 1-64 of A-Z a-z 0-9 . _ : - (an account id works as a card too)"
+
+
 def register(subparsers) -> None:
     """Add `card`, `promo`, `close`, `member` and `settings` to cashierctl's sub-commands."""
     def with_txn(p):
@@ -172,18 +176,19 @@ def register(subparsers) -> None:
     card = subparsers.add_parser("card", help="member cards: issue, block (lost), list, show")
     cards = card.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = with_txn(cards.add_parser("issue", help="issue a card to an account (also a replacement)"))
-    p.add_argument("account")
-    p.add_argument("card_no")
+    p.add_argument("account", help=ACCOUNT_HELP)
+    p.add_argument("card_no", help=CARD_HELP)
     p.set_defaults(func=cmd_card)
     p = with_txn(cards.add_parser("block", help="block a card (lost, damaged, ...); the money stays"))
-    p.add_argument("card_no")
-    p.add_argument("--reason", required=True, choices=CARD_BLOCK_REASONS)
+    p.add_argument("card_no", help=CARD_HELP)
+    p.add_argument("--reason", required=True, choices=CARD_BLOCK_REASONS,
+                   help="why: " + ", ".join(CARD_BLOCK_REASONS))
     p.set_defaults(func=cmd_card)
     p = cards.add_parser("list", help="cards of an account (or of every account)")
-    p.add_argument("account", nargs="?")
+    p.add_argument("account", nargs="?", help="the account (default: every card of the shop)")
     p.set_defaults(func=cmd_card)
     p = cards.add_parser("show", help="what a card number resolves to")
-    p.add_argument("card_no")
+    p.add_argument("card_no", help=CARD_HELP)
     p.set_defaults(func=cmd_card)
 
     promo = subparsers.add_parser("promo", help="top-up promotions (充100送20)")
@@ -196,17 +201,17 @@ def register(subparsers) -> None:
     p = promos.add_parser("list", help="the promotions")
     p.set_defaults(func=cmd_promo)
     p = with_txn(promos.add_parser("remove", help="remove a promotion"))
-    p.add_argument("promo_id", nargs="?")
+    p.add_argument("promo_id", nargs="?", help="the promotion's id (see promo list)")
     p.set_defaults(func=cmd_promo)
 
     p = with_txn(subparsers.add_parser("close", help="close an account (退卡): pays out the principal"))
-    p.add_argument("account")
+    p.add_argument("account", help=ACCOUNT_HELP)
     p.set_defaults(func=cmd_close)
 
     member = subparsers.add_parser("member", help="find members; rebuild the member index")
     members = member.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = members.add_parser("find", help="by phone (exact), name prefix or pinyin initials")
-    p.add_argument("query", nargs="?")
+    p.add_argument("query", nargs="?", help="a phone number, the start of a name, or pinyin initials (zs)")
     p.add_argument("--limit", type=int, default=10, help="at most this many (1..50)")
     p.set_defaults(func=cmd_member)
     p = members.add_parser("reindex", help="rebuild the member index from the accounts")
@@ -215,8 +220,9 @@ def register(subparsers) -> None:
     settings = subparsers.add_parser("settings", help="shop settings: spending order, balance cap")
     names = settings.add_subparsers(dest="name", required=True, metavar="SETTING")
     p = with_txn(names.add_parser("spend-order", help="show or set which bucket a payment takes first"))
-    p.add_argument("value", nargs="?", choices=SPEND_ORDERS)
+    p.add_argument("value", nargs="?", choices=SPEND_ORDERS,
+                   help="one of " + ", ".join(SPEND_ORDERS) + " (none: show the current one)")
     p.set_defaults(func=cmd_settings)
     p = with_txn(names.add_parser("balance-cap", help="show or set the most one account may hold ('off')"))
-    p.add_argument("value", nargs="?")
+    p.add_argument("value", nargs="?", help="yuan, e.g. 5000.00, or 'off' (none: show the current one)")
     p.set_defaults(func=cmd_settings)

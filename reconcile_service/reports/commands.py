@@ -31,8 +31,9 @@ EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REFUSED = 0, 1, 2, 
 def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     out = argparse.ArgumentParser(add_help=False)
     g = out.add_argument_group("output")
-    g.add_argument("--format", choices=("text", "csv", "pdf", "json"), default="text")
-    g.add_argument("--lang", choices=render.LANGS, default="en")
+    g.add_argument("--format", choices=("text", "csv", "pdf", "json"), default="text",
+                   help="text (default), csv, pdf or json")
+    g.add_argument("--lang", choices=render.LANGS, default="en", help="language of the report (default en)")
     g.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
     g.add_argument("--tz", metavar="ZONE", help="time zone of dates and times (default: shop_timezone)")
     rep = sub.add_parser("report", help="liability, statement, shifts or discrepancies (CSV, PDF, en/zh_CN)")
@@ -42,20 +43,20 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     li.add_argument("--from", dest="date_from", help="first day")
     li.add_argument("--to", dest="date_to", help="last day (inclusive)")
     stm = kinds.add_parser("statement", parents=[common, out], help="every entry of one account")
-    stm.add_argument("account")
-    stm.add_argument("--from", dest="date_from")
-    stm.add_argument("--to", dest="date_to")
+    stm.add_argument("account", help="the account id")
+    stm.add_argument("--from", dest="date_from", help="first day (YYYY-MM-DD, shop time)")
+    stm.add_argument("--to", dest="date_to", help="last day (inclusive)")
     sh = kinds.add_parser("shifts", parents=[common, out], help="the terminals' shift closes (Z records) of a day")
-    sh.add_argument("--date", required=True)
+    sh.add_argument("--date", required=True, help="the day (YYYY-MM-DD, shop time)")
     di = kinds.add_parser("discrepancies", parents=[common, out], help="open discrepancies with their evidence")
     di.add_argument("--all", action="store_true", help="resolved ones too")
     res = sub.add_parser("resolve", parents=[common], help="close a discrepancy with a note")
-    res.add_argument("id", type=int)
+    res.add_argument("id", type=int, help="the discrepancy number (see report discrepancies)")
     res.add_argument("--note", required=True, help="what was found and done")
     res.add_argument("--by", help="who resolved it (default: the OS user)")
     usr = sub.add_parser("backoffice-user", parents=[common],
                          help="create a login of the back-office page or set its password (read from stdin)")
-    usr.add_argument("username")
+    usr.add_argument("username", help="the login name (the password is read from stdin)")
 
 
 def run_command(args, settings) -> int:
