@@ -113,7 +113,8 @@ def test_ledger_round_trip_from_the_bundle(bundle, tmp_path):
         # the back office's Chinese PDF from the bundle (fpdf2 and Pillow are in it)
         pdf = tmp_path / "liability.pdf"
         report = run(bundle, "reconcile-service", "report", "liability", "--database-url", db,
-                     "--format", "pdf", "--lang", "zh_CN", "--output", str(pdf))
+                     "--date", time.strftime("%Y-%m-%d"), "--format", "pdf", "--lang", "zh_CN",
+                     "--output", str(pdf))
         assert report.returncode == 0, report.stdout + report.stderr
         assert pdf.read_bytes().startswith(b"%PDF")
 
