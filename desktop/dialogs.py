@@ -42,6 +42,22 @@ class TillDialog(QDialog):
     message: QLabel
     confirm_button: QPushButton
 
+    def retranslate(self) -> None:
+        """Subclasses set their texts here (again on every language change)."""
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def button_row(self) -> QHBoxLayout:
+        """Cancel then the default action, right-aligned (the same place in every dialog)."""
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.confirm_button)
+        return buttons
+
     def keyPressEvent(self, event) -> None:
         if event.key() in ENTER_KEYS:
             focus = self.focusWidget()
@@ -161,20 +177,12 @@ class ConfirmDialog(TillDialog):
         self.confirm_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="confirmNoButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.confirm_button)
+        buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addLayout(buttons)
         self.setMinimumWidth(460)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Please confirm"))
@@ -210,10 +218,7 @@ class SupervisorDialog(TillDialog):
         form = QFormLayout()
         form.addRow(self.supervisor_label, self.supervisor_input)
         form.addRow(self.pin_label, self.pin_input)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.confirm_button)
+        buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.purpose)
         layout.addLayout(form)
@@ -222,11 +227,6 @@ class SupervisorDialog(TillDialog):
         layout.addLayout(buttons)
         self.setMinimumWidth(480)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Supervisor approval"))
@@ -272,10 +272,7 @@ class RefundDialog(TillDialog):
         form.addRow(self.amount_label, self.amount_input)
         form.addRow(self.supervisor_label, self.supervisor_input)
         form.addRow(self.pin_label, self.pin_input)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.confirm_button)
+        buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addLayout(form)
@@ -284,11 +281,6 @@ class RefundDialog(TillDialog):
         layout.addLayout(buttons)
         self.setMinimumWidth(520)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         loc = QLocale()
@@ -352,10 +344,7 @@ class TopUpDialog(TillDialog):
         form = QFormLayout()
         form.addRow(self.account_label, self.account_input)
         form.addRow(self.amount_label, self.amount_input)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.confirm_button)
+        buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
         layout.addLayout(form)
@@ -366,11 +355,6 @@ class TopUpDialog(TillDialog):
         if account_id:
             self.amount_input.setFocus()
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Top up"))
@@ -443,11 +427,6 @@ class CompleteSaleDialog(TillDialog):
         self.setMinimumWidth(560)
         self.amount_input.textChanged.connect(self._update_preview)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         loc = QLocale()

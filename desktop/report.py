@@ -270,10 +270,7 @@ class CloseShiftDialog(TillDialog):
         form.addRow(self.pin_label, self.pin_input)
         for w in (self.supervisor_label, self.supervisor_input, self.pin_label, self.pin_input):
             w.setVisible(needs_supervisor)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.confirm_button)
+        buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.who)
@@ -284,11 +281,6 @@ class CloseShiftDialog(TillDialog):
         self.retranslate()
         if needs_supervisor:
             self.supervisor_input.setFocus()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         r, loc = self.report, QLocale()
