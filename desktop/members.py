@@ -13,7 +13,7 @@ PIN and, as for refunds, never the PIN of the supervisor at the till (four eyes)
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QLocale, QSize, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QLocale, QSize, Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPushButton, QVBoxLayout)
 
@@ -205,9 +205,9 @@ class _MemberActionDialog(TillDialog):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.supervisor_label.setText(self.tr("Supervisor id"))
-        self.pin_label.setText(self.tr("Supervisor PIN"))
-        self.cancel_button.setText(self.tr("Cancel"))
+        self.supervisor_label.setText(QCoreApplication.translate("MemberActionDialog", "Supervisor id"))
+        self.pin_label.setText(QCoreApplication.translate("MemberActionDialog", "Supervisor PIN"))
+        self.cancel_button.setText(QCoreApplication.translate("MemberActionDialog", "Cancel"))
 
     def request(self) -> dict | None:
         """The validated operation (start_operation's arguments), or None after `fail`."""
@@ -223,7 +223,7 @@ class _MemberActionDialog(TillDialog):
         own = (self.sale.cashier.cashier_id,) if self.four_eyes and self.sale.cashier is not None else ()
         self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input,
                             lambda supervisor_id: self._start(request, supervisor_id), not_allowed=own,
-                            not_allowed_text=self.tr("A supervisor cannot approve this at their own till: "
+                            not_allowed_text=QCoreApplication.translate("MemberActionDialog", "A supervisor cannot approve this at their own till: "
                                                      "ask another supervisor."))
 
     def _start(self, request: dict, approved_by: str) -> None:

@@ -151,26 +151,25 @@ def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
 def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
     """(label, value) lines of the member part of a report: top-ups by method, bonus,
     the spending split, closes, the cash expected in the drawer."""
-    t = lambda text: QCoreApplication.translate("ShiftReportDialog", text)  # noqa: E731
     fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
-    lines = [(t("Top-ups by %1").replace("%1", method_words(m)), f"{tally.count} · {fmt(tally.sum_minor)}")
+    lines = [(QCoreApplication.translate("ShiftReportDialog", "Top-ups by %1").replace("%1", method_words(m)), f"{tally.count} · {fmt(tally.sum_minor)}")
              for m, tally in report.topups_by_method.items() if tally.count]
-    lines.append((t("Bonus granted"), fmt(report.bonus_granted_minor)))
-    lines.append((t("Spent from principal"), fmt(report.spent_principal_minor)))
-    lines.append((t("Spent from bonus"), fmt(report.spent_bonus_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Bonus granted"), fmt(report.bonus_granted_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Spent from principal"), fmt(report.spent_principal_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Spent from bonus"), fmt(report.spent_bonus_minor)))
     if report.refunded_principal_minor or report.refunded_bonus_minor:
-        lines.append((t("Refunded to principal · to bonus"), f"{fmt(report.refunded_principal_minor)} · "
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Refunded to principal · to bonus"), f"{fmt(report.refunded_principal_minor)} · "
                       f"{fmt(report.refunded_bonus_minor)}"))
     if report.by_kind["close"].count:
-        lines.append((t("Accounts closed: cash paid out"), f"{report.by_kind['close'].count} · "
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Accounts closed: cash paid out"), f"{report.by_kind['close'].count} · "
                       f"{fmt(report.by_kind['close'].sum_minor)}"))
-        lines.append((t("Bonus forfeited"), fmt(report.bonus_forfeited_minor)))
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), fmt(report.bonus_forfeited_minor)))
     if report.members["open"] or report.members["card_replace"]:
-        lines.append((t("Members opened · cards replaced"),
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Members opened · cards replaced"),
                       f"{report.members['open']} · {report.members['card_replace']}"))
     if report.split_unknown_count:
-        lines.append((t("Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
-    lines.append((t("Cash expected in the drawer"), fmt(report.cash_expected_minor)))
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), fmt(report.cash_expected_minor)))
     return lines
 
 
@@ -211,17 +210,16 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                            money.format_plain(report.open_holds.sum_minor), report.open_holds.sum_minor])
         w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Net (charges and completed sales minus refunds)"), "",
                            money.format_plain(report.net_minor), report.net_minor])
-        t = lambda text: QCoreApplication.translate("ShiftReportDialog", text)  # noqa: E731
         for method, tally in report.topups_by_method.items():
-            w.writerow(head + [everyone, t("Top-ups by %1").replace("%1", method_words(method)), tally.count,
+            w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Top-ups by %1").replace("%1", method_words(method)), tally.count,
                                money.format_plain(tally.sum_minor), tally.sum_minor])
-        for label, value in ((t("Bonus granted"), report.bonus_granted_minor),
-                             (t("Spent from principal"), report.spent_principal_minor),
-                             (t("Spent from bonus"), report.spent_bonus_minor),
-                             (t("Refunded to principal"), report.refunded_principal_minor),
-                             (t("Refunded to bonus"), report.refunded_bonus_minor),
-                             (t("Bonus forfeited"), report.bonus_forfeited_minor),
-                             (t("Cash expected in the drawer"), report.cash_expected_minor)):
+        for label, value in ((QCoreApplication.translate("ShiftReportDialog", "Bonus granted"), report.bonus_granted_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Spent from principal"), report.spent_principal_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Spent from bonus"), report.spent_bonus_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Refunded to principal"), report.refunded_principal_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Refunded to bonus"), report.refunded_bonus_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), report.bonus_forfeited_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), report.cash_expected_minor)):
             w.writerow(head + [everyone, label, "", money.format_plain(value), value])
 
 
@@ -290,7 +288,8 @@ class ShiftReportDialog(QDialog):
         parts.append(f"<tr><td>{html.escape(declined)}</td><td>{r.declined_count}</td><td></td></tr>")
         parts.append(f"<tr><td><b>{html.escape(net)}</b></td><td></td>"
                      f"<td><b>{fmt(r.net_minor)}</b></td></tr></table>")
-        parts.append(f"<h3>{html.escape(self.tr('Member cards'))}</h3>"
+        member_cards = self.tr("Member cards")
+        parts.append(f"<h3>{html.escape(member_cards)}</h3>"
                      "<table cellspacing='0' cellpadding='6' border='1'>")
         for label, value in member_lines(r, loc):
             parts.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>")

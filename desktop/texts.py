@@ -209,32 +209,31 @@ def pin_error_words(reason: str) -> str:
 def member_outcome_words(op) -> str:
     """What became of a member operation (open, card_replace, close), in full: what was
     done, or why not (never a bare 'not made')."""
-    t = lambda text: QCoreApplication.translate("Texts", text)  # noqa: E731
     fmt = lambda m: money.format_minor(m or 0, QLocale())  # noqa: E731
     if op.pending:
-        return t("Being checked: the central server has not answered yet. The terminal keeps trying.")
+        return QCoreApplication.translate("Texts", "Being checked: the central server has not answered yet. The terminal keeps trying.")
     card = op.card_no
     if op.kind == "open":
         if op.applied:
-            return (t("Member account %1 opened.").replace("%1", op.account_id) + "\n"
-                    + (t("Card %1 issued.").replace("%1", card) if card else t("No card issued yet.")))
+            return (QCoreApplication.translate("Texts", "Member account %1 opened.").replace("%1", op.account_id) + "\n"
+                    + (QCoreApplication.translate("Texts", "Card %1 issued.").replace("%1", card) if card else QCoreApplication.translate("Texts", "No card issued yet.")))
         if op.status.startswith("CARD_"):
-            return (t("Member account %1 opened, but the card was not issued:").replace("%1", op.account_id)
+            return (QCoreApplication.translate("Texts", "Member account %1 opened, but the card was not issued:").replace("%1", op.account_id)
                     + "\n" + status_words(op.status))
-        return t("The account was not opened:") + "\n" + status_words(op.status)
+        return QCoreApplication.translate("Texts", "The account was not opened:") + "\n" + status_words(op.status)
     if op.kind == "card_replace":
         old = op.details.get("old_card", "")
         if op.applied:
             lines = []
             if old:
-                lines.append(t("Card %1 blocked: it can no longer be used.").replace("%1", old))
+                lines.append(QCoreApplication.translate("Texts", "Card %1 blocked: it can no longer be used.").replace("%1", old))
             if card:
-                lines.append(t("New card %1 issued to account %2; the balance stays.")
+                lines.append(QCoreApplication.translate("Texts", "New card %1 issued to account %2; the balance stays.")
                              .replace("%1", card).replace("%2", op.account_id))
             return "\n".join(lines)
-        return t("The card was not changed:") + "\n" + status_words(op.status)
+        return QCoreApplication.translate("Texts", "The card was not changed:") + "\n" + status_words(op.status)
     if op.applied:
-        return (t("Account %1 closed. Pay out %2 in cash to the customer.")
+        return (QCoreApplication.translate("Texts", "Account %1 closed. Pay out %2 in cash to the customer.")
                 .replace("%1", op.account_id).replace("%2", fmt(op.amount_minor)) + "\n"
-                + t("Bonus forfeited: %1").replace("%1", fmt(-(op.bonus_delta_minor or 0))))
-    return t("The account was not closed:") + "\n" + status_words(op.status)
+                + QCoreApplication.translate("Texts", "Bonus forfeited: %1").replace("%1", fmt(-(op.bonus_delta_minor or 0))))
+    return QCoreApplication.translate("Texts", "The account was not closed:") + "\n" + status_words(op.status)
