@@ -63,8 +63,9 @@ class TillDialog(QDialog):
     def keyPressEvent(self, event) -> None:
         if event.key() in ENTER_KEYS:
             focus = self.focusWidget()
-            if isinstance(focus, QPushButton) and focus is not self.confirm_button:
-                focus.click()          # the cashier tabbed to Cancel on purpose
+            if isinstance(focus, QPushButton) and focus is not self.confirm_button and not focus.isCheckable():
+                focus.click()          # the cashier tabbed to Cancel on purpose (a choice tapped, e.g. the
+                                       # payment method, keeps Enter the default action)
             elif self.confirm_button.isEnabled():
                 self.confirm()
             event.accept()
@@ -352,6 +353,8 @@ class TopUpDialog(TillDialog):
             methods.addWidget(b)
         self.method_buttons["cash"].setChecked(True)
         self.bonus_label = QLabel(objectName="topUpBonus", wordWrap=True)
+        # two lines always laid out: the bonus arrives after the dialog is shown, nothing moves
+        self.bonus_label.setMinimumHeight(2 * self.bonus_label.fontMetrics().lineSpacing() + 4)
         self.account_input = QLineEdit(account_id, objectName="topUpAccountInput")
         self.account_input.setMaxLength(64)
         self.amount_input = QLineEdit(objectName="topUpAmountInput")
@@ -364,6 +367,7 @@ class TopUpDialog(TillDialog):
         self.cancel_button = QPushButton(objectName="topUpCancelButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
         self.keypad = Keypad(lambda: self.focused_line_edit(self.amount_input))
+        self.keypad.setMinimumHeight(330)      # four rows of finger-sized keys (the method row squeezed them)
         self.account_label, self.amount_label, self.method_label = QLabel(), QLabel(), QLabel()
         form = QFormLayout()
         form.addRow(self.account_label, self.account_input)

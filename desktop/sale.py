@@ -94,7 +94,7 @@ class SalePage(QWidget):
         self.account_input = QLineEdit(objectName="accountInput")
         self.account_input.setMaxLength(64)
         self.lookup_button = QPushButton(objectName="lookupButton", clicked=self.look_up)
-        self.members_button = QPushButton(objectName="membersButton", clicked=self.membersRequested.emit)
+        self.members_button = QPushButton(objectName="membersButton", clicked=lambda: self.membersRequested.emit())
         self.account_error = QLabel(objectName="accountError", wordWrap=True)
         self.account_error.setProperty("tone", "error")
         self.balance_label = QLabel(objectName="balanceLabel", wordWrap=True)

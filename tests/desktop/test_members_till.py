@@ -194,9 +194,9 @@ def test_a_bonus_not_yet_shown_needs_a_second_top_up(qtbot, terminal, ledger):
 # ---------------------------------------------------------------- cards, open, close
 
 def open_member_action(qtbot, window, button: str):
-    dialog = window.open_members()
-    assert dialog is not None
-    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    qtbot.mouseClick(window.sale_page.members_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: visible_window("membersDialog") is not None, timeout=3000)
+    dialog = window.members_dialog
     qtbot.mouseClick(getattr(dialog, button), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.member_dialog is not None and window.member_dialog.isVisible(), timeout=3000)
     return window.member_dialog
