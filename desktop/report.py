@@ -169,7 +169,7 @@ def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
                       f"{report.members['open']} · {report.members['card_replace']}"))
     if report.split_unknown_count:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
-    lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), fmt(report.cash_expected_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer (cash top-ups − cash paid out)"), fmt(report.cash_expected_minor)))
     return lines
 
 
@@ -219,7 +219,7 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                              (QCoreApplication.translate("ShiftReportDialog", "Refunded to principal"), report.refunded_principal_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Refunded to bonus"), report.refunded_bonus_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), report.bonus_forfeited_minor),
-                             (QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), report.cash_expected_minor)):
+                             (QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer (cash top-ups − cash paid out)"), report.cash_expected_minor)):
             w.writerow(head + [everyone, label, "", money.format_plain(value), value])
 
 
@@ -289,7 +289,7 @@ class ShiftReportDialog(QDialog):
         parts.append(f"<tr><td><b>{html.escape(net)}</b></td><td></td>"
                      f"<td><b>{fmt(r.net_minor)}</b></td></tr></table>")
         member_cards = self.tr("Member cards")
-        parts.append(f"<h3>{html.escape(member_cards)}</h3>"
+        parts.append(f"<h3><a name='members'></a>{html.escape(member_cards)}</h3>"
                      "<table cellspacing='0' cellpadding='6' border='1'>")
         for label, value in member_lines(r, loc):
             parts.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>")

@@ -136,33 +136,33 @@
 <context>
     <name>CompleteSaleDialog</name>
     <message>
-        <location filename="../dialogs.py" line="523"/>
-        <location filename="../dialogs.py" line="530"/>
+        <location filename="../dialogs.py" line="527"/>
+        <location filename="../dialogs.py" line="534"/>
         <source>Complete sale</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="525"/>
+        <location filename="../dialogs.py" line="529"/>
         <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
         <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="529"/>
+        <location filename="../dialogs.py" line="533"/>
         <source>Final amount</source>
         <translation>最终金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="531"/>
+        <location filename="../dialogs.py" line="535"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="549"/>
+        <location filename="../dialogs.py" line="553"/>
         <source>Charge %1 · release %2</source>
         <translation>收款 %1 · 退回 %2</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="560"/>
+        <location filename="../dialogs.py" line="564"/>
         <source>Amount: at most %1 (the hold)</source>
         <translation>金额：最多 %1（预授权金额）</translation>
     </message>
@@ -170,12 +170,12 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../dialogs.py" line="190"/>
+        <location filename="../dialogs.py" line="191"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="191"/>
+        <location filename="../dialogs.py" line="192"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -721,14 +721,6 @@
 <context>
     <name>ReceiptBar</name>
     <message>
-        <source>Receipt %1</source>
-        <translation type="vanished">小票 %1</translation>
-    </message>
-    <message>
-        <source>Close</source>
-        <translation type="vanished">关闭</translation>
-    </message>
-    <message>
         <location filename="../receipts/widgets.py" line="59"/>
         <source>Earlier sale…</source>
         <translation>历史交易…</translation>
@@ -833,47 +825,57 @@
         <source>Printing the receipt…</source>
         <translation>正在打印小票…</translation>
     </message>
+<message>
+        <location filename="../receipts/widgets.py" line="118"/>
+        <source>Receipt %1</source>
+        <translation>小票 %1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="123"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
 </context>
 <context>
     <name>RefundDialog</name>
     <message>
-        <location filename="../dialogs.py" line="289"/>
-        <location filename="../dialogs.py" line="298"/>
+        <location filename="../dialogs.py" line="290"/>
+        <location filename="../dialogs.py" line="299"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="291"/>
+        <location filename="../dialogs.py" line="292"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
         <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="295"/>
+        <location filename="../dialogs.py" line="296"/>
         <source>Amount to refund</source>
         <translation>退款金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="296"/>
+        <location filename="../dialogs.py" line="297"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="297"/>
+        <location filename="../dialogs.py" line="298"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="299"/>
+        <location filename="../dialogs.py" line="300"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="309"/>
+        <location filename="../dialogs.py" line="310"/>
         <source>Amount: at most %1 can be refunded</source>
         <translation>金额：最多可退 %1</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="316"/>
+        <location filename="../dialogs.py" line="317"/>
         <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
         <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
     </message>
@@ -884,10 +886,6 @@
         <location filename="../sale.py" line="231"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
-    </message>
-    <message>
-        <source>Card or account number</source>
-        <translation type="vanished">卡号或账号</translation>
     </message>
     <message>
         <location filename="../sale.py" line="233"/>
@@ -989,10 +987,6 @@
         <location filename="../sale.py" line="344"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
-    </message>
-    <message>
-        <source>Account: unknown account %1</source>
-        <translation type="vanished">账户：没有账户 %1</translation>
     </message>
     <message>
         <location filename="../sale.py" line="439"/>
@@ -1344,6 +1338,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>全部收银员</translation>
     </message>
     <message>
+        <location filename="../report.py" line="172"/>
+        <location filename="../report.py" line="222"/>
+        <source>Cash expected in the drawer (cash top-ups − cash paid out)</source>
+        <translation>钱箱应有现金（现金充值 − 退还现金）</translation>
+    </message>
+    <message>
         <location filename="../report.py" line="208"/>
         <location filename="../report.py" line="273"/>
         <source>Declined</source>
@@ -1409,12 +1409,6 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../report.py" line="171"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="172"/>
-        <location filename="../report.py" line="222"/>
-        <source>Cash expected in the drawer</source>
-        <translation>钱箱应有现金</translation>
     </message>
     <message>
         <location filename="../report.py" line="219"/>
@@ -1539,32 +1533,32 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SupervisorDialog</name>
     <message>
-        <location filename="../dialogs.py" line="234"/>
+        <location filename="../dialogs.py" line="235"/>
         <source>Supervisor approval</source>
         <translation>主管批准</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="235"/>
+        <location filename="../dialogs.py" line="236"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="236"/>
+        <location filename="../dialogs.py" line="237"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="237"/>
+        <location filename="../dialogs.py" line="238"/>
         <source>Approve</source>
         <translation>批准</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="238"/>
+        <location filename="../dialogs.py" line="239"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="243"/>
+        <location filename="../dialogs.py" line="244"/>
         <source>Another supervisor must approve this.</source>
         <translation>必须由另一位主管批准。</translation>
     </message>
@@ -2174,12 +2168,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TillDialog</name>
     <message>
-        <location filename="../dialogs.py" line="130"/>
+        <location filename="../dialogs.py" line="131"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="145"/>
+        <location filename="../dialogs.py" line="146"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
@@ -2187,65 +2181,65 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TopUpDialog</name>
     <message>
-        <location filename="../dialogs.py" line="402"/>
+        <location filename="../dialogs.py" line="406"/>
         <source>The promotions cannot be read now: the top-up was not made.</source>
         <translation>现在无法读取促销活动：充值未执行。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="403"/>
+        <location filename="../dialogs.py" line="407"/>
         <source>The promotions cannot be read now (no connection to the central server): try again in a moment.</source>
         <translation>现在无法读取促销活动（未连接中心服务器）：请稍后再试。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="414"/>
-        <location filename="../dialogs.py" line="459"/>
+        <location filename="../dialogs.py" line="418"/>
+        <location filename="../dialogs.py" line="463"/>
         <source>Reading the promotions…</source>
         <translation>正在读取促销活动…</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="425"/>
+        <location filename="../dialogs.py" line="429"/>
         <source>Bonus %1 (promotion): the account gets %2, of which %1 is bonus (spendable, never paid out).</source>
         <translation>赠送 %1（促销）：账户到账 %2，其中 %1 为赠送金额（可消费，不退现）。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="430"/>
+        <location filename="../dialogs.py" line="434"/>
         <source>No promotion for this amount.</source>
         <translation>此金额没有促销。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="433"/>
-        <location filename="../dialogs.py" line="441"/>
+        <location filename="../dialogs.py" line="437"/>
+        <location filename="../dialogs.py" line="445"/>
         <source>Top up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="434"/>
+        <location filename="../dialogs.py" line="438"/>
         <source>Take the customer&apos;s money first, then top up the account.</source>
         <translation>请先收取顾客的钱，再为账户充值。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="435"/>
-        <location filename="../dialogs.py" line="449"/>
+        <location filename="../dialogs.py" line="439"/>
+        <location filename="../dialogs.py" line="453"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="436"/>
+        <location filename="../dialogs.py" line="440"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="437"/>
+        <location filename="../dialogs.py" line="441"/>
         <source>Paid by</source>
         <translation>支付方式</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="442"/>
+        <location filename="../dialogs.py" line="446"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="464"/>
+        <location filename="../dialogs.py" line="468"/>
         <source>This top-up gets a bonus of %1: check it with the customer, then press Top up again.</source>
         <translation>本次充值赠送 %1：请与顾客确认后再按一次“充值”。</translation>
     </message>

@@ -195,6 +195,9 @@ def main(argv=None) -> int:
         wait(lambda: visible_window("shiftReportDialog") is not None, "shift report")
         check("shift report")
         shot("shift-report")
+        if args.members:
+            visible_window("shiftReportDialog").view.scrollToAnchor("members")
+            shot("shift-report-members")
         report["closed"] = engine.outbox.current_shift() is None
     except TimeoutError as exc:
         report["timeout"] = str(exc)
