@@ -194,8 +194,9 @@ class MainWindow(QMainWindow):
         loc = QLocale()
         lines = [self.tr("Resolved after a restart:")]
         for op in ops:
-            lines.append(f"{kind_words(op.kind)} {op.account_id} {money.format_minor(op.amount_minor, loc)}: "
-                         f"{short_status(op.status, op.pending)}")
+            what = (f"{op.shift_id}" if op.kind == "shift_close"       # the Z record: no account, no amount
+                    else f"{op.account_id} {money.format_minor(op.amount_minor, loc)}")
+            lines.append(f"{kind_words(op.kind)} {what}: {short_status(op.status, op.pending)}")
         self.sale_page.show_notice("\n".join(lines))
         for op in ops:
             self.sale_page._add_or_update(op)

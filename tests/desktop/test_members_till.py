@@ -399,3 +399,84 @@ def test_a_shift_closed_while_redis_is_away_is_journaled_once_it_is_back(qtbot, 
         qtbot.waitUntil(lambda: window.engine.pending_count == 0, timeout=5000)   # the status bar too
     finally:
         proxy.close()
+
+
+def test_an_outbox_of_version_2_is_migrated_with_its_pending_rows(tmp_path):
+    import sqlite3
+
+    from desktop.outbox import SCHEMA_VERSION, Op, Outbox, now_ms
+    path = tmp_path / "outbox.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(OUTBOX_V2)
+        db.execute("INSERT INTO ops (txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, "
+                   "created_ms, ttl_s) VALUES ('T1-h-1', 'hold', 'A', 700, 'T1', 'c1', 1, 5, 60)")
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    outbox = Outbox(path)
+    try:
+        [pending] = outbox.pending()
+        assert (pending.txn_id, pending.ttl_s, pending.method, pending.principal_delta_minor) == ("T1-h-1", 60, "", None)
+        outbox.add(Op("T1-x-2", "close", "A", 0, "T1", "c1", 1, now_ms()))        # amount 0: a close
+        closed = outbox.resolve("T1-x-2", "APPLIED", 0, split=(-500, -100), amount_minor=500)
+        assert (closed.amount_minor, closed.principal_delta_minor, closed.bonus_delta_minor) == (500, -500, -100)
+    finally:
+        outbox.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    db.close()
+
+
+OUTBOX_V2 = """
+CREATE TABLE shifts (shift_id INTEGER PRIMARY KEY AUTOINCREMENT, terminal_id TEXT NOT NULL,
+    opened_ms INTEGER NOT NULL, opened_by TEXT NOT NULL, closed_ms INTEGER, closed_by TEXT);
+CREATE TABLE ops (
+    txn_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void')),
+    account_id TEXT NOT NULL, amount_minor INTEGER NOT NULL CHECK (amount_minor > 0),
+    original_txn_id TEXT NOT NULL DEFAULT '', terminal_id TEXT NOT NULL, cashier_id TEXT NOT NULL,
+    approved_by TEXT NOT NULL DEFAULT '', shift_id INTEGER, created_ms INTEGER NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'resolved')),
+    status TEXT NOT NULL DEFAULT '', balance_after_minor INTEGER, replayed INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '', resolved_ms INTEGER,
+    recovered INTEGER NOT NULL DEFAULT 0, ttl_s INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX ops_state ON ops (state, created_ms);
+CREATE INDEX ops_shift ON ops (shift_id, created_ms);
+CREATE INDEX ops_original ON ops (original_txn_id);
+CREATE INDEX ops_kind ON ops (kind, account_id, created_ms);
+"""
+
+
+def test_the_member_screens_in_chinese(qtbot, terminal, ledger):
+    import re
+
+    from PySide6.QtWidgets import QAbstractButton
+    member(ledger, "M-1101", "张三", "13000001101", principal_minor=5000, bonus_minor=500)
+    member(ledger, "M-1102", "张三丰", "13000001102")
+    sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)
+    terminal.set_language("zh_CN")
+    page = terminal.sale_page
+    qtbot.waitUntil(lambda: page.members_button.text() == "会员…  (F7)", timeout=3000)
+    allowed = {"F7", "PIN", "Wang", "Wei", "T1", "sup"}
+
+    def english(widget) -> set[str]:
+        texts = [w.text() for w in widget.findChildren(QLabel) + widget.findChildren(QAbstractButton)
+                 if w.isVisibleTo(widget) and w.text()]
+        texts.append(widget.windowTitle())
+        return {word for t in texts for word in re.findall(r"[A-Za-z][A-Za-z-]{2,}", t)} - allowed
+
+    type_and_look_up(qtbot, terminal, "张三")
+    qtbot.waitUntil(lambda: visible_window("memberPickDialog") is not None, timeout=5000)
+    assert not english(visible_window("memberPickDialog"))
+    qtbot.keyClick(visible_window("memberPickDialog").list, ENTER)
+    qtbot.waitUntil(lambda: on_screen(terminal, "M-1101"), timeout=5000)
+    assert "本金 ¥50.00 + 赠送 ¥5.00" in page.balance_label.text()
+    terminal.open_top_up("M-1101")
+    qtbot.waitUntil(lambda: terminal.top_up_dialog.promotions is not None, timeout=5000)
+    terminal.top_up_dialog.amount_input.setText("10")
+    assert not english(terminal.top_up_dialog) and terminal.top_up_dialog.method_buttons["wechat"].text() == "微信支付"
+    terminal.top_up_dialog.reject()
+    for button in ("new_button", "card_button", "close_button"):
+        dialog = open_member_action(qtbot, terminal, button)
+        assert not english(dialog), button
+        dialog.reject()
+    terminal.set_language("en")
