@@ -100,6 +100,26 @@ class TillDialog(QDialog):
         if owner is not None and owner.window().isVisible():
             owner.window().activateWindow()
 
+    def choice_row(self, choices, object_prefix: str, default: str) -> tuple[QHBoxLayout, dict[str, QPushButton]]:
+        """One checkable button per choice (payment method, card reason), one of them
+        checked: a tap each on touch tills, Tab and Space on the keyboard, and Enter
+        still the dialog's default action."""
+        group = QButtonGroup(self)
+        group.setExclusive(True)
+        row, buttons = QHBoxLayout(), {}
+        for choice in choices:
+            b = QPushButton(objectName=f"{object_prefix}{choice}", checkable=True)
+            b.setAutoDefault(False)
+            group.addButton(b)
+            buttons[choice] = b
+            row.addWidget(b)
+        buttons[default].setChecked(True)
+        return row, buttons
+
+    @staticmethod
+    def checked_choice(buttons: dict[str, QPushButton]) -> str:
+        return next(choice for choice, b in buttons.items() if b.isChecked())
+
     def quiet_buttons(self, *buttons: QPushButton) -> None:
         # QDialog would click an "auto default" button on Enter, in its own order
         # (Cancel came first): the dialog's keyPressEvent decides instead.
@@ -341,17 +361,7 @@ class TopUpDialog(TillDialog):
         self.promotions: list | None = None       # None: not read yet (or the read failed)
         self._bonus_shown: tuple[int, int] | None = None   # (amount, bonus) on screen now
         self._confirm_waiting = False             # Top up pressed before the promotions were known
-        self.method_buttons: dict[str, QPushButton] = {}
-        self.method_group = QButtonGroup(self)
-        self.method_group.setExclusive(True)
-        methods = QHBoxLayout()
-        for method in PAYMENT_METHODS:
-            b = QPushButton(objectName=f"topUpMethod_{method}", checkable=True)
-            b.setAutoDefault(False)
-            self.method_group.addButton(b)
-            self.method_buttons[method] = b
-            methods.addWidget(b)
-        self.method_buttons["cash"].setChecked(True)
+        methods, self.method_buttons = self.choice_row(PAYMENT_METHODS, "topUpMethod_", "cash")
         self.bonus_label = QLabel(objectName="topUpBonus", wordWrap=True)
         # two lines always laid out: the bonus arrives after the dialog is shown, nothing moves
         self.bonus_label.setMinimumHeight(2 * self.bonus_label.fontMetrics().lineSpacing() + 4)
@@ -390,7 +400,7 @@ class TopUpDialog(TillDialog):
 
     @property
     def method(self) -> str:
-        return next(m for m, b in self.method_buttons.items() if b.isChecked())
+        return self.checked_choice(self.method_buttons)
 
     def _promotions_read(self, promotions) -> None:
         self.promotions = list(promotions)

@@ -14,7 +14,7 @@ PIN and, as for refunds, never the PIN of the supervisor at the till (four eyes)
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QLocale, QSize, Qt, Signal
-from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPushButton, QVBoxLayout)
 
 from core import InvalidRequest
@@ -310,16 +310,7 @@ class CardDialog(_MemberActionDialog):
         self.old_input.setMaxLength(64)
         self.new_input = QLineEdit(objectName="newCardInput")
         self.new_input.setMaxLength(64)
-        self.reason_buttons: dict[str, QPushButton] = {}
-        self.reason_group = QButtonGroup(self)
-        reasons = QHBoxLayout()
-        for reason in CARD_BLOCK_REASONS:
-            b = QPushButton(objectName=f"cardReason_{reason}", checkable=True)
-            b.setAutoDefault(False)
-            self.reason_group.addButton(b)
-            self.reason_buttons[reason] = b
-            reasons.addWidget(b)
-        self.reason_buttons["lost"].setChecked(True)
+        reasons, self.reason_buttons = self.choice_row(CARD_BLOCK_REASONS, "cardReason_", "lost")
         self.old_label, self.reason_label, self.new_label = QLabel(), QLabel(), QLabel()
         self.form.addRow(self.old_label, self.old_input)
         self.form.addRow(self.reason_label, reasons)
@@ -329,7 +320,7 @@ class CardDialog(_MemberActionDialog):
 
     @property
     def reason(self) -> str:
-        return next(r for r, b in self.reason_buttons.items() if b.isChecked())
+        return self.checked_choice(self.reason_buttons)
 
     def retranslate(self) -> None:
         super().retranslate()

@@ -224,13 +224,15 @@ def test_card_replacement_keeps_the_balance_and_refuses_the_old_card(qtbot, term
     dialog = open_member_action(qtbot, terminal, "card_button")
     assert dialog.old_input.text() == "C-701"               # the card it was found by
     dialog.new_input.setText("C-702")
+    qtbot.mouseClick(dialog.reason_buttons["damaged"], Qt.MouseButton.LeftButton)
     approve(qtbot, dialog, CASHIER, "1234")                  # not a supervisor
     qtbot.waitUntil(lambda: "not a supervisor" in dialog.message.text(), timeout=5000)
     assert ledger.resolve_card("C-701").active
     approve(qtbot, dialog)
     text = outcome(qtbot, terminal)
     assert "Card C-701 blocked" in text and "New card C-702 issued to account M-701" in text
-    assert ledger.resolve_card("C-701").status is Status.CARD_BLOCKED
+    old = ledger.resolve_card("C-701")
+    assert (old.status, old.reason, old.account_id) == (Status.CARD_BLOCKED, "damaged", "M-701")
     new = ledger.resolve_card("C-702")
     assert new.active and new.account_id == "M-701"
     info = ledger.account("M-701")
