@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self.sale_page.topUpRequested.connect(self.open_top_up)
         self.sale_page.completeRequested.connect(self.open_complete_sale)
         self.sale_page.pickRequested.connect(self.open_pick_list)
+        self.sale_page.lookupStarted.connect(self._drop_pick_list)
         self.sale_page.membersRequested.connect(self.open_members)
         engine.opResolved.connect(self._member_op_resolved)
         engine.connectionChanged.connect(lambda *_: self._update_status())
@@ -223,6 +224,11 @@ class MainWindow(QMainWindow):
         self.pick_dialog.open()
         return self.pick_dialog
 
+    def _drop_pick_list(self) -> None:
+        """A new look-up (typed, scanned): a pick list still open is for someone else."""
+        if self.pick_dialog is not None and self.pick_dialog.isVisible():
+            self.pick_dialog.reject()
+
     def open_members(self) -> MembersDialog | None:
         """Member… (F7): new member, lost card / new card, close account."""
         if self.cashier is None:
@@ -256,9 +262,8 @@ class MainWindow(QMainWindow):
             return
         self.outcome_dialog = OutcomeDialog(op, self)
         self.outcome_dialog.open()
-        if op.applied and op.kind == "open":
-            self.sale_page.account_input.setText(op.account_id)   # the new member on screen
-            self.sale_page.look_up()
+        if op.applied and op.kind == "open" and self.sale_page.account_input.text().strip() == op.account_id:
+            self.sale_page.look_up()          # the new member on screen (unless the cashier moved on)
 
     def open_settings(self) -> None:
         """Settings…: a supervisor's PIN first; the dialog shows the values this run uses."""

@@ -67,6 +67,7 @@ class SalePage(QWidget):
     completeRequested = Signal(object)   # hold Op to complete (capture)
     membersRequested = Signal()          # Member… : new member, card, close
     pickRequested = Signal(str, object, int)   # query, matches, look-up number: the pick list
+    lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
 
     COLUMNS = 7
 
@@ -338,6 +339,7 @@ class SalePage(QWidget):
             return
         self._lookup_no += 1
         number = self._lookup_no
+        self.lookupStarted.emit()
         self.account_error.clear()
         self._customer_changes_to(query)
         self._account = None
@@ -629,7 +631,14 @@ class SalePage(QWidget):
             # e.g. a refund of an earlier customer's charge picked in the history: that
             # customer comes on screen, so the result is never shown under someone else
             self.account_input.setText(account_id)
-            self.look_up()
+            if kind == "open":            # not there yet: looked up once it is opened
+                self._lookup_no += 1
+                self._customer_changes_to(account_id)
+                self._account = None
+                self.account_error.clear()
+                self.balance_label.clear()
+            else:
+                self.look_up()
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
                                     shift_id=self.shift_id, original_txn_id=original_txn_id,
@@ -689,10 +698,18 @@ class SalePage(QWidget):
         if op.kind == "hold":
             return replace(view, available_minor=op.balance_after_minor, read_ms=now_ms())
         held_minor = view.held_minor
+        if op.kind == "credit":           # the bonus came with it
+            view = replace(view, bonus_minor=view.bonus_minor + op.bonus_minor)
+        elif op.kind == "close":
+            view = replace(view, bonus_minor=0, status="closed")
+        elif op.bonus_delta_minor is not None:
+            view = replace(view, bonus_minor=max(0, view.bonus_minor + op.bonus_delta_minor))
         if op.kind in ("capture", "void"):
             hold = self.engine.outbox.get(op.original_txn_id)
             held_minor = max(0, held_minor - (hold.amount_minor if hold else 0))
-        return replace(view, balance_minor=op.balance_after_minor,
+        # a charge's split is read later: until the refresh, never more bonus than balance
+        return replace(view, balance_minor=op.balance_after_minor, bonus_minor=min(view.bonus_minor,
+                                                                                   op.balance_after_minor),
                        available_minor=op.balance_after_minor - held_minor, read_ms=now_ms())
 
     def _show_decision(self, op: Op) -> None:

@@ -482,3 +482,16 @@ def test_the_member_screens_in_chinese(qtbot, terminal, ledger):
         assert not english(dialog), button
         dialog.reject()
     terminal.set_language("en")
+
+
+def test_a_new_look_up_closes_a_pick_list_left_open(qtbot, terminal, ledger):
+    member(ledger, "M-1201", "张三", "13000001201")
+    member(ledger, "M-1202", "张三丰", "13000001202")
+    member(ledger, "M-1203", "李四", "13000001203", card="C-1203")
+    sign_in(qtbot, terminal)
+    type_and_look_up(qtbot, terminal, "张三")
+    qtbot.waitUntil(lambda: visible_window("memberPickDialog") is not None, timeout=5000)
+    dialog = visible_window("memberPickDialog")
+    terminal.sale_page.take_scan("C-1203")      # the next customer's card
+    assert not dialog.isVisible()
+    qtbot.waitUntil(lambda: on_screen(terminal, "M-1203"), timeout=5000)
