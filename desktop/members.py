@@ -24,6 +24,7 @@ from core.validation import check_holder_name, check_id
 from . import money
 from .dialogs import TillDialog
 from .engine import new_member_id
+from .keypad import Keypad
 from .texts import account_status_words, card_reason_words, id_error_words, kind_words, member_outcome_words
 
 
@@ -193,13 +194,16 @@ class _MemberActionDialog(TillDialog):
         self.quiet_buttons(self.confirm_button, self.cancel_button)
 
     def finish_layout(self) -> None:
-        if self.needs_supervisor:
-            self.form.addRow(self.supervisor_label, self.supervisor_input)
-            self.form.addRow(self.pin_label, self.pin_input)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addLayout(self.form)
         layout.addWidget(self.message)
+        if self.needs_supervisor:
+            self.form.addRow(self.supervisor_label, self.supervisor_input)
+            self.form.addRow(self.pin_label, self.pin_input)
+            # touch-only tills: digits into the field with the cursor (the PIN by default)
+            self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False)
+            layout.addWidget(self.keypad)
         layout.addLayout(self.button_row())
         self.setMinimumWidth(540)
         self.retranslate()

@@ -11,7 +11,7 @@ import json
 import os
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget
+from PySide6.QtWidgets import QLabel, QListWidget, QPushButton
 
 from core import Status
 from core.shifts import shift_txn_id
@@ -272,7 +272,12 @@ def test_close_at_the_till_shows_the_payout_then_account_closed(qtbot, terminal,
     dialog = open_member_action(qtbot, terminal, "close_button")
     assert "Pay out in cash: ¥80.00" in dialog.payout.text()
     assert "Bonus forfeited: ¥20.00" in dialog.payout.text()
-    approve(qtbot, dialog)
+    dialog.supervisor_input.setText(SUPERVISOR)
+    dialog.pin_input.setFocus()
+    for key in SUPERVISOR_PIN:                              # a touch-only till: the keypad
+        qtbot.mouseClick(dialog.findChild(QPushButton, f"key_{key}"), Qt.MouseButton.LeftButton)
+    assert dialog.pin_input.text() == SUPERVISOR_PIN
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
     text = outcome(qtbot, terminal)
     assert "Pay out ¥80.00 in cash" in text and "Bonus forfeited: ¥20.00" in text
     assert ledger.account("M-801").status == "closed"
