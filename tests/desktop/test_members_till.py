@@ -11,7 +11,7 @@ import json
 import os
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QPushButton
+from PySide6.QtWidgets import QApplication, QLabel, QListWidget, QPushButton
 
 from core import Status
 from core.shifts import shift_txn_id
@@ -110,7 +110,7 @@ def test_a_slow_answer_after_the_cashier_moved_on_is_dropped(qtbot, terminal, le
     page.look_up()                               # its answer is queued to the UI thread ...
     qtbot.keyClicks(page.account_input, "x")     # ... and the cashier types on before it arrives
     terminal.engine.reads.wait()
-    qtbot.wait(100)                              # deliver what the workers answered
+    QApplication.processEvents()                 # deliver what the workers answered (queued before wait returned)
     assert visible_window("memberPickDialog") is None and page._account is None
     # a pick list answered after another card came on screen changes nothing
     page.account_input.setText("张三")
@@ -121,7 +121,7 @@ def test_a_slow_answer_after_the_cashier_moved_on_is_dropped(qtbot, terminal, le
     qtbot.waitUntil(lambda: on_screen(terminal, "M-403"), timeout=5000)
     dialog.confirm()
     terminal.engine.reads.wait()
-    qtbot.wait(100)
+    QApplication.processEvents()
     assert on_screen(terminal, "M-403")
 
 
