@@ -2,7 +2,8 @@
 dialog (for cashiers allowed to top up) and the complete-sale dialog (the final
 amount of a held sale: all of the hold or less, the rest is released).
 
-A refund needs a supervisor's id and PIN every time: the PIN is checked on a
+The top-up dialog asks how the customer paid and shows the promotion's bonus before
+the cashier confirms. A refund needs a supervisor's id and PIN every time: the PIN is checked on a
 worker thread and the approval it yields is used up by this one refund
 (`SupervisorApproval.use()`), so it can never approve a second action. Both dialogs
 check their input inline and hand the operation to the sale screen, which runs it
@@ -19,17 +20,18 @@ cashier's shift).
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QButtonGroup, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
 from core import InvalidRequest
 from core.cashiers import check_pin
+from core.members import PAYMENT_METHODS
 from core.validation import check_id
 
 from . import money
 from .keypad import Keypad
 from .outbox import Op
-from .texts import amount_error_words, id_error_words, pin_error_words, signin_words
+from .texts import amount_error_words, id_error_words, method_words, pin_error_words, signin_words
 
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -61,8 +63,9 @@ class TillDialog(QDialog):
     def keyPressEvent(self, event) -> None:
         if event.key() in ENTER_KEYS:
             focus = self.focusWidget()
-            if isinstance(focus, QPushButton) and focus is not self.confirm_button:
-                focus.click()          # the cashier tabbed to Cancel on purpose
+            if isinstance(focus, QPushButton) and focus is not self.confirm_button and not focus.isCheckable():
+                focus.click()          # the cashier tabbed to Cancel on purpose (a choice tapped, e.g. the
+                                       # payment method, keeps Enter the default action)
             elif self.confirm_button.isEnabled():
                 self.confirm()
             event.accept()
@@ -96,6 +99,26 @@ class TillDialog(QDialog):
         owner = self.parentWidget()
         if owner is not None and owner.window().isVisible():
             owner.window().activateWindow()
+
+    def choice_row(self, choices, object_prefix: str, default: str) -> tuple[QHBoxLayout, dict[str, QPushButton]]:
+        """One checkable button per choice (payment method, card reason), one of them
+        checked: a tap each on touch tills, Tab and Space on the keyboard, and Enter
+        still the dialog's default action."""
+        group = QButtonGroup(self)
+        group.setExclusive(True)
+        row, buttons = QHBoxLayout(), {}
+        for choice in choices:
+            b = QPushButton(objectName=f"{object_prefix}{choice}", checkable=True)
+            b.setAutoDefault(False)
+            group.addButton(b)
+            buttons[choice] = b
+            row.addWidget(b)
+        buttons[default].setChecked(True)
+        return row, buttons
+
+    @staticmethod
+    def checked_choice(buttons: dict[str, QPushButton]) -> str:
+        return next(choice for choice, b in buttons.items() if b.isChecked())
 
     def quiet_buttons(self, *buttons: QPushButton) -> None:
         # QDialog would click an "auto default" button on Enter, in its own order
@@ -324,10 +347,24 @@ class RefundDialog(TillDialog):
 
 
 class TopUpDialog(TillDialog):
+    """Top up: account, amount, how the customer paid (cash, WeChat Pay, Alipay, bank
+    card, other: one tap each) and, as the amount is typed, the promotion's bonus that
+    will be booked with it. The shop's promotions are read when the dialog opens; a
+    Top up pressed before they are known waits for them, and a bonus the cashier has
+    not seen yet is shown first and needs Top up once more: a bonus is never booked
+    without having been shown, nor shown and not booked."""
+
     def __init__(self, sale_page, account_id: str = "", parent=None):
         super().__init__(parent)
         self.setObjectName("topUpDialog")
         self.sale = sale_page
+        self.promotions: list | None = None       # None: not read yet (or the read failed)
+        self._bonus_shown: tuple[int, int] | None = None   # (amount, bonus) on screen now
+        self._confirm_waiting = False             # Top up pressed before the promotions were known
+        methods, self.method_buttons = self.choice_row(PAYMENT_METHODS, "topUpMethod_", "cash")
+        self.bonus_label = QLabel(objectName="topUpBonus", wordWrap=True)
+        # two lines always laid out: the bonus arrives after the dialog is shown, nothing moves
+        self.bonus_label.setMinimumHeight(2 * self.bonus_label.fontMetrics().lineSpacing() + 4)
         self.account_input = QLineEdit(account_id, objectName="topUpAccountInput")
         self.account_input.setMaxLength(64)
         self.amount_input = QLineEdit(objectName="topUpAmountInput")
@@ -340,27 +377,81 @@ class TopUpDialog(TillDialog):
         self.cancel_button = QPushButton(objectName="topUpCancelButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
         self.keypad = Keypad(lambda: self.focused_line_edit(self.amount_input))
-        self.account_label, self.amount_label = QLabel(), QLabel()
+        self.keypad.setMinimumHeight(330)      # four rows of finger-sized keys (the method row squeezed them)
+        self.account_label, self.amount_label, self.method_label = QLabel(), QLabel(), QLabel()
         form = QFormLayout()
         form.addRow(self.account_label, self.account_input)
         form.addRow(self.amount_label, self.amount_input)
+        form.addRow(self.method_label, methods)
         buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
         layout.addLayout(form)
+        layout.addWidget(self.bonus_label)
         layout.addWidget(self.message)
         layout.addWidget(self.keypad)
         layout.addLayout(buttons)
-        self.setMinimumWidth(480)
+        self.setMinimumWidth(560)
         if account_id:
             self.amount_input.setFocus()
+        self.amount_input.textChanged.connect(lambda _t: self._show_bonus())
         self.retranslate()
+        self.sale.engine.promotions(self._promotions_read, self._promotions_failed)
+
+    @property
+    def method(self) -> str:
+        return self.checked_choice(self.method_buttons)
+
+    def _promotions_read(self, promotions) -> None:
+        self.promotions = list(promotions)
+        self._show_bonus()
+        if self._confirm_waiting and self.isVisible():
+            self._confirm_waiting = False
+            self.confirm()
+
+    def _promotions_failed(self, _exc) -> None:
+        self.promotions = None
+        if self._confirm_waiting:
+            self._confirm_waiting = False
+            self.fail(self.tr("The promotions cannot be read now: the top-up was not made."), self.amount_input)
+        self.bonus_label.setText(self.tr("The promotions cannot be read now (no connection to the central "
+                                         "server): try again in a moment."))
+
+    def bonus_minor(self, amount_minor: int) -> int:
+        """The bonus the shop's promotions give a top-up of `amount_minor` (0: none)."""
+        promo = self.sale.engine.ledger.bonus_for(amount_minor, self.promotions or [])
+        return promo.bonus_minor if promo is not None else 0
+
+    def _show_bonus(self) -> None:
+        self._bonus_shown = None
+        if self.promotions is None:
+            self.bonus_label.setText(self.tr("Reading the promotions…"))
+            return
+        try:
+            amount_minor = money.parse_amount_minor(self.amount_input.text(), decimal_point=QLocale().decimalPoint())
+        except money.AmountError:
+            self.bonus_label.setText("")
+            return
+        loc = QLocale()
+        bonus = self.bonus_minor(amount_minor)
+        self._bonus_shown = (amount_minor, bonus)
+        if bonus:
+            self.bonus_label.setText(self.tr("Bonus %1 (promotion): the account gets %2, of which %1 is bonus "
+                                             "(spendable, never paid out).")
+                                     .replace("%1", money.format_minor(bonus, loc))
+                                     .replace("%2", money.format_minor(amount_minor + bonus, loc)))
+        else:
+            self.bonus_label.setText(self.tr("No promotion for this amount."))
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Top up"))
         self.hint.setText(self.tr("Take the customer's money first, then top up the account."))
         self.account_label.setText(self.tr("Account"))
         self.amount_label.setText(self.tr("Amount"))
+        self.method_label.setText(self.tr("Paid by"))
+        for method, b in self.method_buttons.items():
+            b.setText(method_words(method))
+        self._show_bonus()
         self.confirm_button.setText(self.tr("Top up"))
         self.cancel_button.setText(self.tr("Cancel"))
 
@@ -377,10 +468,23 @@ class TopUpDialog(TillDialog):
         except money.AmountError as exc:
             self.fail(amount_error_words(exc.reason), self.amount_input)
             return
-        self.sale.confirm_large(amount_minor, lambda: self._start(account_id, amount_minor), parent=self)
+        if self.promotions is None:
+            self._confirm_waiting = True          # confirmed again once they are known
+            self.message.setText(self.tr("Reading the promotions…"))
+            return
+        bonus, method = self.bonus_minor(amount_minor), self.method
+        if bonus and self._bonus_shown != (amount_minor, bonus):
+            self._show_bonus()
+            self.fail(self.tr("This top-up gets a bonus of %1: check it with the customer, then press "
+                              "Top up again.").replace("%1", money.format_minor(bonus, QLocale())),
+                      self.amount_input)
+            return
+        self.sale.confirm_large(amount_minor, lambda: self._start(account_id, amount_minor, method, bonus),
+                                parent=self)
 
-    def _start(self, account_id: str, amount_minor: int) -> None:
-        if self.sale.start_operation("credit", account_id, amount_minor) is None:
+    def _start(self, account_id: str, amount_minor: int, method: str = "cash", bonus_minor: int = 0) -> None:
+        if self.sale.start_operation("credit", account_id, amount_minor, method=method,
+                                     bonus_minor=bonus_minor) is None:
             self.fail(self.sale.result_label.text(), self.amount_input)
             return
         self.accept()

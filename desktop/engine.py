@@ -10,6 +10,16 @@ are re-sent with the same txn id and the same request every `retry_interval_ms`
 until Redis answers, including, first thing after a restart, the ones a crash or
 power cut left behind. A connection monitor pings Redis every `ping_interval_ms`;
 while Redis is unreachable new operations are refused with a plain reason.
+Member operations go the same way: `open` (a member account and its first card),
+`card_replace` (block a lost card, issue the new one: no money moves) and `close`
+(退卡: the ledger answers the cash to pay out), each one outbox row whose ledger calls
+use txn ids derived from the row's (so a re-send replays every step). The shift's Z
+record (`close_shift`, core/shifts.py) is saved and sent like an operation but is
+never refused: a shift closed while Redis is away is journaled once it is back.
+After an applied charge, completed sale or refund the bucket split the script decided
+is read from its journal entry (a read worker, best effort) for the shift report.
+`find` resolves what the cashier typed or scanned (card, account id, phone, holder
+name, pinyin initials) to one account or a short list of members.
 All results come back to the UI thread as Qt signals; nothing here blocks it.
 Display reads (`lookup`) may answer from the ledger's per-process read cache
 (`read_cache_max_age_s`, display only: every operation is decided in its Lua script
@@ -17,6 +27,8 @@ on the live balance and answers the fresh balance).
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import uuid
 from dataclasses import dataclass, replace
@@ -26,11 +38,14 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from redis.exceptions import RedisError
 
-from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy,
+from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, Status,
                   TxnConflict, UnsafeRedisConfig)
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
+from core.history import History
 from core.keys import META_KEY
+from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_id
+from core.validation import check_id
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background
@@ -51,7 +66,10 @@ DEFAULT_READ_CACHE_MAX_AGE_S = 0.5   # display reads only; 0 turns the cache off
 MAX_READ_CACHE_MAX_AGE_S = 1.0
 
 # one letter per kind in txn ids: '<terminal>-<letter>-<32 hex>'
-TXN_LETTERS = {"deduct": "d", "refund": "r", "credit": "c", "hold": "h", "capture": "k", "void": "v"}
+TXN_LETTERS = {"deduct": "d", "refund": "r", "credit": "c", "hold": "h", "capture": "k", "void": "v",
+               "open": "o", "card_replace": "n", "close": "x"}
+SPLIT_KINDS = ("deduct", "capture", "refund")   # the script decides their bucket split
+MAX_MATCHES = 8                                  # members offered in the pick list
 
 
 class Refused(Exception):
@@ -89,8 +107,20 @@ def url_secrets(url: str) -> list[str]:
 
 
 def new_txn_id(terminal_id: str, kind: str) -> str:
-    """A fresh txn id: '<terminal>-<d|r|c|h|k|v>-<32 hex>' (at most 55 characters)."""
+    """A fresh txn id: '<terminal>-<d|r|c|h|k|v|o|n|x>-<32 hex>' (at most 55 characters)."""
     return f"{terminal_id[:20]}-{TXN_LETTERS[kind]}-{uuid.uuid4().hex}"
+
+
+def step_txn_id(txn_id: str, step: str) -> str:
+    """The txn id of a later ledger call of one outbox row (e.g. the card issued after
+    opening the account): derived, so a re-send of the row replays it (at most 60 chars)."""
+    return f"{txn_id}.{step}"
+
+
+def new_member_id() -> str:
+    """A member account id for an account opened at the till: 'M' and 12 digits (cards
+    are credentials; the account keeps this id whatever cards it gets)."""
+    return f"M{uuid.uuid4().int % 10**12:012d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +133,27 @@ class AccountView:
     available_minor: int
     read_ms: int
     holder_name: str = ""
+    bonus_minor: int = 0              # the bonus bucket (part of the balance, never paid out)
+    card_no: str = ""                 # the card it was found by ('' when typed as an id or a name)
 
     @property
     def held_minor(self) -> int:
         return max(0, self.balance_minor - self.available_minor)
+
+    @property
+    def principal_minor(self) -> int:
+        return self.balance_minor - self.bonus_minor
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a look-up (`Engine.find`) found for `query`: one account (`view`), several
+    members to pick from (`matches`), a blocked card (`blocked`: core.members.Card) or
+    nothing (all empty)."""
+    query: str
+    view: AccountView | None = None
+    matches: tuple = ()
+    blocked: object | None = None
 
 
 class Engine(QObject):
@@ -265,20 +312,47 @@ class Engine(QObject):
             raise Refused("account_pending")
 
     def submit(self, kind: str, account_id: str, amount_minor: int, cashier_id: str, *,
-               shift_id: int | None, original_txn_id: str = "", approved_by: str = "") -> Op:
+               shift_id: int | None, original_txn_id: str = "", approved_by: str = "",
+               method: str = "", bonus_minor: int = 0, card_no: str = "",
+               detail: dict | None = None) -> Op:
         """Start one operation. Returns the Op (pending); its answer comes as a signal.
         Raises Refused (nothing saved or sent) when it must not start.
 
         kind: deduct, refund (original_txn_id = the charge or capture), credit, hold
         (reserved for `hold_ttl_s`), capture (original_txn_id = the hold; amount = what
         is taken, at most the held amount) or void (original_txn_id = the hold; amount =
-        the held amount, for the history: the ledger is asked to release all of it)."""
+        the held amount, for the history: the ledger is asked to release all of it).
+        Top-ups carry `method` and `bonus_minor`; open (`card_no`: the first card,
+        detail holder/phone), card_replace (`card_no`: the new card, detail old_card and
+        reason) and close (amount 0: the ledger answers the payout) are member operations."""
         self.check_can_start(account_id)
         if kind in ("capture", "void") and not original_txn_id:
             raise ValueError(f"{kind} needs the hold's txn id")
         op = Op(new_txn_id(self.terminal_id, kind), kind, account_id, amount_minor, self.terminal_id,
                 cashier_id, shift_id, now_ms(), original_txn_id=original_txn_id,
-                approved_by=approved_by, ttl_s=self.hold_ttl_s if kind == "hold" else 0)
+                approved_by=approved_by, ttl_s=self.hold_ttl_s if kind == "hold" else 0,
+                method=method or ("cash" if kind == "credit" else ""), bonus_minor=bonus_minor,
+                card_no=card_no, detail=json.dumps(detail, ensure_ascii=False, sort_keys=True) if detail else "")
+        return self._enqueue(op)
+
+    def close_shift(self, shift, closed_by: str, totals: ShiftTotals, extra_totals: dict[str, int]) -> Op:
+        """Journal the Z record of a closed `shift` (outbox.Shift) through the outbox: never
+        refused (offline too); sent now, else re-sent with the same txn id until Redis
+        answers. The txn id is core.shifts' own (terminal + shift number): a shift is
+        recorded once however often this runs."""
+        if self._closed:
+            raise Refused("closed")
+        txn_id = shift_txn_id(self.terminal_id, shift.shift_id)
+        stored = self.outbox.get(txn_id)
+        if stored is not None:
+            return stored
+        detail = {"shift_no": shift.shift_id, "closed_by": closed_by, "cashier_id": shift.opened_by,
+                  "opened_ms": shift.opened_ms, "totals": dataclasses.asdict(totals), "extra": extra_totals}
+        op = Op(txn_id, "shift_close", SHIFT_BOOK_ACCOUNT, 0, self.terminal_id, closed_by, shift.shift_id,
+                now_ms(), detail=json.dumps(detail, sort_keys=True))
+        return self._enqueue(op)
+
+    def _enqueue(self, op: Op) -> Op:
         self._unresolved[op.txn_id] = op
         self.pendingChanged.emit(len(self._unresolved))
         self.ops.run(lambda: self._send(op, first=True), self._sent,
@@ -306,26 +380,7 @@ class Engine(QObject):
                 return "resolved", stored, (ONLINE, "")
         recovered = op.txn_id in self._from_earlier_run
         try:
-            if op.kind == "deduct":
-                result = self.ledger.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id,
-                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
-            elif op.kind == "credit":
-                result = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id,
-                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
-            elif op.kind == "hold":       # the same ttl_s on every send: same request, same answer
-                result = self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s,
-                                          terminal_id=op.terminal_id, cashier_id=op.cashier_id)
-            elif op.kind == "capture":
-                result = self.ledger.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
-                                             account_id=op.account_id, terminal_id=op.terminal_id,
-                                             cashier_id=op.cashier_id)
-            elif op.kind == "void":
-                result = self.ledger.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id,
-                                          terminal_id=op.terminal_id, cashier_id=op.cashier_id)
-            else:
-                result = self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
-                                            original_txn_id=op.original_txn_id,
-                                            terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+            result, extra = self._call_ledger(op)
         except InvalidRequest as exc:     # never reached Redis's decision: nothing changed
             return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
                                                    error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
@@ -342,7 +397,73 @@ class Engine(QObject):
         log.info("txn %s %s %s %d: %s%s", op.txn_id, op.kind, op.account_id, op.amount_minor,
                  result.status.value, " (replayed)" if result.replayed else "")
         return "resolved", self.outbox.resolve(op.txn_id, result.status.value, result.balance_minor,
-                                               replayed=result.replayed, recovered=recovered), (ONLINE, "")
+                                               replayed=result.replayed, recovered=recovered,
+                                               **extra), (ONLINE, "")
+
+    def _call_ledger(self, op: Op):
+        """Worker thread: the ledger call(s) of one outbox row, always the same request for
+        the same row. Returns (Result, extra fields for Outbox.resolve)."""
+        led, who = self.ledger, dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+        if op.kind == "deduct":
+            return led.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, **who), {}
+        if op.kind == "credit":
+            r = led.credit(op.account_id, op.amount_minor, txn_id=op.txn_id, method=op.method or "cash",
+                           bonus_minor=op.bonus_minor, **who)
+            return r, {"split": (op.amount_minor, op.bonus_minor)} if r.applied else {}
+        if op.kind == "hold":       # the same ttl_s on every send: same request, same answer
+            return led.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s, **who), {}
+        if op.kind == "capture":
+            return led.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
+                               account_id=op.account_id, **who), {}
+        if op.kind == "void":
+            return led.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id, **who), {}
+        if op.kind == "refund":
+            return led.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
+                              original_txn_id=op.original_txn_id, **who), {}
+        d = op.details
+        if op.kind == "open":
+            r = led.open_account(op.account_id, txn_id=op.txn_id, holder_name=d.get("holder") or None,
+                                 phone=d.get("phone") or None, **who)
+            if r.applied and op.card_no:
+                card = led.issue_card(op.account_id, op.card_no, txn_id=step_txn_id(op.txn_id, "card"), **who)
+                if not card.applied:      # the account is open; the card's refusal is the answer
+                    return replace(r, status=card.status), {}
+            return r, {}
+        if op.kind == "card_replace":
+            return self._replace_card(op, d, who), {}
+        if op.kind == "close":
+            r = led.close_account(op.account_id, txn_id=op.txn_id, **who)
+            if not r.applied:
+                return r, {}
+            return r, {"split": (-r.payout_minor, -r.bonus_forfeited_minor), "amount_minor": r.payout_minor}
+        if op.kind == "shift_close":
+            r = close_shift(led, terminal_id=op.terminal_id, shift_no=d["shift_no"], closed_by=d["closed_by"],
+                            totals=ShiftTotals(**d["totals"]), cashier_id=d.get("cashier_id") or None,
+                            opened_ms=d.get("opened_ms") or None, txn_id=op.txn_id, extra_totals=d.get("extra"))
+            return r, {}
+        raise ValueError(f"unknown kind {op.kind!r}")
+
+    def _replace_card(self, op: Op, d: dict, who: dict):
+        """Block the old card (when named) and issue the new one (when named) to the same
+        account: no money moves. The old card must be this account's (it is checked
+        first, so another member's card is never blocked by a typo); one already
+        blocked (reported lost before) does not stop the new card."""
+        led, old = self.ledger, d.get("old_card", "")
+        from core.result import Result
+        answer = Result(Status.APPLIED, 0, False, op.txn_id, op.account_id, "card_replace", 0)
+        if old:
+            card = led.resolve_card(old)
+            if card.status is Status.CARD_NOT_FOUND or card.account_id != op.account_id:
+                return replace(answer, status=Status.CARD_NOT_FOUND)
+            blocked = led.block_card(old, txn_id=op.txn_id, reason=d.get("reason") or "lost", **who)
+            if blocked.status not in (Status.APPLIED, Status.CARD_BLOCKED):
+                return replace(answer, status=blocked.status)
+            answer = replace(answer, replayed=blocked.replayed, journal_id=blocked.journal_id)
+        if op.card_no:
+            issued = led.issue_card(op.account_id, op.card_no, txn_id=step_txn_id(op.txn_id, "card"), **who)
+            answer = replace(issued, kind="card_replace", txn_id=op.txn_id)
+        info = led.account(op.account_id)
+        return replace(answer, balance_minor=info.balance_minor)
 
     def _sent(self, answer) -> None:
         outcome, op, (state, detail) = answer
@@ -364,10 +485,32 @@ class Engine(QObject):
                     self.recoveryFinished.emit(list(self._recovered))
                     self._recovered.clear()
             self.opResolved.emit(op)
+            if op.applied and op.kind in SPLIT_KINDS and op.principal_delta_minor is None:
+                self._read_split(op)
         else:
             self._unresolved[op.txn_id] = op
             self._awaiting_retry.add(op.txn_id)
             self.opUncertain.emit(op)
+
+    def _read_split(self, op: Op) -> None:
+        """What an applied charge, completed sale or refund took from (gave to) each
+        bucket, from its journal entry, into the outbox for the shift report (a read
+        worker; best effort: a failed read leaves it unknown, and the report says so).
+        An entry without pd/bd touched the principal only (core/lua/includes/buckets.lua)."""
+        sign = 1 if op.kind == "refund" else -1
+
+        def read():
+            past = History(self.ledger).load(op.txn_id)
+            if not past.has_entry:
+                return None
+            pd = past.principal_delta_minor
+            return (sign * op.amount_minor if pd is None else pd), past.bonus_delta_minor or 0
+
+        def done(split) -> None:
+            if split is not None and not self._closed:
+                self.outbox.note_split(op.txn_id, *split)
+        self.reads.run(read, done, lambda exc: log.info("txn %s: bucket split not read (%s)", op.txn_id,
+                                                         type(exc).__name__))
 
     def _worker_bug(self, exc: Exception) -> None:
         # Only a bug gets here (e.g. the outbox disk is full). The op, if saved, stays
@@ -406,12 +549,42 @@ class Engine(QObject):
         """Read an account for display (status, balance, available) on a worker: an
         AccountView to on_done, or the exception (AccountNotFound, ...) to on_error.
         May answer from the read cache (at most `read_cache_max_age_s` old)."""
-        def read() -> AccountView:
-            info = self.ledger.account(account_id)
-            balance_minor, available_minor = self.ledger.balances(account_id)   # one instant
-            return AccountView(account_id, info.status, balance_minor, available_minor, now_ms(),
-                               info.holder_name)
+        self.reads.run(lambda: self._view(account_id), on_done, on_error)
+
+    def _view(self, account_id: str, card_no: str = "") -> AccountView:
+        info = self.ledger.account(account_id)
+        balance_minor, available_minor = self.ledger.balances(account_id)   # one instant
+        # the bonus as read with the status (a change in between shows at the next refresh)
+        bonus_minor = min(info.bonus_minor, balance_minor)
+        return AccountView(account_id, info.status, balance_minor, available_minor, now_ms(),
+                           info.holder_name, bonus_minor, card_no)
+
+    def find(self, query: str, on_done, on_error) -> None:
+        """Resolve what was typed or scanned (worker thread) to a `Found`: a card (or an
+        account id used as one) -> its account; a blocked card -> `blocked`; else the
+        members whose phone is it, whose name or pinyin initials start with it: one ->
+        that account, several -> the pick list (at most MAX_MATCHES)."""
+        def read() -> Found:
+            try:
+                check_id(query, "card_no")
+                is_id = True
+            except InvalidRequest:
+                is_id = False            # e.g. a Chinese name: only a member search
+            if is_id:
+                card = self.ledger.resolve_card(query)
+                if card.status is Status.CARD_BLOCKED:
+                    return Found(query, blocked=card)
+                if card.active:
+                    return Found(query, view=self._view(card.account_id, "" if card.legacy else query))
+            matches = tuple(self.ledger.find_members(query, limit=MAX_MATCHES))
+            if len(matches) == 1:
+                return Found(query, view=self._view(matches[0].account_id), matches=matches)
+            return Found(query, matches=matches)
         self.reads.run(read, on_done, on_error)
+
+    def promotions(self, on_done, on_error) -> None:
+        """The shop's top-up promotions (worker thread)."""
+        self.reads.run(self.ledger.promotions, on_done, on_error)
 
     def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> None:
         self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)

@@ -10,7 +10,11 @@ left unresolved, the sale screen says so in plain words. Closing a shift is refu
 while operations are still being checked, so the report is always complete; it is
 confirmed with the shift's totals, and only the cashier who opened the shift or a
 supervisor may close it (another cashier needs a supervisor's PIN; the report names
-who closed it). Settings need a supervisor's PIN. Card scans are recognised wherever
+who closed it). Closing a shift also journals its Z record (core/shifts.py) through the outbox, so a
+shift closed while Redis is away is recorded once it is back. Member… (F7) opens a
+member account with its card, changes a lost card, closes an account
+(desktop/members.py); each one's end is shown in an outcome dialog. A look-up that
+finds several members opens the pick list. Settings need a supervisor's PIN. Card scans are recognised wherever
 the focus is in the window (desktop/scanner.py). The window fits 1024x768 and scales
 its type and controls with the screen (style.scale_for); `--fullscreen` or the
 setting ui/fullscreen starts it full screen (kiosk tills).
@@ -28,7 +32,10 @@ from . import i18n, money
 from .dialogs import CompleteSaleDialog, RefundDialog, SupervisorDialog, TopUpDialog
 from .engine import ONLINE, Engine
 from .receipts.hooks import install as install_receipts
-from .report import CloseShiftDialog, ShiftReportDialog, build_report
+from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
+                      OutcomeDialog)
+from .outbox import MEMBER_KINDS
+from .report import CloseShiftDialog, ShiftReportDialog, build_report, shift_totals
 from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
 from .settings import SettingsDialog, TerminalSettings
@@ -54,6 +61,10 @@ class MainWindow(QMainWindow):
         self.settings_dialog: SettingsDialog | None = None
         self.close_shift_dialog: CloseShiftDialog | None = None
         self.supervisor_dialog: SupervisorDialog | None = None
+        self.pick_dialog: MemberPickDialog | None = None
+        self.members_dialog: MembersDialog | None = None
+        self.member_dialog = None               # the member action's dialog
+        self.outcome_dialog: OutcomeDialog | None = None
         self._scale = 0.0
         self.apply_scale(1.0)
 
@@ -102,6 +113,10 @@ class MainWindow(QMainWindow):
         self.sale_page.refundRequested.connect(self.open_refund)
         self.sale_page.topUpRequested.connect(self.open_top_up)
         self.sale_page.completeRequested.connect(self.open_complete_sale)
+        self.sale_page.pickRequested.connect(self.open_pick_list)
+        self.sale_page.lookupStarted.connect(self._drop_pick_list)
+        self.sale_page.membersRequested.connect(self.open_members)
+        engine.opResolved.connect(self._member_op_resolved)
         engine.connectionChanged.connect(lambda *_: self._update_status())
         engine.pendingChanged.connect(lambda *_: self._update_status())
         engine.recoveryFinished.connect(self._recovered)
@@ -180,8 +195,9 @@ class MainWindow(QMainWindow):
         loc = QLocale()
         lines = [self.tr("Resolved after a restart:")]
         for op in ops:
-            lines.append(f"{kind_words(op.kind)} {op.account_id} {money.format_minor(op.amount_minor, loc)}: "
-                         f"{short_status(op.status, op.pending)}")
+            what = (f"{op.shift_id}" if op.kind == "shift_close"       # the Z record: no account, no amount
+                    else f"{op.account_id} {money.format_minor(op.amount_minor, loc)}")
+            lines.append(f"{kind_words(op.kind)} {what}: {short_status(op.status, op.pending)}")
         self.sale_page.show_notice("\n".join(lines))
         for op in ops:
             self.sale_page._add_or_update(op)
@@ -201,6 +217,53 @@ class MainWindow(QMainWindow):
             return
         self.top_up_dialog = TopUpDialog(self.sale_page, account_id, self)
         self.top_up_dialog.open()
+
+    def open_pick_list(self, query: str, matches, number: int) -> MemberPickDialog:
+        self.pick_dialog = MemberPickDialog(query, matches, self)
+        self.pick_dialog.picked.connect(lambda account_id: self.sale_page.pick(number, account_id))
+        self.pick_dialog.open()
+        return self.pick_dialog
+
+    def _drop_pick_list(self) -> None:
+        """A new look-up (typed, scanned): a pick list still open is for someone else."""
+        if self.pick_dialog is not None and self.pick_dialog.isVisible():
+            self.pick_dialog.reject()
+
+    def open_members(self) -> MembersDialog | None:
+        """Member… (F7): new member, lost card / new card, close account."""
+        if self.cashier is None:
+            return None
+        page = self.sale_page
+        view = page._account if page._account is not None and \
+            page._account.account_id == page.account_input.text().strip() else None
+        self.members_dialog = MembersDialog(view, self)
+        self.members_dialog.chosen.connect(lambda action: self._open_member_action(action, view))
+        self.members_dialog.open()
+        return self.members_dialog
+
+    def _open_member_action(self, action: str, view):
+        if self.cashier is None:
+            return None
+        if action == "new":
+            own = self.cashier.can_top_up or self.cashier.supervisor
+            self.member_dialog = NewMemberDialog(self.sale_page, needs_supervisor=not own, parent=self)
+        elif view is None:
+            return None
+        elif action == "card":
+            self.member_dialog = CardDialog(self.sale_page, view, self)
+        else:
+            self.member_dialog = CloseAccountDialog(self.sale_page, view, self)
+        self.member_dialog.open()
+        return self.member_dialog
+
+    def _member_op_resolved(self, op) -> None:
+        """A member operation of this run is decided: say what became of it, in full."""
+        if op.kind not in MEMBER_KINDS or op.recovered or self.cashier is None:
+            return
+        self.outcome_dialog = OutcomeDialog(op, self)
+        self.outcome_dialog.open()
+        if op.applied and op.kind == "open" and self.sale_page.account_input.text().strip() == op.account_id:
+            self.sale_page.look_up()          # the new member on screen (unless the cashier moved on)
 
     def open_settings(self) -> None:
         """Settings…: a supervisor's PIN first; the dialog shows the values this run uses."""
@@ -246,8 +309,10 @@ class MainWindow(QMainWindow):
 
     def finish_close_shift(self, approved_by: str = "") -> ShiftReportDialog | None:
         """The one place a shift is closed (confirmed, and approved when it had to be):
-        the outbox records who closed it, and its report is shown. (A central Z record,
-        core/shifts.py, belongs here once it exists.)"""
+        the outbox records who closed it, its Z record goes to the central journal
+        (core/shifts.close_shift, through the outbox: sent now, or once Redis is back),
+        and its report is shown. The Z record's `closed_by` is the approving supervisor
+        when one approved, else the cashier."""
         if self.shift is None or self.cashier is None:
             return None
         pending = [op for op in self.engine.unresolved() if op.shift_id == self.shift.shift_id]
@@ -259,6 +324,8 @@ class MainWindow(QMainWindow):
         closed_by = self.cashier.cashier_id + (f"+{approved_by}" if approved_by else "")
         shift = self.engine.outbox.close_shift(self.shift.shift_id, closed_by)
         report = self._shift_report(shift)
+        totals, extra = shift_totals(report)
+        self.engine.close_shift(shift, approved_by or self.cashier.cashier_id, totals, extra)
         log.info("shift %d closed by %s%s", shift.shift_id, self.cashier.cashier_id,
                  f" (approved by {approved_by})" if approved_by else "")
         self.shift = None

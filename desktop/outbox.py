@@ -10,12 +10,19 @@ money twice). The table is also the terminal's history: shifts and the operation
 made in them. Holds (pre-authorised sales) are rows of kind 'hold' with their time
 to live; the capture or void that resolves a hold names it in `original_txn_id`,
 and `hold_state` derives what a hold is now (open, completed, released, expired)
-from those rows. Schema changes are migrated in place (PRAGMA user_version). One
+from those rows. Member operations (open an account with its first card, replace a
+card, close an account) and the shift's Z record (`shift_close`) go through the same
+table, so each is idempotent by its txn id and a close made while Redis is away is
+sent later; a row keeps its whole request (method and bonus of a top-up, card numbers,
+the Z record's totals in `detail`), so every re-send is the same request, and the
+bucket split the ledger answered (`principal_delta_minor`, `bonus_delta_minor`) for
+the shift report. Schema changes are migrated in place (PRAGMA user_version). One
 connection, shared by the UI thread and the single operations worker under a lock;
 every call is short.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -26,9 +33,13 @@ PENDING, RESOLVED = "pending", "resolved"
 # statuses of resolved rows besides core.Status values: nothing changed in the ledger
 INVALID, CONFLICT = "INVALID", "CONFLICT"
 NOT_SENT = "NOT_SENT"   # never saved, so never sent (e.g. the local disk failed); not stored
-KINDS = ("deduct", "refund", "credit", "hold", "capture", "void")
+MONEY_KINDS = ("deduct", "refund", "credit", "hold", "capture", "void")
+# open: a member account (and its first card); card_replace: block a card and/or issue
+# one; close: 退卡 (amount_minor = the cash paid out, once answered); shift_close: the Z record
+MEMBER_KINDS = ("open", "card_replace", "close")
+KINDS = MONEY_KINDS + MEMBER_KINDS + ("shift_close",)
 HOLD_RESOLUTIONS = ("capture", "void")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
 # the moment Redis applied the hold differ a little, and the ledger decides anyway
 # (a late completion is declined with HOLD_EXPIRED, in words).
@@ -48,9 +59,11 @@ CREATE TABLE IF NOT EXISTS shifts (
 );
 CREATE TABLE IF NOT EXISTS ops (
     txn_id               TEXT    PRIMARY KEY,
-    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void')),
+    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void',
+                                                          'open', 'card_replace', 'close', 'shift_close')),
     account_id           TEXT    NOT NULL,
-    amount_minor         INTEGER NOT NULL CHECK (amount_minor > 0),
+    amount_minor         INTEGER NOT NULL CHECK (amount_minor > 0 OR kind IN ('open', 'card_replace', 'close',
+                                                                               'shift_close')),
     original_txn_id      TEXT    NOT NULL DEFAULT '',
     terminal_id          TEXT    NOT NULL,
     cashier_id           TEXT    NOT NULL,
@@ -65,7 +78,13 @@ CREATE TABLE IF NOT EXISTS ops (
     last_error           TEXT    NOT NULL DEFAULT '',
     resolved_ms          INTEGER,
     recovered            INTEGER NOT NULL DEFAULT 0,
-    ttl_s                INTEGER NOT NULL DEFAULT 0
+    ttl_s                INTEGER NOT NULL DEFAULT 0,
+    method               TEXT    NOT NULL DEFAULT '',
+    bonus_minor          INTEGER NOT NULL DEFAULT 0,
+    card_no              TEXT    NOT NULL DEFAULT '',
+    detail               TEXT    NOT NULL DEFAULT '',
+    principal_delta_minor INTEGER,
+    bonus_delta_minor    INTEGER
 );
 CREATE INDEX IF NOT EXISTS ops_state ON ops (state, created_ms);
 CREATE INDEX IF NOT EXISTS ops_shift ON ops (shift_id, created_ms);
@@ -100,6 +119,16 @@ class Op:
     resolved_ms: int | None = None
     recovered: bool = False
     ttl_s: int = 0                       # holds: how long the amount is reserved
+    method: str = ""                     # top-ups: cash, wechat, alipay, bank_card, other
+    bonus_minor: int = 0                 # top-ups: the promotion's bonus booked with it
+    card_no: str = ""                    # open / card_replace: the card issued
+    detail: str = ""                     # JSON: the rest of the request (holder, phone, old card, Z totals)
+    principal_delta_minor: int | None = None   # signed bucket changes the ledger answered
+    bonus_delta_minor: int | None = None       # (None: not known, e.g. read failed)
+
+    @property
+    def details(self) -> dict:
+        return json.loads(self.detail) if self.detail else {}
 
     @property
     def pending(self) -> bool:
@@ -127,7 +156,8 @@ class Shift:
 
 _OP_COLUMNS = ("txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, created_ms, "
                "original_txn_id, approved_by, state, status, balance_after_minor, replayed, attempts, "
-               "last_error, resolved_ms, recovered, ttl_s")
+               "last_error, resolved_ms, recovered, ttl_s, method, bonus_minor, card_no, detail, "
+               "principal_delta_minor, bonus_delta_minor")
 
 
 def _op(row) -> Op:
@@ -155,7 +185,8 @@ class Outbox:
     def _migrate(self) -> None:
         """Bring an outbox of an earlier version up to SCHEMA_VERSION, in one transaction.
         Version 1 (no user_version) allowed only deduct/refund/credit and had no ttl_s;
-        SQLite cannot change a CHECK constraint, so the ops table is rebuilt."""
+        version 2 had no member kinds, no top-up method/bonus and no bucket split. SQLite
+        cannot change a CHECK constraint, so the ops table is rebuilt, keeping every row."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         has_ops = self._db.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ops'").fetchone()[0]
@@ -164,16 +195,17 @@ class Outbox:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if has_ops:
-                self._db.execute("ALTER TABLE ops RENAME TO ops_v1")
+                old = {r[1] for r in self._db.execute("PRAGMA table_info(ops)")}
+                self._db.execute("ALTER TABLE ops RENAME TO ops_old")
                 for index in ("ops_state", "ops_shift", "ops_original", "ops_kind"):
                     self._db.execute(f"DROP INDEX IF EXISTS {index}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
             if has_ops:
-                columns = ", ".join(c for c in _OP_COLUMNS.split(", ") if c != "ttl_s")
-                self._db.execute(f"INSERT INTO ops ({columns}) SELECT {columns} FROM ops_v1")
-                self._db.execute("DROP TABLE ops_v1")
+                columns = ", ".join(c for c in _OP_COLUMNS.split(", ") if c in old)
+                self._db.execute(f"INSERT INTO ops ({columns}) SELECT {columns} FROM ops_old")
+                self._db.execute("DROP TABLE ops_old")
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._db.execute("COMMIT")
         except BaseException:
@@ -200,22 +232,38 @@ class Outbox:
             raise ValueError(f"kind {op.kind!r}")
         self._exec(
             "INSERT INTO ops (txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, "
-            "created_ms, original_txn_id, approved_by, ttl_s) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "created_ms, original_txn_id, approved_by, ttl_s, method, bonus_minor, card_no, detail) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (op.txn_id, op.kind, op.account_id, op.amount_minor, op.terminal_id, op.cashier_id,
-             op.shift_id, op.created_ms, op.original_txn_id, op.approved_by, op.ttl_s))
+             op.shift_id, op.created_ms, op.original_txn_id, op.approved_by, op.ttl_s, op.method,
+             op.bonus_minor, op.card_no, op.detail))
 
     def note_attempt(self, txn_id: str, error: str = "") -> None:
         self._exec("UPDATE ops SET attempts = attempts + 1, last_error = ? WHERE txn_id = ?",
                    (error[:500], txn_id))
 
     def resolve(self, txn_id: str, status: str, balance_after_minor: int | None, *,
-                replayed: bool = False, recovered: bool = False, error: str = "") -> Op:
-        """Record the ledger's answer. A row is resolved once; a later call changes nothing."""
+                replayed: bool = False, recovered: bool = False, error: str = "",
+                split: tuple[int, int] | None = None, amount_minor: int | None = None) -> Op:
+        """Record the ledger's answer. A row is resolved once; a later call changes nothing.
+        `split`: the (principal, bonus) deltas when the answer says them; `amount_minor`:
+        a close's payout (the request has no amount; the ledger decides it)."""
+        pd, bd = split if split is not None else (None, None)
         self._exec(
             "UPDATE ops SET state = 'resolved', status = ?, balance_after_minor = ?, replayed = ?, "
-            "recovered = ?, resolved_ms = ?, last_error = ?, attempts = attempts + 1 "
+            "recovered = ?, resolved_ms = ?, last_error = ?, attempts = attempts + 1, "
+            "principal_delta_minor = coalesce(?, principal_delta_minor), "
+            "bonus_delta_minor = coalesce(?, bonus_delta_minor), amount_minor = coalesce(?, amount_minor) "
             "WHERE txn_id = ? AND state = 'pending'",
-            (status, balance_after_minor, int(replayed), int(recovered), now_ms(), error[:500], txn_id))
+            (status, balance_after_minor, int(replayed), int(recovered), now_ms(), error[:500], pd, bd,
+             amount_minor, txn_id))
+        return self.get(txn_id)
+
+    def note_split(self, txn_id: str, principal_delta_minor: int, bonus_delta_minor: int) -> Op | None:
+        """Record what an applied operation took from (or gave to) each bucket, read
+        after its answer (a deduction's split is decided inside the script)."""
+        self._exec("UPDATE ops SET principal_delta_minor = ?, bonus_delta_minor = ? WHERE txn_id = ?",
+                   (principal_delta_minor, bonus_delta_minor, txn_id))
         return self.get(txn_id)
 
     def get(self, txn_id: str) -> Op | None:

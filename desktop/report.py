@@ -8,6 +8,12 @@ charges plus completed sales (captures) minus refunds, top-ups are listed apart
 they move no money: a hold only reserves it until a capture takes it. Holds made in
 the shift and still open at its close are listed on their own line. The CSV is for
 people: local times, kinds in words, sums in yuan (and in fen for machines).
+Top-ups are also totalled by payment method with the bonus granted; charges and
+completed sales are split into what they took from the principal and from the bonus
+(refunds into what they gave back), from the bucket split the ledger answered; cards
+closed (退卡) count the cash paid out. The cash expected in the drawer is the cash
+top-ups minus the cash paid out. `shift_totals` turns a report into the Z record the
+terminal journals (core/shifts.py).
 `CloseShiftDialog` is the confirmation before a shift closes: the totals so far, and
 the supervisor's id and PIN when the cashier may not close the shift alone.
 """
@@ -25,13 +31,17 @@ from PySide6.QtGui import QPageSize, QTextDocument
 from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QTextBrowser, QVBoxLayout)
 
+from core.members import PAYMENT_METHODS
+from core.shifts import ShiftTotals
+
 from . import money
 from .dialogs import TillDialog
 from .outbox import Op, Shift
-from .texts import kind_words
+from .texts import kind_words, method_words
 
-KIND_ORDER = ("deduct", "capture", "refund", "credit", "hold", "void")
-MONEY_MOVING_KINDS = ("deduct", "capture", "refund", "credit")
+KIND_ORDER = ("deduct", "capture", "refund", "credit", "close", "hold", "void")
+MONEY_MOVING_KINDS = ("deduct", "capture", "refund", "credit", "close")
+COUNTED_KINDS = ("open", "card_replace")        # member operations: counted, no money moves
 
 
 @dataclass
@@ -52,6 +62,20 @@ class ShiftReport:
     declined_count: int = 0
     pending_count: int = 0
     open_holds: Tally = field(default_factory=Tally)
+    topups_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in PAYMENT_METHODS})
+    bonus_granted_minor: int = 0
+    spent_principal_minor: int = 0      # charges + completed sales, from the principal
+    spent_bonus_minor: int = 0          # ... from the bonus
+    refunded_principal_minor: int = 0
+    refunded_bonus_minor: int = 0
+    bonus_forfeited_minor: int = 0      # closes: the bonus that lapsed
+    split_unknown_count: int = 0        # applied charges/refunds whose split could not be read
+    members: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COUNTED_KINDS})
+
+    @property
+    def cash_expected_minor(self) -> int:
+        """Cash in the drawer from this shift: cash top-ups minus cash paid out on closes."""
+        return self.topups_by_method["cash"].sum_minor - self.by_kind["close"].sum_minor
 
     @property
     def net_minor(self) -> int:
@@ -67,15 +91,86 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> Shif
         report.open_holds.add(hold.amount_minor)
     cashiers: dict[str, dict[str, Tally]] = defaultdict(lambda: {k: Tally() for k in KIND_ORDER})
     for op in ops:
+        if op.kind == "shift_close":
+            continue                      # the Z record itself
         if op.pending:
             report.pending_count += 1
+        elif op.applied and op.kind in COUNTED_KINDS:
+            report.members[op.kind] += 1
         elif op.applied:
             report.by_kind[op.kind].add(op.amount_minor)
             cashiers[op.cashier_id][op.kind].add(op.amount_minor)
+            _add_buckets(report, op)
         else:
             report.declined_count += 1
     report.by_cashier = dict(sorted(cashiers.items()))
     return report
+
+
+def _add_buckets(report: ShiftReport, op: Op) -> None:
+    if op.kind == "credit":
+        report.topups_by_method.setdefault(op.method or "cash", Tally()).add(op.amount_minor)
+        report.bonus_granted_minor += op.bonus_minor
+    elif op.kind == "close":
+        report.bonus_forfeited_minor += -(op.bonus_delta_minor or 0)
+    elif op.kind in ("deduct", "capture", "refund"):
+        if op.principal_delta_minor is None or op.bonus_delta_minor is None:
+            report.split_unknown_count += 1
+        elif op.kind == "refund":
+            report.refunded_principal_minor += op.principal_delta_minor
+            report.refunded_bonus_minor += op.bonus_delta_minor
+        else:
+            report.spent_principal_minor += -op.principal_delta_minor
+            report.spent_bonus_minor += -op.bonus_delta_minor
+
+
+def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
+    """The Z record of a report (core.shifts.close_shift's `totals` and `extra_totals`):
+    sales = charges + completed sales, top-ups = principal taken in; the rest by name."""
+    k = report.by_kind
+    totals = ShiftTotals(sales_count=k["deduct"].count + k["capture"].count,
+                         sales_minor=k["deduct"].sum_minor + k["capture"].sum_minor,
+                         refunds_count=k["refund"].count, refunds_minor=k["refund"].sum_minor,
+                         topups_count=k["credit"].count, topups_minor=k["credit"].sum_minor)
+    extra = {}
+    for method, t in report.topups_by_method.items():
+        extra[f"topups_{method}_count"] = t.count
+        extra[f"topups_{method}_minor"] = t.sum_minor
+    extra.update(bonus_granted_minor=report.bonus_granted_minor,
+                 spent_principal_minor=report.spent_principal_minor, spent_bonus_minor=report.spent_bonus_minor,
+                 refunded_principal_minor=report.refunded_principal_minor,
+                 refunded_bonus_minor=report.refunded_bonus_minor, split_unknown_count=report.split_unknown_count,
+                 closes_count=k["close"].count, closes_paid_out_minor=k["close"].sum_minor,
+                 bonus_forfeited_minor=report.bonus_forfeited_minor,
+                 cash_expected_minor=report.cash_expected_minor, declined_count=report.declined_count,
+                 holds_open_count=report.open_holds.count, holds_open_minor=report.open_holds.sum_minor,
+                 members_opened_count=report.members["open"], cards_replaced_count=report.members["card_replace"])
+    return totals, extra
+
+
+def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
+    """(label, value) lines of the member part of a report: top-ups by method, bonus,
+    the spending split, closes, the cash expected in the drawer."""
+    fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
+    lines = [(QCoreApplication.translate("ShiftReportDialog", "Top-ups by %1").replace("%1", method_words(m)), f"{tally.count} · {fmt(tally.sum_minor)}")
+             for m, tally in report.topups_by_method.items() if tally.count]
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Bonus granted"), fmt(report.bonus_granted_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Spent from principal"), fmt(report.spent_principal_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Spent from bonus"), fmt(report.spent_bonus_minor)))
+    if report.refunded_principal_minor or report.refunded_bonus_minor:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Refunded to principal · to bonus"), f"{fmt(report.refunded_principal_minor)} · "
+                      f"{fmt(report.refunded_bonus_minor)}"))
+    if report.by_kind["close"].count:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Accounts closed: cash paid out"), f"{report.by_kind['close'].count} · "
+                      f"{fmt(report.by_kind['close'].sum_minor)}"))
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), fmt(report.bonus_forfeited_minor)))
+    if report.members["open"] or report.members["card_replace"]:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Members opened · cards replaced"),
+                      f"{report.members['open']} · {report.members['card_replace']}"))
+    if report.split_unknown_count:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer (cash top-ups − cash paid out)"), fmt(report.cash_expected_minor)))
+    return lines
 
 
 def closed_by_words(closed_by: str | None) -> str:
@@ -115,6 +210,17 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                            money.format_plain(report.open_holds.sum_minor), report.open_holds.sum_minor])
         w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Net (charges and completed sales minus refunds)"), "",
                            money.format_plain(report.net_minor), report.net_minor])
+        for method, tally in report.topups_by_method.items():
+            w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Top-ups by %1").replace("%1", method_words(method)), tally.count,
+                               money.format_plain(tally.sum_minor), tally.sum_minor])
+        for label, value in ((QCoreApplication.translate("ShiftReportDialog", "Bonus granted"), report.bonus_granted_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Spent from principal"), report.spent_principal_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Spent from bonus"), report.spent_bonus_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Refunded to principal"), report.refunded_principal_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Refunded to bonus"), report.refunded_bonus_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), report.bonus_forfeited_minor),
+                             (QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer (cash top-ups − cash paid out)"), report.cash_expected_minor)):
+            w.writerow(head + [everyone, label, "", money.format_plain(value), value])
 
 
 def _time(ms: int | None, *, seconds: bool = False) -> str:
@@ -182,6 +288,12 @@ class ShiftReportDialog(QDialog):
         parts.append(f"<tr><td>{html.escape(declined)}</td><td>{r.declined_count}</td><td></td></tr>")
         parts.append(f"<tr><td><b>{html.escape(net)}</b></td><td></td>"
                      f"<td><b>{fmt(r.net_minor)}</b></td></tr></table>")
+        member_cards = self.tr("Member cards")
+        parts.append(f"<h3><a name='members'></a>{html.escape(member_cards)}</h3>"
+                     "<table cellspacing='0' cellpadding='6' border='1'>")
+        for label, value in member_lines(r, loc):
+            parts.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>")
+        parts.append("</table>")
         if r.open_holds.count:
             parts.append("<p><b>" + html.escape(
                 self.tr("%1 hold(s) of this shift still open (%2): complete or release them in the next shift.")
@@ -296,6 +408,7 @@ class CloseShiftDialog(TillDialog):
             lines.append(self.tr("Holds still open: %1 · %2").replace("%1", str(r.open_holds.count))
                          .replace("%2", fmt(r.open_holds.sum_minor)))
         lines.append(self.tr("Net: %1").replace("%1", fmt(r.net_minor)))
+        lines += [f"{label}: {value}" for label, value in member_lines(r, loc)]
         self.summary.setText("\n".join(lines))
         if self.needs_supervisor:
             self.who.setText(self.tr("Shift opened by %1: closing it needs a supervisor.")

@@ -17,6 +17,15 @@ every `DISPLAY_REFRESH_MS` while it stays on screen (display reads may come from
 ledger's short read cache; every operation's own answer is fresh and shown at once).
 A hold is completed or released from the hold panel: it acts on the hold selected in
 the history, or else on the newest open hold of the account on screen.
+
+The account field takes a card, an account id, a phone number, a holder's name or its
+pinyin initials (`zs` for 张三). One match puts that account on screen (the field then
+holds the account id: every operation names the account, never the card); several
+show a short pick list (desktop/members.py: arrows and Enter, or a tap); a blocked
+card is refused in words. Every look-up carries a number: an answer that arrives after
+the cashier typed, scanned or looked up something else is dropped, so the screen never
+shows a stale or another customer's account. The balance line shows the principal and
+the bonus beside the balance when the account has a bonus.
 """
 from __future__ import annotations
 
@@ -31,14 +40,16 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayo
                                QWidget)
 
 from core import AccountNotFound, InvalidRequest
+from core.members import MAX_QUERY_LEN
 from core.validation import check_id
 
 from . import money
 from .engine import ONLINE, AccountView, Refused
 from .keypad import Keypad
-from .outbox import HOLD_OPEN, Op, now_ms
-from .texts import (account_status_words, amount_error_words, hold_state_words, id_error_words,
-                    kind_words, refusal_words, short_status, status_words)
+from .outbox import HOLD_OPEN, MEMBER_KINDS, Op, now_ms
+from .texts import (account_status_words, amount_error_words, card_reason_words, hold_state_words,
+                    id_error_words, kind_words, member_outcome_words, method_words, refusal_words,
+                    short_status, status_words)
 
 DISPLAY_REFRESH_MS = 3000   # re-read the account on screen this often (may hit the read cache)
 ROW_TONE_ROLE = Qt.ItemDataRole.UserRole + 1     # "applied", "declined" or "pending" (tests, colour)
@@ -54,6 +65,9 @@ class SalePage(QWidget):
     refundRequested = Signal(object)     # Op to refund
     topUpRequested = Signal(str)         # account id typed so far
     completeRequested = Signal(object)   # hold Op to complete (capture)
+    membersRequested = Signal()          # Member… : new member, card, close
+    pickRequested = Signal(str, object, int)   # query, matches, look-up number: the pick list
+    lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
 
     COLUMNS = 7
 
@@ -73,6 +87,7 @@ class SalePage(QWidget):
         self._checking: set[str] = set()          # operations shown as being checked, not yet resolved
         self._result_account: str | None = None   # whose result the panel shows
         self._result_reason = ""                  # the refusal the panel shows (e.g. offline)
+        self._lookup_no = 0                       # the look-up whose answer may still be shown
         self.large_amount_minor = LARGE_AMOUNT_MINOR
         self.confirm_dialog = None
 
@@ -80,6 +95,7 @@ class SalePage(QWidget):
         self.account_input = QLineEdit(objectName="accountInput")
         self.account_input.setMaxLength(64)
         self.lookup_button = QPushButton(objectName="lookupButton", clicked=self.look_up)
+        self.members_button = QPushButton(objectName="membersButton", clicked=lambda: self.membersRequested.emit())
         self.account_error = QLabel(objectName="accountError", wordWrap=True)
         self.account_error.setProperty("tone", "error")
         self.balance_label = QLabel(objectName="balanceLabel", wordWrap=True)
@@ -131,18 +147,20 @@ class SalePage(QWidget):
         self.esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.new_sale)
         self.f5 = QShortcut(QKeySequence(Qt.Key.Key_F5), self, activated=self.refund_shortcut)
         self.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), self, activated=self.top_up_button.click)
+        self.f7 = QShortcut(QKeySequence(Qt.Key.Key_F7), self, activated=self.members_button.click)
         self.refresh_timer = QTimer(self, interval=DISPLAY_REFRESH_MS, timeout=self.refresh_account)
 
         form = QGridLayout()
         form.setVerticalSpacing(6)
-        form.addWidget(self.account_label, 0, 0, 1, 2)
+        form.addWidget(self.account_label, 0, 0, 1, 3)
         form.addWidget(self.account_input, 1, 0)
         form.addWidget(self.lookup_button, 1, 1)
-        form.addWidget(self.account_error, 2, 0, 1, 2)
-        form.addWidget(self.balance_label, 3, 0, 1, 2)
-        form.addWidget(self.amount_label, 4, 0, 1, 2)
-        form.addWidget(self.amount_input, 5, 0, 1, 2)
-        form.addWidget(self.amount_error, 6, 0, 1, 2)
+        form.addWidget(self.members_button, 1, 2)
+        form.addWidget(self.account_error, 2, 0, 1, 3)
+        form.addWidget(self.balance_label, 3, 0, 1, 3)
+        form.addWidget(self.amount_label, 4, 0, 1, 3)
+        form.addWidget(self.amount_input, 5, 0, 1, 3)
+        form.addWidget(self.amount_error, 6, 0, 1, 3)
         buttons = QHBoxLayout()
         buttons.addWidget(self.charge_button, 3)
         buttons.addWidget(self.hold_button, 2)
@@ -212,8 +230,9 @@ class SalePage(QWidget):
 
     def retranslate(self) -> None:
         self.account_label.setText(self.tr("Account (scan the card or type)"))
-        self.account_input.setPlaceholderText(self.tr("Card or account number"))
+        self.account_input.setPlaceholderText(self.tr("Card, phone or name"))
         self.lookup_button.setText(self.tr("Look up"))
+        self.members_button.setText(self.tr("Member…  (F7)"))
         self.amount_label.setText(self.tr("Amount"))
         self.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
         self.charge_button.setText(self.tr("Charge  (F12)"))
@@ -274,6 +293,7 @@ class SalePage(QWidget):
     # ---------------------------------------------------------------- account
 
     def _account_edited(self, text: str) -> None:
+        self._lookup_no += 1              # an answer to what was there before is not for this
         self.account_error.clear()
         if self._account is not None:
             self._account = None
@@ -307,21 +327,69 @@ class SalePage(QWidget):
         self._set_result("", "")
 
     def look_up(self) -> None:
-        account_id = self.account_input.text().strip()
-        try:
-            check_id(account_id, "account_id")
-        except InvalidRequest as exc:
-            self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
+        """Enter in the account field, Look up, a scan: find the card, account or member."""
+        query = self.account_input.text().strip()
+        if not query:
+            self.account_error.setText(id_error_words(self.tr("Account"), "must not be empty"))
             self.account_input.setFocus()
             return
+        if len(query) > MAX_QUERY_LEN:
+            self.account_error.setText(id_error_words(self.tr("Account"), "longer than 64"))
+            self.account_input.setFocus()
+            return
+        self._lookup_no += 1
+        number = self._lookup_no
+        self.lookupStarted.emit()
         self.account_error.clear()
-        self._customer_changes_to(account_id)
+        self._customer_changes_to(query)
         self._account = None
-        self.balance_label.setText(self.tr("Looking up %1…").replace("%1", account_id))
+        self.balance_label.setText(self.tr("Looking up %1…").replace("%1", query))
         self.amount_input.setFocus()
         self.amount_input.selectAll()
-        self.engine.lookup(account_id, lambda info: self._looked_up(account_id, info),
-                           lambda exc: self._lookup_failed(account_id, exc))
+        self.engine.find(query, lambda found: self._found(number, query, found),
+                         lambda exc: self._lookup_failed(query, exc, number))
+
+    def _current(self, number: int, query: str) -> bool:
+        """Is the answer to look-up `number` still wanted (nothing typed or looked up since)?"""
+        return number == self._lookup_no and self.account_input.text().strip() == query
+
+    def _found(self, number: int, query: str, found) -> None:
+        if not self._current(number, query):
+            return                                   # the cashier has moved on
+        if found.view is not None:
+            self.show_account(found.view, query)
+        elif found.blocked is not None:
+            self._lookup_failed(query, found.blocked, number)
+        elif found.matches:
+            self.balance_label.setText(self.tr("%1 members found: pick one").replace("%1", str(len(found.matches))))
+            self.pickRequested.emit(query, found.matches, number)
+        else:
+            self._lookup_failed(query, AccountNotFound(query), number)
+
+    def show_account(self, view: AccountView, query: str = "") -> None:
+        """Put a found account on screen; the field holds its id from now on. `query`:
+        what found it (a card, a phone: the same customer, so what was typed for them
+        meanwhile stays)."""
+        self._lookup_no += 1
+        if query and self._screen_account == query:
+            self._screen_account = view.account_id
+            if self._result_account == query:
+                self._result_account = view.account_id
+        self._customer_changes_to(view.account_id)
+        self.account_input.setText(view.account_id)
+        self._account = view
+        self.account_error.clear()
+        self._show_account()
+        self._update_buttons()
+
+    def pick(self, number: int, account_id: str) -> bool:
+        """The pick list's answer: look that account up, unless the cashier has moved on
+        since look-up `number` (then nothing happens and False is answered)."""
+        if number != self._lookup_no:
+            return False
+        self.account_input.setText(account_id)
+        self.look_up()
+        return True
 
     def _looked_up(self, account_id: str, view: AccountView) -> None:
         if self.account_input.text().strip() != account_id:
@@ -354,14 +422,19 @@ class SalePage(QWidget):
         self.engine.lookup(view.account_id, done, failed)
         self._refill_hold_rows()
 
-    def _lookup_failed(self, account_id: str, exc: Exception) -> None:
-        if self.account_input.text().strip() != account_id:
+    def _lookup_failed(self, account_id: str, exc: Exception, number: int | None = None) -> None:
+        if self.account_input.text().strip() != account_id or (number is not None and number != self._lookup_no):
             return
         self._account = None
         self.balance_label.clear()
         self._update_buttons()
-        if isinstance(exc, AccountNotFound):
-            self.account_error.setText(self.tr("Account: unknown account %1").replace("%1", account_id))
+        if getattr(exc, "status", None) is not None and getattr(exc, "card_no", None):   # a blocked card
+            self.account_error.setText(
+                self.tr("Card %1 is blocked (reported %2): it cannot be used. Find the member by phone or "
+                        "name, then give them a new card (Member…).").replace("%1", exc.card_no)
+                .replace("%2", card_reason_words(exc.reason or "lost").lower()))
+        elif isinstance(exc, AccountNotFound):
+            self.account_error.setText(self.tr("Account: unknown account %1 (no card, phone or name matches)").replace("%1", account_id))
         elif isinstance(exc, InvalidRequest):
             self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
         else:
@@ -388,6 +461,10 @@ class SalePage(QWidget):
                      .replace("%3", money.format_minor(info.available_minor, loc)))
         else:
             text += self.tr("Balance %1").replace("%1", money.format_minor(info.balance_minor, loc))
+        if info.bonus_minor:
+            text += " · " + (self.tr("principal %1 + bonus %2")
+                             .replace("%1", money.format_minor(info.principal_minor, loc))
+                             .replace("%2", money.format_minor(info.bonus_minor, loc)))
         self.balance_label.setText(text)
         self.balance_label.setProperty("tone", "frozen" if info.status == "frozen" else "")
         self.balance_label.style().unpolish(self.balance_label)
@@ -535,9 +612,10 @@ class SalePage(QWidget):
     # ---------------------------------------------------------------- operations
 
     def start_operation(self, kind: str, account_id: str, amount_minor: int, *,
-                        original_txn_id: str = "", approved_by: str = "") -> Op | None:
-        """Start a charge, refund, top-up, hold, capture or void as this screen's one
-        operation in flight."""
+                        original_txn_id: str = "", approved_by: str = "", method: str = "",
+                        bonus_minor: int = 0, card_no: str = "", detail: dict | None = None) -> Op | None:
+        """Start a charge, refund, top-up, hold, capture or void, or a member operation
+        (open, card_replace, close), as this screen's one operation in flight."""
         if self.busy_txn is not None:
             self._set_result("checking", refusal_words("busy"))
             return None
@@ -553,11 +631,19 @@ class SalePage(QWidget):
             # e.g. a refund of an earlier customer's charge picked in the history: that
             # customer comes on screen, so the result is never shown under someone else
             self.account_input.setText(account_id)
-            self.look_up()
+            if kind == "open":            # not there yet: looked up once it is opened
+                self._lookup_no += 1
+                self._customer_changes_to(account_id)
+                self._account = None
+                self.account_error.clear()
+                self.balance_label.clear()
+            else:
+                self.look_up()
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.cashier.cashier_id,
                                     shift_id=self.shift_id, original_txn_id=original_txn_id,
-                                    approved_by=approved_by)
+                                    approved_by=approved_by, method=method, bonus_minor=bonus_minor,
+                                    card_no=card_no, detail=detail)
         except Refused as exc:
             self._set_result("declined", refusal_words(exc.reason), account_id=account_id, reason=exc.reason)
             return None
@@ -570,7 +656,10 @@ class SalePage(QWidget):
         text = {"deduct": self.tr("Charging %1 to %2…"), "refund": self.tr("Refunding %1 to %2…"),
                 "credit": self.tr("Topping up %1 to %2…"), "hold": self.tr("Holding %1 on %2…"),
                 "capture": self.tr("Completing the sale: %1 from %2…"),
-                "void": self.tr("Releasing the hold of %1 on %2…")}[kind]
+                "void": self.tr("Releasing the hold of %1 on %2…"),
+                "open": self.tr("Opening member account %2…"),
+                "card_replace": self.tr("Changing the card of %2…"),
+                "close": self.tr("Closing account %2…")}[kind]
         self._set_result("working", text.replace("%1", money.format_minor(amount_minor, loc))
                          .replace("%2", account_id), account_id=account_id)
         return op
@@ -609,10 +698,18 @@ class SalePage(QWidget):
         if op.kind == "hold":
             return replace(view, available_minor=op.balance_after_minor, read_ms=now_ms())
         held_minor = view.held_minor
+        if op.kind == "credit":           # the bonus came with it
+            view = replace(view, bonus_minor=view.bonus_minor + op.bonus_minor)
+        elif op.kind == "close":
+            view = replace(view, bonus_minor=0, status="closed")
+        elif op.bonus_delta_minor is not None:
+            view = replace(view, bonus_minor=max(0, view.bonus_minor + op.bonus_delta_minor))
         if op.kind in ("capture", "void"):
             hold = self.engine.outbox.get(op.original_txn_id)
             held_minor = max(0, held_minor - (hold.amount_minor if hold else 0))
-        return replace(view, balance_minor=op.balance_after_minor,
+        # a charge's split is read later: until the refresh, never more bonus than balance
+        return replace(view, balance_minor=op.balance_after_minor, bonus_minor=min(view.bonus_minor,
+                                                                                   op.balance_after_minor),
                        available_minor=op.balance_after_minor - held_minor, read_ms=now_ms())
 
     def _show_decision(self, op: Op) -> None:
@@ -626,6 +723,14 @@ class SalePage(QWidget):
             elif op.kind == "void":
                 text = (self.tr("Hold released: %1").replace("%1", fmt(op.amount_minor)) + "\n"
                         + self.tr("Balance %1").replace("%1", fmt(op.balance_after_minor)))
+            elif op.kind in ("open", "card_replace", "close"):
+                text = member_outcome_words(op)
+            elif op.kind == "credit":
+                text = ((self.tr("Topped up: %1 (%2)") if not op.bonus_minor else
+                         self.tr("Topped up: %1 (%2) + bonus %3"))
+                        .replace("%1", fmt(op.amount_minor)).replace("%2", method_words(op.method or "cash"))
+                        .replace("%3", fmt(op.bonus_minor)) + "\n"
+                        + self.tr("New balance %1").replace("%1", fmt(op.balance_after_minor)))
             else:
                 hold = self.engine.outbox.get(op.original_txn_id) if op.kind == "capture" else None
                 if hold is not None and hold.amount_minor > op.amount_minor:
@@ -639,7 +744,8 @@ class SalePage(QWidget):
                         + self.tr("New balance %1").replace("%1", fmt(op.balance_after_minor)))
             self._set_result("approved", text, remember=("approved", op))
         else:
-            self._set_result("declined", status_words(op.status), remember=("declined", op))
+            self._set_result("declined", member_outcome_words(op) if op.kind in MEMBER_KINDS
+                             else status_words(op.status), remember=("declined", op))
 
     def resolved_words(self, op: Op) -> str:
         """One line for an operation that was being checked and is now decided."""

@@ -7,7 +7,7 @@ a status code, an exception or a traceback.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QLocale
 
 from . import money
 
@@ -30,6 +30,12 @@ def status_words(status: str) -> str:
         "HOLD_ALREADY_VOIDED": QCoreApplication.translate("Texts", "Not completed: this hold was already released"),
         "HOLD_EXPIRED": QCoreApplication.translate("Texts", "Not completed: the hold has expired, the money is free again"),
         "CAPTURE_EXCEEDS_HOLD": QCoreApplication.translate("Texts", "Not completed: the final amount is more than the hold"),
+        "ACCOUNT_HAS_HOLDS": QCoreApplication.translate("Texts", "Not closed: the account has open holds; complete or release them first"),
+        "ACCOUNT_CLOSED": QCoreApplication.translate("Texts", "Declined: the account is closed (card returned)"),
+        "CARD_NOT_FOUND": QCoreApplication.translate("Texts", "Not made: that card is not one of this account's cards"),
+        "CARD_BLOCKED": QCoreApplication.translate("Texts", "Not made: that card number is blocked (reported lost) and cannot be issued"),
+        "CARD_IN_USE": QCoreApplication.translate("Texts", "Not made: that card number is already in use"),
+        "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
@@ -55,6 +61,13 @@ def short_status(status: str, pending: bool) -> str:
         "HOLD_ALREADY_VOIDED": QCoreApplication.translate("Texts", "Already released"),
         "HOLD_EXPIRED": QCoreApplication.translate("Texts", "Hold expired"),
         "CAPTURE_EXCEEDS_HOLD": QCoreApplication.translate("Texts", "More than held"),
+        "ACCOUNT_HAS_HOLDS": QCoreApplication.translate("Texts", "Open holds"),
+        "ACCOUNT_CLOSED": QCoreApplication.translate("Texts", "Account closed"),
+        "ACCOUNT_EXISTS": QCoreApplication.translate("Texts", "Account exists"),
+        "CARD_NOT_FOUND": QCoreApplication.translate("Texts", "Card not found"),
+        "CARD_BLOCKED": QCoreApplication.translate("Texts", "Card blocked"),
+        "CARD_IN_USE": QCoreApplication.translate("Texts", "Card in use"),
+        "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))
 
@@ -67,7 +80,31 @@ def kind_words(kind: str) -> str:
         "hold": QCoreApplication.translate("Texts", "Hold"),
         "capture": QCoreApplication.translate("Texts", "Sale completed"),
         "void": QCoreApplication.translate("Texts", "Hold released"),
+        "open": QCoreApplication.translate("Texts", "New member"),
+        "card_replace": QCoreApplication.translate("Texts", "Card replaced"),
+        "close": QCoreApplication.translate("Texts", "Account closed"),
+        "shift_close": QCoreApplication.translate("Texts", "Shift closed"),
     }.get(kind, kind)
+
+
+def method_words(method: str) -> str:
+    """A top-up's payment method."""
+    return {
+        "cash": QCoreApplication.translate("Texts", "Cash"),
+        "wechat": QCoreApplication.translate("Texts", "WeChat Pay"),
+        "alipay": QCoreApplication.translate("Texts", "Alipay"),
+        "bank_card": QCoreApplication.translate("Texts", "Bank card"),
+        "other": QCoreApplication.translate("Texts", "Other"),
+    }.get(method, method)
+
+
+def card_reason_words(reason: str) -> str:
+    return {
+        "lost": QCoreApplication.translate("Texts", "Lost"),
+        "damaged": QCoreApplication.translate("Texts", "Damaged"),
+        "stolen": QCoreApplication.translate("Texts", "Stolen"),
+        "other": QCoreApplication.translate("Texts", "Other reason"),
+    }.get(reason, reason)
 
 
 def hold_state_words(state: str, until: str = "") -> str:
@@ -140,7 +177,8 @@ def connection_words(state: str) -> str:
 
 def account_status_words(status: str) -> str:
     return {"active": QCoreApplication.translate("Texts", "Active"),
-            "frozen": QCoreApplication.translate("Texts", "Frozen")}.get(status, status)
+            "frozen": QCoreApplication.translate("Texts", "Frozen"),
+            "closed": QCoreApplication.translate("Texts", "Closed (card returned)")}.get(status, status)
 
 
 def signin_words(outcome: str, *, attempts_left: int = 0, locked_s: int = 0) -> str:
@@ -166,3 +204,36 @@ def pin_error_words(reason: str) -> str:
     if "empty" in reason:
         return QCoreApplication.translate("Texts", "PIN: enter your PIN")
     return QCoreApplication.translate("Texts", "PIN: 4 to 12 digits")
+
+
+def member_outcome_words(op) -> str:
+    """What became of a member operation (open, card_replace, close), in full: what was
+    done, or why not (never a bare 'not made')."""
+    fmt = lambda m: money.format_minor(m or 0, QLocale())  # noqa: E731
+    if op.pending:
+        return QCoreApplication.translate("Texts", "Being checked: the central server has not answered yet. The terminal keeps trying.")
+    card = op.card_no
+    if op.kind == "open":
+        if op.applied:
+            return (QCoreApplication.translate("Texts", "Member account %1 opened.").replace("%1", op.account_id) + "\n"
+                    + (QCoreApplication.translate("Texts", "Card %1 issued.").replace("%1", card) if card else QCoreApplication.translate("Texts", "No card issued yet.")))
+        if op.status.startswith("CARD_"):
+            return (QCoreApplication.translate("Texts", "Member account %1 opened, but the card was not issued:").replace("%1", op.account_id)
+                    + "\n" + status_words(op.status))
+        return QCoreApplication.translate("Texts", "The account was not opened:") + "\n" + status_words(op.status)
+    if op.kind == "card_replace":
+        old = op.details.get("old_card", "")
+        if op.applied:
+            lines = []
+            if old:
+                lines.append(QCoreApplication.translate("Texts", "Card %1 blocked: it can no longer be used.").replace("%1", old))
+            if card:
+                lines.append(QCoreApplication.translate("Texts", "New card %1 issued to account %2; the balance stays.")
+                             .replace("%1", card).replace("%2", op.account_id))
+            return "\n".join(lines)
+        return QCoreApplication.translate("Texts", "The card was not changed:") + "\n" + status_words(op.status)
+    if op.applied:
+        return (QCoreApplication.translate("Texts", "Account %1 closed. Pay out %2 in cash to the customer.")
+                .replace("%1", op.account_id).replace("%2", fmt(op.amount_minor)) + "\n"
+                + QCoreApplication.translate("Texts", "Bonus forfeited: %1").replace("%1", fmt(-(op.bonus_delta_minor or 0))))
+    return QCoreApplication.translate("Texts", "The account was not closed:") + "\n" + status_words(op.status)

@@ -29,7 +29,7 @@ from .widgets import ReceiptBar
 log = logging.getLogger(__name__)
 
 # The terminal's txn ids (desktop.engine.new_txn_id): '<terminal>-<kind letter>-<32 hex>'.
-RECEIPT_NUMBER = re.compile(r"[A-Za-z0-9._:-]{1,20}-[drckhv]-[0-9a-f]{32}")
+RECEIPT_NUMBER = re.compile(r"[A-Za-z0-9._:-]{1,20}-[drckhvx]-[0-9a-f]{32}")     # x: a card close (退卡)
 
 
 def _ui_language() -> str:

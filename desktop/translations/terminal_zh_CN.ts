@@ -2,55 +2,133 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CardDialog</name>
+    <message>
+        <location filename="../members.py" line="336"/>
+        <source>Lost card / new card</source>
+        <translation>挂失 / 补卡</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="337"/>
+        <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
+        <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="340"/>
+        <location filename="../members.py" line="348"/>
+        <source>Old card</source>
+        <translation>旧卡</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="341"/>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="344"/>
+        <source>New card (scan it)</source>
+        <translation>新卡（请刷卡）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="345"/>
+        <source>Block and issue</source>
+        <translation>挂失并发新卡</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="351"/>
+        <source>New card</source>
+        <translation>新卡</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="355"/>
+        <source>Enter the old card, the new card, or both.</source>
+        <translation>请填写旧卡、新卡，或两者都填。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="358"/>
+        <source>New card: must differ from the old card</source>
+        <translation>新卡：不能与旧卡相同</translation>
+    </message>
+</context>
+<context>
+    <name>CloseAccountDialog</name>
+    <message>
+        <location filename="../members.py" line="381"/>
+        <location filename="../members.py" line="390"/>
+        <source>Close account</source>
+        <translation>退卡销户</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="382"/>
+        <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
+        <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="384"/>
+        <source>Pay out in cash: %1</source>
+        <translation>退还现金：%1</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="386"/>
+        <source>Bonus forfeited: %1</source>
+        <translation>赠送金额作废：%1</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="388"/>
+        <source>The account has open holds: complete or release them first.</source>
+        <translation>该账户有未完成的预授权：请先完成或释放。</translation>
+    </message>
+</context>
+<context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="296"/>
-        <location filename="../report.py" line="315"/>
+        <location filename="../report.py" line="400"/>
+        <location filename="../report.py" line="420"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="297"/>
+        <location filename="../report.py" line="401"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="302"/>
+        <location filename="../report.py" line="406"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="304"/>
+        <location filename="../report.py" line="408"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="306"/>
+        <location filename="../report.py" line="410"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="309"/>
+        <location filename="../report.py" line="414"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="312"/>
+        <location filename="../report.py" line="417"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="313"/>
+        <location filename="../report.py" line="418"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="314"/>
+        <location filename="../report.py" line="419"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="316"/>
+        <location filename="../report.py" line="421"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -58,33 +136,33 @@
 <context>
     <name>CompleteSaleDialog</name>
     <message>
-        <location filename="../dialogs.py" line="454"/>
-        <location filename="../dialogs.py" line="461"/>
+        <location filename="../dialogs.py" line="527"/>
+        <location filename="../dialogs.py" line="534"/>
         <source>Complete sale</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="456"/>
+        <location filename="../dialogs.py" line="529"/>
         <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
         <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="460"/>
+        <location filename="../dialogs.py" line="533"/>
         <source>Final amount</source>
         <translation>最终金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="462"/>
+        <location filename="../dialogs.py" line="535"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="480"/>
+        <location filename="../dialogs.py" line="553"/>
         <source>Charge %1 · release %2</source>
         <translation>收款 %1 · 退回 %2</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="491"/>
+        <location filename="../dialogs.py" line="564"/>
         <source>Amount: at most %1 (the hold)</source>
         <translation>金额：最多 %1（预授权金额）</translation>
     </message>
@@ -92,1282 +170,14 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../dialogs.py" line="180"/>
+        <location filename="../dialogs.py" line="191"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="181"/>
+        <location filename="../dialogs.py" line="192"/>
         <source>Cancel</source>
         <translation>取消</translation>
-    </message>
-</context>
-<context>
-    <name>Keypad</name>
-    <message>
-        <location filename="../keypad.py" line="52"/>
-        <source>Delete the last character</source>
-        <translation>删除最后一个字符</translation>
-    </message>
-    <message>
-        <location filename="../keypad.py" line="53"/>
-        <source>Clear the field</source>
-        <translation>清空此栏</translation>
-    </message>
-</context>
-<context>
-    <name>MainWindow</name>
-    <message>
-        <location filename="../main_window.py" line="119"/>
-        <source>Cashier terminal</source>
-        <translation>收银终端</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="120"/>
-        <source>Member card payments</source>
-        <translation>会员卡收款</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="121"/>
-        <source>Close shift…  (F8)</source>
-        <translation>交班…  (F8)</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="122"/>
-        <source>Sign out</source>
-        <translation>退出登录</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="123"/>
-        <source>Settings…</source>
-        <translation>设置…</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="133"/>
-        <source>Terminal %1</source>
-        <translation>终端 %1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="136"/>
-        <source>Cashier %1</source>
-        <translation>收银员 %1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="137"/>
-        <source>Shift %1 · %2</source>
-        <translation>第 %1 班 · %2</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="140"/>
-        <source>Nobody signed in</source>
-        <translation>未登录</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="143"/>
-        <source>Being checked: %1</source>
-        <translation>核实中：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="172"/>
-        <source>Wait for the current operation to finish.</source>
-        <translation>请等待当前操作完成。</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="179"/>
-        <source>Resolved after a restart:</source>
-        <translation>重启后已核实：</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="208"/>
-        <source>The terminal settings need a supervisor.</source>
-        <translation>修改终端设置需要主管批准。</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="235"/>
-        <location filename="../main_window.py" line="254"/>
-        <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
-        <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
-    </message>
-</context>
-<context>
-    <name>RefundDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="295"/>
-        <location filename="../dialogs.py" line="304"/>
-        <source>Refund</source>
-        <translation>退款</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="297"/>
-        <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
-        <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="301"/>
-        <source>Amount to refund</source>
-        <translation>退款金额</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="302"/>
-        <source>Supervisor id</source>
-        <translation>主管工号</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="303"/>
-        <source>Supervisor PIN</source>
-        <translation>主管密码</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="305"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="315"/>
-        <source>Amount: at most %1 can be refunded</source>
-        <translation>金额：最多可退 %1</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="322"/>
-        <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
-        <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
-    </message>
-</context>
-<context>
-    <name>SalePage</name>
-    <message>
-        <location filename="../sale.py" line="214"/>
-        <source>Account (scan the card or type)</source>
-        <translation>账户（刷卡或输入）</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="215"/>
-        <source>Card or account number</source>
-        <translation>卡号或账号</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="216"/>
-        <source>Look up</source>
-        <translation>查询</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="217"/>
-        <location filename="../sale.py" line="228"/>
-        <source>Amount</source>
-        <translation>金额</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="219"/>
-        <source>Charge  (F12)</source>
-        <translation>收款  (F12)</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="220"/>
-        <source>Hold  (F9)</source>
-        <translation>预授权  (F9)</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="221"/>
-        <source>Complete sale…</source>
-        <translation>完成交易…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="222"/>
-        <location filename="../sale.py" line="523"/>
-        <source>Release hold</source>
-        <translation>撤销预授权</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="224"/>
-        <source>This shift</source>
-        <translation>本班交易</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="223"/>
-        <source>Next customer  (Esc)</source>
-        <translation>下一位顾客  (Esc)</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="225"/>
-        <source>Refund…  (F5)</source>
-        <translation>退款…  (F5)</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="226"/>
-        <source>Top up…  (F6)</source>
-        <translation>充值…  (F6)</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="228"/>
-        <source>Time</source>
-        <translation>时间</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="228"/>
-        <source>Type</source>
-        <translation>类型</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="228"/>
-        <location filename="../sale.py" line="314"/>
-        <location filename="../sale.py" line="366"/>
-        <location filename="../sale.py" line="419"/>
-        <source>Account</source>
-        <translation>账户</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="228"/>
-        <source>Result</source>
-        <translation>结果</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="229"/>
-        <source>Balance after</source>
-        <translation>交易后余额</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="229"/>
-        <source>Cashier</source>
-        <translation>收银员</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="320"/>
-        <source>Looking up %1…</source>
-        <translation>正在查询 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="364"/>
-        <source>Account: unknown account %1</source>
-        <translation>账户：没有账户 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="368"/>
-        <source>Account: cannot look up now (no connection to the central server)</source>
-        <translation>账户：暂时无法查询（与中心服务器断开）</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="376"/>
-        <source>Scan a card to start</source>
-        <translation>请刷卡开始</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="379"/>
-        <source>Account %1 · %2</source>
-        <translation>账户 %1 · %2</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="385"/>
-        <source>Balance %1 · On hold %2 · Available %3</source>
-        <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="390"/>
-        <location filename="../sale.py" line="628"/>
-        <source>Balance %1</source>
-        <translation>余额 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="463"/>
-        <source>Large amount: %1
-%2
-Is this amount right?</source>
-        <translation>大额：%1
-%2
-金额正确吗？</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="466"/>
-        <source>Yes, this amount</source>
-        <translation>是，金额正确</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="492"/>
-        <source>No open hold</source>
-        <translation>没有未完成的预授权</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="494"/>
-        <source>Open hold: %2 until %3
-Account %1</source>
-        <translation>预授权：%2，有效至 %3
-账户 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="521"/>
-        <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
-        <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="570"/>
-        <source>Charging %1 to %2…</source>
-        <translation>正在从 %2 扣款 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="570"/>
-        <source>Refunding %1 to %2…</source>
-        <translation>正在向 %2 退款 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="571"/>
-        <source>Topping up %1 to %2…</source>
-        <translation>正在为 %2 充值 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="571"/>
-        <source>Holding %1 on %2…</source>
-        <translation>正在为 %2 预授权 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="572"/>
-        <source>Completing the sale: %1 from %2…</source>
-        <translation>正在完成交易：从 %2 收取 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="573"/>
-        <source>Releasing the hold of %1 on %2…</source>
-        <translation>正在撤销 %2 的预授权 %1…</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="623"/>
-        <source>Held: %1 until %2</source>
-        <translation>已预授权：%1，有效至 %2</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="625"/>
-        <source>Available now %1</source>
-        <translation>当前可用 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="627"/>
-        <source>Hold released: %1</source>
-        <translation>已撤销预授权：%1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="632"/>
-        <source>Sale completed: %1 charged, %2 released</source>
-        <translation>交易完成：已收款 %1，退回 %2</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="635"/>
-        <source>Approved: %1 charged</source>
-        <translation>成功：已扣款 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="635"/>
-        <source>Refunded: %1</source>
-        <translation>已退款：%1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="636"/>
-        <source>Topped up: %1</source>
-        <translation>已充值：%1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="637"/>
-        <source>Sale completed: %1 charged</source>
-        <translation>交易完成：已收款 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="639"/>
-        <source>New balance %1</source>
-        <translation>新余额 %1</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="646"/>
-        <source>Checked: %1 %2 for %3: %4</source>
-        <translation>已核实：%3 的%1 %2：%4</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="658"/>
-        <source>Being checked: the central server has not answered yet.
-Do NOT charge again. The terminal keeps trying on its own.</source>
-        <translation>核实中：中心服务器尚未答复。
-请勿重复收款，终端会自动重试。</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="667"/>
-        <source>Connected again: charges can be made.</source>
-        <translation>已重新连接：可以收款了。</translation>
-    </message>
-    <message>
-        <location filename="../sale.py" line="772"/>
-        <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
-        <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
-    </message>
-</context>
-<context>
-    <name>SettingsDialog</name>
-    <message>
-        <location filename="../settings.py" line="199"/>
-        <source>Terminal settings</source>
-        <translation>终端设置</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="200"/>
-        <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
-        <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="202"/>
-        <location filename="../settings.py" line="266"/>
-        <source>Terminal id</source>
-        <translation>终端编号</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="203"/>
-        <source>Central Redis URL</source>
-        <translation>中心 Redis 地址</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="204"/>
-        <source>Language</source>
-        <translation>语言</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="205"/>
-        <source>A hold lasts (minutes)</source>
-        <translation>预授权有效期（分钟）</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="206"/>
-        <source>Test connection</source>
-        <translation>测试连接</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="207"/>
-        <source>Save</source>
-        <translation>保存</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="208"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="212"/>
-        <source>Same as the computer</source>
-        <translation>跟随系统</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="234"/>
-        <source>Central Redis URL: must not be empty</source>
-        <translation>中心 Redis 地址：不能为空</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="237"/>
-        <source>Testing the connection…</source>
-        <translation>正在测试连接…</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="245"/>
-        <source>Connected: the central server answers.</source>
-        <translation>已连接：中心服务器有响应。</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="247"/>
-        <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
-        <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="256"/>
-        <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
-        <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="259"/>
-        <source>Could not connect: %1</source>
-        <translation>无法连接：%1</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="271"/>
-        <source>Test the connection before saving.</source>
-        <translation>请先测试连接再保存。</translation>
-    </message>
-</context>
-<context>
-    <name>ShiftReportDialog</name>
-    <message>
-        <location filename="../report.py" line="88"/>
-        <source>%1, approved by %2</source>
-        <translation>%1（%2 批准）</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="114"/>
-        <source>Holds still open</source>
-        <translation>仍未结束的预授权</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="155"/>
-        <location filename="../report.py" line="170"/>
-        <source>Shift report</source>
-        <translation>交班报表</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="156"/>
-        <source>Print…</source>
-        <translation>打印…</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="157"/>
-        <source>Save as PDF…</source>
-        <translation>保存为 PDF…</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="158"/>
-        <source>Save as CSV…</source>
-        <translation>保存为 CSV…</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="159"/>
-        <source>Close</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="166"/>
-        <source>Kind</source>
-        <translation>类型</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="166"/>
-        <source>Count</source>
-        <translation>笔数</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="166"/>
-        <source>Sum</source>
-        <translation>金额合计</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="107"/>
-        <location filename="../report.py" line="167"/>
-        <source>All cashiers</source>
-        <translation>全部收银员</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="113"/>
-        <location filename="../report.py" line="167"/>
-        <source>Declined</source>
-        <translation>被拒绝</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="168"/>
-        <source>By cashier</source>
-        <translation>按收银员</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="116"/>
-        <location filename="../report.py" line="168"/>
-        <source>Net (charges and completed sales minus refunds)</source>
-        <translation>净额（收款与完成交易减退款）</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="169"/>
-        <source>(reserved only)</source>
-        <translation>（仅预授权，未扣款）</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="171"/>
-        <source>Terminal %1, shift %2</source>
-        <translation>终端 %1，第 %2 班</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="173"/>
-        <source>Opened %1 by %2</source>
-        <translation>%1 由 %2 开班</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="175"/>
-        <source>Closed %1 by %2</source>
-        <translation>%1 由 %2 交班</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="187"/>
-        <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
-        <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="191"/>
-        <source>%1 operation(s) still being checked are not counted.</source>
-        <translation>%1 笔正在核实的交易未计入。</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="194"/>
-        <source>Cashier</source>
-        <translation>收银员</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="225"/>
-        <source>Sent to the printer.</source>
-        <translation>已发送到打印机。</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="229"/>
-        <source>PDF files (*.pdf)</source>
-        <translation>PDF 文件 (*.pdf)</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="229"/>
-        <source>CSV files (*.csv)</source>
-        <translation>CSV 文件 (*.csv)</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="230"/>
-        <source>Save the shift report</source>
-        <translation>保存交班报表</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="236"/>
-        <source>Could not save: %1</source>
-        <translation>无法保存：%1</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="238"/>
-        <source>Saved: %1</source>
-        <translation>已保存：%1</translation>
-    </message>
-</context>
-<context>
-    <name>SignInPage</name>
-    <message>
-        <location filename="../signin.py" line="74"/>
-        <source>Sign in to start selling</source>
-        <translation>登录后开始收银</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="75"/>
-        <location filename="../signin.py" line="94"/>
-        <source>Cashier id</source>
-        <translation>收银员工号</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="76"/>
-        <source>PIN</source>
-        <translation>密码</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="77"/>
-        <source>Scan your badge or type your id</source>
-        <translation>刷工牌或输入工号</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="78"/>
-        <source>4 to 12 digits</source>
-        <translation>4 到 12 位数字</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="79"/>
-        <source>Sign in</source>
-        <translation>登录</translation>
-    </message>
-    <message>
-        <location filename="../signin.py" line="106"/>
-        <source>Checking…</source>
-        <translation>正在核对…</translation>
-    </message>
-</context>
-<context>
-    <name>SupervisorDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="232"/>
-        <source>Supervisor approval</source>
-        <translation>主管批准</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="233"/>
-        <source>Supervisor id</source>
-        <translation>主管工号</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="234"/>
-        <source>Supervisor PIN</source>
-        <translation>主管密码</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="235"/>
-        <source>Approve</source>
-        <translation>批准</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="236"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="241"/>
-        <source>Another supervisor must approve this.</source>
-        <translation>必须由另一位主管批准。</translation>
-    </message>
-</context>
-<context>
-    <name>Texts</name>
-    <message>
-        <location filename="../texts.py" line="18"/>
-        <location filename="../texts.py" line="45"/>
-        <source>Approved</source>
-        <translation>成功</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="19"/>
-        <source>Declined: not enough money on the account</source>
-        <translation>被拒绝：账户余额不足</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="20"/>
-        <source>Declined: unknown account</source>
-        <translation>被拒绝：账户不存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="21"/>
-        <source>Declined: the account is frozen</source>
-        <translation>被拒绝：账户已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="22"/>
-        <source>Refund refused: the original charge was not found</source>
-        <translation>退款被拒绝：找不到原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="23"/>
-        <source>Refund refused: more than the charge left to refund</source>
-        <translation>退款被拒绝：超过原扣款可退金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="24"/>
-        <source>Declined: the balance would pass its upper limit</source>
-        <translation>被拒绝：余额将超过上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="25"/>
-        <source>Declined: the account is not frozen</source>
-        <translation>被拒绝：账户未冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="26"/>
-        <source>Declined: the account already exists</source>
-        <translation>被拒绝：账户已存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="27"/>
-        <source>Declined: this account has too many open holds</source>
-        <translation>被拒绝：此账户未完成的预授权过多</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="28"/>
-        <source>Not completed: the hold was not found (it may be too old)</source>
-        <translation>未完成：找不到此预授权（可能已过久）</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="29"/>
-        <source>Not completed: this hold was already completed</source>
-        <translation>未完成：此预授权已完成交易</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="30"/>
-        <source>Not completed: this hold was already released</source>
-        <translation>未完成：此预授权已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="31"/>
-        <source>Not completed: the hold has expired, the money is free again</source>
-        <translation>未完成：预授权已过期，款项已恢复可用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="32"/>
-        <source>Not completed: the final amount is more than the hold</source>
-        <translation>未完成：最终金额超过预授权金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="33"/>
-        <source>Not made: the request was not valid</source>
-        <translation>未执行：请求无效</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="34"/>
-        <source>Not made: transaction number clash, call support</source>
-        <translation>未执行：交易号冲突，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="35"/>
-        <source>Not made: the terminal could not save it, call support</source>
-        <translation>未执行：终端无法保存，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="37"/>
-        <source>Not made: unexpected answer, call support</source>
-        <translation>未执行：答复异常，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="43"/>
-        <location filename="../texts.py" line="77"/>
-        <source>Being checked</source>
-        <translation>核实中</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="46"/>
-        <source>Not enough money</source>
-        <translation>余额不足</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="47"/>
-        <source>Unknown account</source>
-        <translation>账户不存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="48"/>
-        <source>Account frozen</source>
-        <translation>账户已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="49"/>
-        <source>Original not found</source>
-        <translation>找不到原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="50"/>
-        <source>Exceeds original</source>
-        <translation>超过原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="51"/>
-        <source>Balance limit</source>
-        <translation>超过余额上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="52"/>
-        <source>Too many holds</source>
-        <translation>预授权过多</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="53"/>
-        <location filename="../texts.py" line="81"/>
-        <source>Hold not found</source>
-        <translation>找不到预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="54"/>
-        <source>Already completed</source>
-        <translation>已完成</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="55"/>
-        <source>Already released</source>
-        <translation>已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="56"/>
-        <source>Hold expired</source>
-        <translation>预授权已过期</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="57"/>
-        <source>More than held</source>
-        <translation>超过预授权金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="59"/>
-        <source>Not made</source>
-        <translation>未执行</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="64"/>
-        <source>Charge</source>
-        <translation>扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="65"/>
-        <source>Refund</source>
-        <translation>退款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="66"/>
-        <source>Top-up</source>
-        <translation>充值</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="67"/>
-        <source>Hold</source>
-        <translation>预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="68"/>
-        <source>Sale completed</source>
-        <translation>完成交易</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="69"/>
-        <source>Hold released</source>
-        <translation>撤销预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="76"/>
-        <source>Held until %1</source>
-        <translation>预授权至 %1</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="78"/>
-        <source>Completed</source>
-        <translation>已完成</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="79"/>
-        <source>Released</source>
-        <translation>已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="80"/>
-        <source>Expired</source>
-        <translation>已过期</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="88"/>
-        <source>No connection to the central server: charges are refused until it is back.</source>
-        <translation>与中心服务器断开：恢复连接前不能收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="90"/>
-        <source>The central server is switching over: try again in a few seconds.</source>
-        <translation>中心服务器切换中：请几秒后再试。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="92"/>
-        <source>The central server holds no account data: call support. Charges are refused.</source>
-        <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="94"/>
-        <source>The central server is set up unsafely: call support. Charges are refused.</source>
-        <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="96"/>
-        <source>A charge for this account is still being checked: wait for its result.</source>
-        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="98"/>
-        <source>The last charge is still being processed: wait for its result.</source>
-        <translation>上一笔扣款仍在处理：请等待结果。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="100"/>
-        <source>No open hold: select a hold in the list or scan the card it was made for.</source>
-        <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="102"/>
-        <source>This hold is already completed, released or expired.</source>
-        <translation>此预授权已完成、已撤销或已过期。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="104"/>
-        <source>The terminal is shutting down.</source>
-        <translation>终端正在关闭。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="105"/>
-        <source>No shift is open: sign in again.</source>
-        <translation>没有开班：请重新登录。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="106"/>
-        <source>Not started.</source>
-        <translation>未开始。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="111"/>
-        <source>Amount: enter an amount, e.g. 12.50</source>
-        <translation>金额：请输入金额，例如 12.50</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="112"/>
-        <source>Amount: use digits and one decimal point, e.g. 12.50</source>
-        <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="113"/>
-        <source>Amount: must not be negative</source>
-        <translation>金额：不能为负数</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="114"/>
-        <source>Amount: at most two decimals (fen)</source>
-        <translation>金额：最多两位小数（到分）</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="115"/>
-        <source>Amount: must be more than zero</source>
-        <translation>金额：必须大于零</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="116"/>
-        <source>Amount: too large for one payment</source>
-        <translation>金额：单笔金额过大</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="117"/>
-        <source>Amount: not a valid amount</source>
-        <translation>金额：无效的金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="123"/>
-        <source>%1: must not be empty</source>
-        <translation>%1：不能为空</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="125"/>
-        <source>%1: at most 64 characters</source>
-        <translation>%1：最多 64 个字符</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="126"/>
-        <source>%1: only letters, digits and . _ : - are allowed</source>
-        <translation>%1：只能包含字母、数字和 . _ : -</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="132"/>
-        <source>Connecting to the central server…</source>
-        <translation>正在连接中心服务器…</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="133"/>
-        <source>Connected</source>
-        <translation>已连接</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="134"/>
-        <source>No connection to the central server: charges refused</source>
-        <translation>与中心服务器断开：暂停收款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="135"/>
-        <source>Central server switching over: reconnecting…</source>
-        <translation>中心服务器切换中：正在重新连接…</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="136"/>
-        <source>Central server has no account data: call support</source>
-        <translation>中心服务器没有账户数据：请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="137"/>
-        <source>Central server set up unsafely: call support</source>
-        <translation>中心服务器配置不安全：请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="142"/>
-        <source>Active</source>
-        <translation>正常</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="143"/>
-        <source>Frozen</source>
-        <translation>已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="148"/>
-        <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
-        <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="151"/>
-        <source>Cashier id or PIN is wrong.</source>
-        <translation>工号或密码错误。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="154"/>
-        <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
-        <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="157"/>
-        <source>This cashier is disabled: ask the back office.</source>
-        <translation>此收银员已停用：请联系后台。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="159"/>
-        <source>This cashier is not a supervisor.</source>
-        <translation>此人不是主管。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="161"/>
-        <source>Cannot reach the central server: check the network and try again.</source>
-        <translation>无法连接中心服务器：请检查网络后重试。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="162"/>
-        <source>Sign-in failed.</source>
-        <translation>登录失败。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="167"/>
-        <source>PIN: enter your PIN</source>
-        <translation>密码：请输入密码</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="168"/>
-        <source>PIN: 4 to 12 digits</source>
-        <translation>密码：4 到 12 位数字</translation>
-    </message>
-</context>
-<context>
-    <name>TillDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="112"/>
-        <source>Supervisor id</source>
-        <translation>主管工号</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="127"/>
-        <source>Checking the supervisor PIN…</source>
-        <translation>正在核对主管密码…</translation>
-    </message>
-</context>
-<context>
-    <name>TopUpDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="376"/>
-        <location filename="../dialogs.py" line="380"/>
-        <source>Top up</source>
-        <translation>充值</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="377"/>
-        <source>Take the customer&apos;s money first, then top up the account.</source>
-        <translation>请先收取顾客的钱，再为账户充值。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="378"/>
-        <location filename="../dialogs.py" line="388"/>
-        <source>Account</source>
-        <translation>账户</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="379"/>
-        <source>Amount</source>
-        <translation>金额</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="381"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-</context>
-<context>
-    <name>ReceiptBar</name>
-    <message>
-        <location filename="../receipts/widgets.py" line="118"/>
-        <source>Receipt %1</source>
-        <translation>小票 %1</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="123"/>
-        <source>Close</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="59"/>
-        <source>Earlier sale…</source>
-        <translation>历史交易…</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="60"/>
-        <source>Printer…</source>
-        <translation>打印机…</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="66"/>
-        <source>no printer set up</source>
-        <translation>未设置打印机</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="66"/>
-        <source>No receipt printer is set up (Printer…).</source>
-        <translation>未设置小票打印机（请点“打印机…”）。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="67"/>
-        <source>printer offline</source>
-        <translation>打印机未连接</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="68"/>
-        <source>The printer is off, unplugged or not answering. Check it, then reprint.</source>
-        <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="69"/>
-        <source>out of paper</source>
-        <translation>打印机缺纸</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="69"/>
-        <source>The printer is out of paper. Load a roll, then reprint.</source>
-        <translation>打印机缺纸。请装纸后重打。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="70"/>
-        <source>printer not answering</source>
-        <translation>打印机无响应</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="71"/>
-        <source>The printer did not answer in time. Check it, then reprint.</source>
-        <translation>打印机响应超时。请检查后重打。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="72"/>
-        <source>printer type not available</source>
-        <translation>不支持此打印机类型</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="73"/>
-        <source>This kind of printer connection is not available on this computer.</source>
-        <translation>本机不支持这种打印机连接方式。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="74"/>
-        <source>printer error</source>
-        <translation>打印机错误</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="74"/>
-        <source>The printer reported an error. Check it, then reprint.</source>
-        <translation>打印机报告错误。请检查后重打。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="79"/>
-        <source>Reprint receipt</source>
-        <translation>重打小票</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="79"/>
-        <source>Show receipt</source>
-        <translation>查看小票</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="83"/>
-        <source>Receipt reprinted.</source>
-        <translation>小票已重打。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="83"/>
-        <source>Receipt printed.</source>
-        <translation>小票已打印。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="86"/>
-        <source>Receipt not printed: %1</source>
-        <translation>小票未打印：%1</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="87"/>
-        <source>The sale itself is done.</source>
-        <translation>交易本身已完成。</translation>
-    </message>
-    <message>
-        <location filename="../receipts/widgets.py" line="90"/>
-        <source>Printing the receipt…</source>
-        <translation>正在打印小票…</translation>
     </message>
 </context>
 <context>
@@ -1552,6 +362,248 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
 </context>
 <context>
+    <name>Keypad</name>
+    <message>
+        <location filename="../keypad.py" line="52"/>
+        <source>Delete the last character</source>
+        <translation>删除最后一个字符</translation>
+    </message>
+    <message>
+        <location filename="../keypad.py" line="53"/>
+        <source>Clear the field</source>
+        <translation>清空此栏</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <location filename="../main_window.py" line="135"/>
+        <source>Cashier terminal</source>
+        <translation>收银终端</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="136"/>
+        <source>Member card payments</source>
+        <translation>会员卡收款</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="137"/>
+        <source>Close shift…  (F8)</source>
+        <translation>交班…  (F8)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="138"/>
+        <source>Sign out</source>
+        <translation>退出登录</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="139"/>
+        <source>Settings…</source>
+        <translation>设置…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="149"/>
+        <source>Terminal %1</source>
+        <translation>终端 %1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="152"/>
+        <source>Cashier %1</source>
+        <translation>收银员 %1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="153"/>
+        <source>Shift %1 · %2</source>
+        <translation>第 %1 班 · %2</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="156"/>
+        <source>Nobody signed in</source>
+        <translation>未登录</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="159"/>
+        <source>Being checked: %1</source>
+        <translation>核实中：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="188"/>
+        <source>Wait for the current operation to finish.</source>
+        <translation>请等待当前操作完成。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="195"/>
+        <source>Resolved after a restart:</source>
+        <translation>重启后已核实：</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="267"/>
+        <source>The terminal settings need a supervisor.</source>
+        <translation>修改终端设置需要主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="294"/>
+        <location filename="../main_window.py" line="315"/>
+        <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
+        <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
+    </message>
+</context>
+<context>
+    <name>MemberActionDialog</name>
+    <message>
+        <location filename="../members.py" line="208"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="209"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="210"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="226"/>
+        <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
+        <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>MemberPickDialog</name>
+    <message>
+        <location filename="../members.py" line="69"/>
+        <source>Pick the member</source>
+        <translation>选择会员</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="70"/>
+        <source>%1 members match “%2”: pick the customer (arrows and Enter, or tap).</source>
+        <translation>有 %1 位会员符合“%2”：请选择顾客（方向键加回车，或点击）。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="72"/>
+        <source>This member</source>
+        <translation>就是这位</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="73"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="78"/>
+        <source>Pick a member in the list.</source>
+        <translation>请在列表中选择一位会员。</translation>
+    </message>
+</context>
+<context>
+    <name>MembersDialog</name>
+    <message>
+        <location filename="../members.py" line="150"/>
+        <source>Member</source>
+        <translation>会员</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="152"/>
+        <source>Account on screen: %1</source>
+        <translation>当前账户：%1</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="153"/>
+        <source>No account on screen: look a member up first to change a card or close an account.</source>
+        <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="155"/>
+        <source>New member and card…</source>
+        <translation>新会员开卡…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="156"/>
+        <source>Lost card / new card…</source>
+        <translation>挂失 / 补卡…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="157"/>
+        <source>Close account (退卡)…</source>
+        <translation>退卡销户…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="158"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>NewMemberDialog</name>
+    <message>
+        <location filename="../members.py" line="270"/>
+        <source>New member</source>
+        <translation>新会员</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="271"/>
+        <source>A new member account %1. The card is optional (it can be issued later).</source>
+        <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="273"/>
+        <source>Opening an account needs a supervisor.</source>
+        <translation>开户需要主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="275"/>
+        <source>Name</source>
+        <translation>姓名</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="276"/>
+        <source>Phone</source>
+        <translation>手机号</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="277"/>
+        <source>Card (scan it)</source>
+        <translation>卡号（请刷卡）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="278"/>
+        <source>Open account</source>
+        <translation>开户</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="284"/>
+        <source>Name: at most 64 characters, no control characters</source>
+        <translation>姓名：最多 64 个字符，不能含控制字符</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="287"/>
+        <source>Name: enter the member&apos;s name</source>
+        <translation>姓名：请输入会员姓名</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="292"/>
+        <source>Phone: 5 to 20 digits (an optional leading +)</source>
+        <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="294"/>
+        <source>Card</source>
+        <translation>卡号</translation>
+    </message>
+</context>
+<context>
+    <name>OutcomeDialog</name>
+    <message>
+        <location filename="../members.py" line="112"/>
+        <source>OK</source>
+        <translation>确定</translation>
+    </message>
+</context>
+<context>
     <name>PrinterSettingsDialog</name>
     <message>
         <location filename="../receipts/printer_settings.py" line="89"/>
@@ -1664,6 +716,1532 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../receipts/printer_settings.py" line="142"/>
         <source>The test slip did not print (%1): %2</source>
         <translation>测试小票未打印（%1）：%2</translation>
+    </message>
+</context>
+<context>
+    <name>ReceiptBar</name>
+    <message>
+        <location filename="../receipts/widgets.py" line="59"/>
+        <source>Earlier sale…</source>
+        <translation>历史交易…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="60"/>
+        <source>Printer…</source>
+        <translation>打印机…</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="66"/>
+        <source>no printer set up</source>
+        <translation>未设置打印机</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="66"/>
+        <source>No receipt printer is set up (Printer…).</source>
+        <translation>未设置小票打印机（请点“打印机…”）。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="67"/>
+        <source>printer offline</source>
+        <translation>打印机未连接</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="68"/>
+        <source>The printer is off, unplugged or not answering. Check it, then reprint.</source>
+        <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="69"/>
+        <source>out of paper</source>
+        <translation>打印机缺纸</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="69"/>
+        <source>The printer is out of paper. Load a roll, then reprint.</source>
+        <translation>打印机缺纸。请装纸后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="70"/>
+        <source>printer not answering</source>
+        <translation>打印机无响应</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="71"/>
+        <source>The printer did not answer in time. Check it, then reprint.</source>
+        <translation>打印机响应超时。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="72"/>
+        <source>printer type not available</source>
+        <translation>不支持此打印机类型</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="73"/>
+        <source>This kind of printer connection is not available on this computer.</source>
+        <translation>本机不支持这种打印机连接方式。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="74"/>
+        <source>printer error</source>
+        <translation>打印机错误</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="74"/>
+        <source>The printer reported an error. Check it, then reprint.</source>
+        <translation>打印机报告错误。请检查后重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="79"/>
+        <source>Reprint receipt</source>
+        <translation>重打小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="79"/>
+        <source>Show receipt</source>
+        <translation>查看小票</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="83"/>
+        <source>Receipt reprinted.</source>
+        <translation>小票已重打。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="83"/>
+        <source>Receipt printed.</source>
+        <translation>小票已打印。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="86"/>
+        <source>Receipt not printed: %1</source>
+        <translation>小票未打印：%1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="87"/>
+        <source>The sale itself is done.</source>
+        <translation>交易本身已完成。</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="90"/>
+        <source>Printing the receipt…</source>
+        <translation>正在打印小票…</translation>
+    </message>
+<message>
+        <location filename="../receipts/widgets.py" line="118"/>
+        <source>Receipt %1</source>
+        <translation>小票 %1</translation>
+    </message>
+    <message>
+        <location filename="../receipts/widgets.py" line="123"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>RefundDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="290"/>
+        <location filename="../dialogs.py" line="299"/>
+        <source>Refund</source>
+        <translation>退款</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="292"/>
+        <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
+        <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="296"/>
+        <source>Amount to refund</source>
+        <translation>退款金额</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="297"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="298"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="300"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="310"/>
+        <source>Amount: at most %1 can be refunded</source>
+        <translation>金额：最多可退 %1</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="317"/>
+        <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
+        <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>SalePage</name>
+    <message>
+        <location filename="../sale.py" line="231"/>
+        <source>Account (scan the card or type)</source>
+        <translation>账户（刷卡或输入）</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="233"/>
+        <source>Look up</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="235"/>
+        <location filename="../sale.py" line="246"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="237"/>
+        <source>Charge  (F12)</source>
+        <translation>收款  (F12)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="238"/>
+        <source>Hold  (F9)</source>
+        <translation>预授权  (F9)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="239"/>
+        <source>Complete sale…</source>
+        <translation>完成交易…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="240"/>
+        <location filename="../sale.py" line="598"/>
+        <source>Release hold</source>
+        <translation>撤销预授权</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="242"/>
+        <source>This shift</source>
+        <translation>本班交易</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="241"/>
+        <source>Next customer  (Esc)</source>
+        <translation>下一位顾客  (Esc)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="232"/>
+        <source>Card, phone or name</source>
+        <translation>卡号、手机号或姓名</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="234"/>
+        <source>Member…  (F7)</source>
+        <translation>会员…  (F7)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="243"/>
+        <source>Refund…  (F5)</source>
+        <translation>退款…  (F5)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="244"/>
+        <source>Top up…  (F6)</source>
+        <translation>充值…  (F6)</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="246"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="246"/>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="246"/>
+        <location filename="../sale.py" line="332"/>
+        <location filename="../sale.py" line="336"/>
+        <location filename="../sale.py" line="437"/>
+        <location filename="../sale.py" line="494"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="246"/>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="247"/>
+        <source>Balance after</source>
+        <translation>交易后余额</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="247"/>
+        <source>Cashier</source>
+        <translation>收银员</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="344"/>
+        <source>Looking up %1…</source>
+        <translation>正在查询 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="439"/>
+        <source>Account: cannot look up now (no connection to the central server)</source>
+        <translation>账户：暂时无法查询（与中心服务器断开）</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="447"/>
+        <source>Scan a card to start</source>
+        <translation>请刷卡开始</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="450"/>
+        <source>Account %1 · %2</source>
+        <translation>账户 %1 · %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="456"/>
+        <source>Balance %1 · On hold %2 · Available %3</source>
+        <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="461"/>
+        <location filename="../sale.py" line="708"/>
+        <source>Balance %1</source>
+        <translation>余额 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="463"/>
+        <source>principal %1 + bonus %2</source>
+        <translation>本金 %1 + 赠送 %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="538"/>
+        <source>Large amount: %1
+%2
+Is this amount right?</source>
+        <translation>大额：%1
+%2
+金额正确吗？</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="541"/>
+        <source>Yes, this amount</source>
+        <translation>是，金额正确</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="567"/>
+        <source>No open hold</source>
+        <translation>没有未完成的预授权</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="569"/>
+        <source>Open hold: %2 until %3
+Account %1</source>
+        <translation>预授权：%2，有效至 %3
+账户 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="596"/>
+        <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
+        <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="647"/>
+        <source>Charging %1 to %2…</source>
+        <translation>正在从 %2 扣款 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="647"/>
+        <source>Refunding %1 to %2…</source>
+        <translation>正在向 %2 退款 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="648"/>
+        <source>Topping up %1 to %2…</source>
+        <translation>正在为 %2 充值 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="648"/>
+        <source>Holding %1 on %2…</source>
+        <translation>正在为 %2 预授权 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="649"/>
+        <source>Completing the sale: %1 from %2…</source>
+        <translation>正在完成交易：从 %2 收取 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="650"/>
+        <source>Releasing the hold of %1 on %2…</source>
+        <translation>正在撤销 %2 的预授权 %1…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="651"/>
+        <source>Opening member account %2…</source>
+        <translation>正在开立会员账户 %2…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="652"/>
+        <source>Changing the card of %2…</source>
+        <translation>正在为 %2 换卡…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="653"/>
+        <source>Closing account %2…</source>
+        <translation>正在为账户 %2 退卡…</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="703"/>
+        <source>Held: %1 until %2</source>
+        <translation>已预授权：%1，有效至 %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="705"/>
+        <source>Available now %1</source>
+        <translation>当前可用 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="707"/>
+        <source>Hold released: %1</source>
+        <translation>已撤销预授权：%1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="712"/>
+        <source>Topped up: %1 (%2)</source>
+        <translation>充值成功：%1（%2）</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="713"/>
+        <source>Topped up: %1 (%2) + bonus %3</source>
+        <translation>充值成功：%1（%2）+ 赠送 %3</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="720"/>
+        <source>Sale completed: %1 charged, %2 released</source>
+        <translation>交易完成：已收款 %1，退回 %2</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="723"/>
+        <source>Approved: %1 charged</source>
+        <translation>成功：已扣款 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="723"/>
+        <source>Refunded: %1</source>
+        <translation>已退款：%1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="724"/>
+        <source>Topped up: %1</source>
+        <translation>已充值：%1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="725"/>
+        <source>Sale completed: %1 charged</source>
+        <translation>交易完成：已收款 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="716"/>
+        <location filename="../sale.py" line="727"/>
+        <source>New balance %1</source>
+        <translation>新余额 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="362"/>
+        <source>%1 members found: pick one</source>
+        <translation>找到 %1 位会员：请选择</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="431"/>
+        <source>Card %1 is blocked (reported %2): it cannot be used. Find the member by phone or name, then give them a new card (Member…).</source>
+        <translation>卡 %1 已停用（%2）：不能使用。请按手机号或姓名查找会员，再补发新卡（会员…）。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="435"/>
+        <source>Account: unknown account %1 (no card, phone or name matches)</source>
+        <translation>账户：未知账户 %1（没有匹配的卡号、手机号或姓名）</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="735"/>
+        <source>Checked: %1 %2 for %3: %4</source>
+        <translation>已核实：%3 的%1 %2：%4</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="747"/>
+        <source>Being checked: the central server has not answered yet.
+Do NOT charge again. The terminal keeps trying on its own.</source>
+        <translation>核实中：中心服务器尚未答复。
+请勿重复收款，终端会自动重试。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="756"/>
+        <source>Connected again: charges can be made.</source>
+        <translation>已重新连接：可以收款了。</translation>
+    </message>
+    <message>
+        <location filename="../sale.py" line="861"/>
+        <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
+        <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <location filename="../settings.py" line="199"/>
+        <source>Terminal settings</source>
+        <translation>终端设置</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="200"/>
+        <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
+        <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="202"/>
+        <location filename="../settings.py" line="266"/>
+        <source>Terminal id</source>
+        <translation>终端编号</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="203"/>
+        <source>Central Redis URL</source>
+        <translation>中心 Redis 地址</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="204"/>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="205"/>
+        <source>A hold lasts (minutes)</source>
+        <translation>预授权有效期（分钟）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="206"/>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="207"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="208"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="212"/>
+        <source>Same as the computer</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="234"/>
+        <source>Central Redis URL: must not be empty</source>
+        <translation>中心 Redis 地址：不能为空</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="237"/>
+        <source>Testing the connection…</source>
+        <translation>正在测试连接…</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="245"/>
+        <source>Connected: the central server answers.</source>
+        <translation>已连接：中心服务器有响应。</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="247"/>
+        <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
+        <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="256"/>
+        <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
+        <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="259"/>
+        <source>Could not connect: %1</source>
+        <translation>无法连接：%1</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="271"/>
+        <source>Test the connection before saving.</source>
+        <translation>请先测试连接再保存。</translation>
+    </message>
+</context>
+<context>
+    <name>ShiftReportDialog</name>
+    <message>
+        <location filename="../report.py" line="183"/>
+        <source>%1, approved by %2</source>
+        <translation>%1（%2 批准）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="209"/>
+        <source>Holds still open</source>
+        <translation>仍未结束的预授权</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="261"/>
+        <location filename="../report.py" line="276"/>
+        <source>Shift report</source>
+        <translation>交班报表</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="262"/>
+        <source>Print…</source>
+        <translation>打印…</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="263"/>
+        <source>Save as PDF…</source>
+        <translation>保存为 PDF…</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="264"/>
+        <source>Save as CSV…</source>
+        <translation>保存为 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="265"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="272"/>
+        <source>Kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="272"/>
+        <source>Count</source>
+        <translation>笔数</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="272"/>
+        <source>Sum</source>
+        <translation>金额合计</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="202"/>
+        <location filename="../report.py" line="273"/>
+        <source>All cashiers</source>
+        <translation>全部收银员</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="172"/>
+        <location filename="../report.py" line="222"/>
+        <source>Cash expected in the drawer (cash top-ups − cash paid out)</source>
+        <translation>钱箱应有现金（现金充值 − 退还现金）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="208"/>
+        <location filename="../report.py" line="273"/>
+        <source>Declined</source>
+        <translation>被拒绝</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="274"/>
+        <source>By cashier</source>
+        <translation>按收银员</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="211"/>
+        <location filename="../report.py" line="274"/>
+        <source>Net (charges and completed sales minus refunds)</source>
+        <translation>净额（收款与完成交易减退款）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="155"/>
+        <location filename="../report.py" line="214"/>
+        <source>Top-ups by %1</source>
+        <translation>充值（%1）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="157"/>
+        <location filename="../report.py" line="216"/>
+        <source>Bonus granted</source>
+        <translation>赠送金额</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="158"/>
+        <location filename="../report.py" line="217"/>
+        <source>Spent from principal</source>
+        <translation>消费：本金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="159"/>
+        <location filename="../report.py" line="218"/>
+        <source>Spent from bonus</source>
+        <translation>消费：赠送</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="161"/>
+        <source>Refunded to principal · to bonus</source>
+        <translation>退款：退回本金 · 退回赠送</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="164"/>
+        <source>Accounts closed: cash paid out</source>
+        <translation>退卡：退还现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="166"/>
+        <location filename="../report.py" line="221"/>
+        <source>Bonus forfeited</source>
+        <translation>赠送金额作废</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="168"/>
+        <source>Members opened · cards replaced</source>
+        <translation>新开会员 · 补卡</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="171"/>
+        <source>Operations whose principal/bonus split is unknown</source>
+        <translation>本金/赠送拆分未知的操作</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="219"/>
+        <source>Refunded to principal</source>
+        <translation>退回本金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="220"/>
+        <source>Refunded to bonus</source>
+        <translation>退回赠送</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="275"/>
+        <source>(reserved only)</source>
+        <translation>（仅预授权，未扣款）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="277"/>
+        <source>Terminal %1, shift %2</source>
+        <translation>终端 %1，第 %2 班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="279"/>
+        <source>Opened %1 by %2</source>
+        <translation>%1 由 %2 开班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="281"/>
+        <source>Closed %1 by %2</source>
+        <translation>%1 由 %2 交班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="291"/>
+        <source>Member cards</source>
+        <translation>会员卡</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="299"/>
+        <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
+        <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="303"/>
+        <source>%1 operation(s) still being checked are not counted.</source>
+        <translation>%1 笔正在核实的交易未计入。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="306"/>
+        <source>Cashier</source>
+        <translation>收银员</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="337"/>
+        <source>Sent to the printer.</source>
+        <translation>已发送到打印机。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="341"/>
+        <source>PDF files (*.pdf)</source>
+        <translation>PDF 文件 (*.pdf)</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="341"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="342"/>
+        <source>Save the shift report</source>
+        <translation>保存交班报表</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="348"/>
+        <source>Could not save: %1</source>
+        <translation>无法保存：%1</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="350"/>
+        <source>Saved: %1</source>
+        <translation>已保存：%1</translation>
+    </message>
+</context>
+<context>
+    <name>SignInPage</name>
+    <message>
+        <location filename="../signin.py" line="74"/>
+        <source>Sign in to start selling</source>
+        <translation>登录后开始收银</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="75"/>
+        <location filename="../signin.py" line="94"/>
+        <source>Cashier id</source>
+        <translation>收银员工号</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="76"/>
+        <source>PIN</source>
+        <translation>密码</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="77"/>
+        <source>Scan your badge or type your id</source>
+        <translation>刷工牌或输入工号</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="78"/>
+        <source>4 to 12 digits</source>
+        <translation>4 到 12 位数字</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="79"/>
+        <source>Sign in</source>
+        <translation>登录</translation>
+    </message>
+    <message>
+        <location filename="../signin.py" line="106"/>
+        <source>Checking…</source>
+        <translation>正在核对…</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="235"/>
+        <source>Supervisor approval</source>
+        <translation>主管批准</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="236"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="237"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="238"/>
+        <source>Approve</source>
+        <translation>批准</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="239"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="244"/>
+        <source>Another supervisor must approve this.</source>
+        <translation>必须由另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>Texts</name>
+    <message>
+        <location filename="../texts.py" line="18"/>
+        <location filename="../texts.py" line="51"/>
+        <source>Approved</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="19"/>
+        <source>Declined: not enough money on the account</source>
+        <translation>被拒绝：账户余额不足</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="20"/>
+        <source>Declined: unknown account</source>
+        <translation>被拒绝：账户不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="21"/>
+        <source>Declined: the account is frozen</source>
+        <translation>被拒绝：账户已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="22"/>
+        <source>Refund refused: the original charge was not found</source>
+        <translation>退款被拒绝：找不到原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="23"/>
+        <source>Refund refused: more than the charge left to refund</source>
+        <translation>退款被拒绝：超过原扣款可退金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="24"/>
+        <source>Declined: the balance would pass its upper limit</source>
+        <translation>被拒绝：余额将超过上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="25"/>
+        <source>Declined: the account is not frozen</source>
+        <translation>被拒绝：账户未冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="26"/>
+        <source>Declined: the account already exists</source>
+        <translation>被拒绝：账户已存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="27"/>
+        <source>Declined: this account has too many open holds</source>
+        <translation>被拒绝：此账户未完成的预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="28"/>
+        <source>Not completed: the hold was not found (it may be too old)</source>
+        <translation>未完成：找不到此预授权（可能已过久）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="29"/>
+        <source>Not completed: this hold was already completed</source>
+        <translation>未完成：此预授权已完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="30"/>
+        <source>Not completed: this hold was already released</source>
+        <translation>未完成：此预授权已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="31"/>
+        <source>Not completed: the hold has expired, the money is free again</source>
+        <translation>未完成：预授权已过期，款项已恢复可用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="32"/>
+        <source>Not completed: the final amount is more than the hold</source>
+        <translation>未完成：最终金额超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="33"/>
+        <source>Not closed: the account has open holds; complete or release them first</source>
+        <translation>未退卡：该账户有未完成的预授权，请先完成或释放</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="34"/>
+        <source>Declined: the account is closed (card returned)</source>
+        <translation>被拒绝：该账户已退卡销户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="35"/>
+        <source>Not made: that card is not one of this account&apos;s cards</source>
+        <translation>未执行：该卡不属于这个账户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="36"/>
+        <source>Not made: that card number is blocked (reported lost) and cannot be issued</source>
+        <translation>未执行：该卡号已挂失停用，不能再发</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="37"/>
+        <source>Not made: that card number is already in use</source>
+        <translation>未执行：该卡号已被使用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="38"/>
+        <source>Declined: the top-up would pass the shop&apos;s balance cap</source>
+        <translation>被拒绝：充值后余额将超过本店上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="39"/>
+        <source>Not made: the request was not valid</source>
+        <translation>未执行：请求无效</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="40"/>
+        <source>Not made: transaction number clash, call support</source>
+        <translation>未执行：交易号冲突，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="41"/>
+        <source>Not made: the terminal could not save it, call support</source>
+        <translation>未执行：终端无法保存，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="43"/>
+        <source>Not made: unexpected answer, call support</source>
+        <translation>未执行：答复异常，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="49"/>
+        <location filename="../texts.py" line="114"/>
+        <source>Being checked</source>
+        <translation>核实中</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="52"/>
+        <source>Not enough money</source>
+        <translation>余额不足</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="53"/>
+        <source>Unknown account</source>
+        <translation>账户不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="54"/>
+        <source>Account frozen</source>
+        <translation>账户已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="55"/>
+        <source>Original not found</source>
+        <translation>找不到原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="56"/>
+        <source>Exceeds original</source>
+        <translation>超过原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="57"/>
+        <source>Balance limit</source>
+        <translation>超过余额上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="58"/>
+        <source>Too many holds</source>
+        <translation>预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="59"/>
+        <location filename="../texts.py" line="118"/>
+        <source>Hold not found</source>
+        <translation>找不到预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="60"/>
+        <source>Already completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="61"/>
+        <source>Already released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="62"/>
+        <source>Hold expired</source>
+        <translation>预授权已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="63"/>
+        <source>More than held</source>
+        <translation>超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="64"/>
+        <source>Open holds</source>
+        <translation>有预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="65"/>
+        <location filename="../texts.py" line="85"/>
+        <source>Account closed</source>
+        <translation>已退卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="66"/>
+        <source>Account exists</source>
+        <translation>账户已存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="67"/>
+        <source>Card not found</source>
+        <translation>卡不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="68"/>
+        <source>Card blocked</source>
+        <translation>卡已停用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="69"/>
+        <source>Card in use</source>
+        <translation>卡已被使用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="70"/>
+        <source>Balance cap</source>
+        <translation>余额上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="72"/>
+        <source>Not made</source>
+        <translation>未执行</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="77"/>
+        <source>Charge</source>
+        <translation>扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="78"/>
+        <source>Refund</source>
+        <translation>退款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="79"/>
+        <source>Top-up</source>
+        <translation>充值</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="80"/>
+        <source>Hold</source>
+        <translation>预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="81"/>
+        <source>Sale completed</source>
+        <translation>完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="82"/>
+        <source>Hold released</source>
+        <translation>撤销预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="83"/>
+        <source>New member</source>
+        <translation>新会员</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="84"/>
+        <source>Card replaced</source>
+        <translation>换卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="86"/>
+        <source>Shift closed</source>
+        <translation>交班</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="93"/>
+        <source>Cash</source>
+        <translation>现金</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="94"/>
+        <source>WeChat Pay</source>
+        <translation>微信支付</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="95"/>
+        <source>Alipay</source>
+        <translation>支付宝</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="96"/>
+        <source>Bank card</source>
+        <translation>银行卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="97"/>
+        <source>Other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="103"/>
+        <source>Lost</source>
+        <translation>挂失</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="104"/>
+        <source>Damaged</source>
+        <translation>损坏</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="105"/>
+        <source>Stolen</source>
+        <translation>被盗</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="106"/>
+        <source>Other reason</source>
+        <translation>其他原因</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="113"/>
+        <source>Held until %1</source>
+        <translation>预授权至 %1</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="115"/>
+        <source>Completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="116"/>
+        <source>Released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="117"/>
+        <source>Expired</source>
+        <translation>已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="125"/>
+        <source>No connection to the central server: charges are refused until it is back.</source>
+        <translation>与中心服务器断开：恢复连接前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="127"/>
+        <source>The central server is switching over: try again in a few seconds.</source>
+        <translation>中心服务器切换中：请几秒后再试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="129"/>
+        <source>The central server holds no account data: call support. Charges are refused.</source>
+        <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="131"/>
+        <source>The central server is set up unsafely: call support. Charges are refused.</source>
+        <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="133"/>
+        <source>A charge for this account is still being checked: wait for its result.</source>
+        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="135"/>
+        <source>The last charge is still being processed: wait for its result.</source>
+        <translation>上一笔扣款仍在处理：请等待结果。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="137"/>
+        <source>No open hold: select a hold in the list or scan the card it was made for.</source>
+        <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="139"/>
+        <source>This hold is already completed, released or expired.</source>
+        <translation>此预授权已完成、已撤销或已过期。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="141"/>
+        <source>The terminal is shutting down.</source>
+        <translation>终端正在关闭。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="142"/>
+        <source>No shift is open: sign in again.</source>
+        <translation>没有开班：请重新登录。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="143"/>
+        <source>Not started.</source>
+        <translation>未开始。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="148"/>
+        <source>Amount: enter an amount, e.g. 12.50</source>
+        <translation>金额：请输入金额，例如 12.50</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="149"/>
+        <source>Amount: use digits and one decimal point, e.g. 12.50</source>
+        <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="150"/>
+        <source>Amount: must not be negative</source>
+        <translation>金额：不能为负数</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="151"/>
+        <source>Amount: at most two decimals (fen)</source>
+        <translation>金额：最多两位小数（到分）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="152"/>
+        <source>Amount: must be more than zero</source>
+        <translation>金额：必须大于零</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="153"/>
+        <source>Amount: too large for one payment</source>
+        <translation>金额：单笔金额过大</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="154"/>
+        <source>Amount: not a valid amount</source>
+        <translation>金额：无效的金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="160"/>
+        <source>%1: must not be empty</source>
+        <translation>%1：不能为空</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="162"/>
+        <source>%1: at most 64 characters</source>
+        <translation>%1：最多 64 个字符</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="163"/>
+        <source>%1: only letters, digits and . _ : - are allowed</source>
+        <translation>%1：只能包含字母、数字和 . _ : -</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="169"/>
+        <source>Connecting to the central server…</source>
+        <translation>正在连接中心服务器…</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="170"/>
+        <source>Connected</source>
+        <translation>已连接</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="171"/>
+        <source>No connection to the central server: charges refused</source>
+        <translation>与中心服务器断开：暂停收款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="172"/>
+        <source>Central server switching over: reconnecting…</source>
+        <translation>中心服务器切换中：正在重新连接…</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="173"/>
+        <source>Central server has no account data: call support</source>
+        <translation>中心服务器没有账户数据：请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="174"/>
+        <source>Central server set up unsafely: call support</source>
+        <translation>中心服务器配置不安全：请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="179"/>
+        <source>Active</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="180"/>
+        <source>Frozen</source>
+        <translation>已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="181"/>
+        <source>Closed (card returned)</source>
+        <translation>已退卡销户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="186"/>
+        <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
+        <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="189"/>
+        <source>Cashier id or PIN is wrong.</source>
+        <translation>工号或密码错误。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="192"/>
+        <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
+        <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="195"/>
+        <source>This cashier is disabled: ask the back office.</source>
+        <translation>此收银员已停用：请联系后台。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="197"/>
+        <source>This cashier is not a supervisor.</source>
+        <translation>此人不是主管。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="199"/>
+        <source>Cannot reach the central server: check the network and try again.</source>
+        <translation>无法连接中心服务器：请检查网络后重试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="200"/>
+        <source>Sign-in failed.</source>
+        <translation>登录失败。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="205"/>
+        <source>PIN: enter your PIN</source>
+        <translation>密码：请输入密码</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="206"/>
+        <source>PIN: 4 to 12 digits</source>
+        <translation>密码：4 到 12 位数字</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="214"/>
+        <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
+        <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="218"/>
+        <source>Member account %1 opened.</source>
+        <translation>会员账户 %1 已开立。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="219"/>
+        <source>Card %1 issued.</source>
+        <translation>卡 %1 已发放。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="219"/>
+        <source>No card issued yet.</source>
+        <translation>尚未发卡。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="221"/>
+        <source>Member account %1 opened, but the card was not issued:</source>
+        <translation>会员账户 %1 已开立，但卡未发放：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="223"/>
+        <source>The account was not opened:</source>
+        <translation>账户未开立：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="229"/>
+        <source>Card %1 blocked: it can no longer be used.</source>
+        <translation>卡 %1 已挂失停用，不能再使用。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="231"/>
+        <source>New card %1 issued to account %2; the balance stays.</source>
+        <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="234"/>
+        <source>The card was not changed:</source>
+        <translation>未换卡：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="236"/>
+        <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
+        <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="238"/>
+        <source>Bonus forfeited: %1</source>
+        <translation>赠送金额作废：%1</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="239"/>
+        <source>The account was not closed:</source>
+        <translation>账户未退卡：</translation>
+    </message>
+</context>
+<context>
+    <name>TillDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="131"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="146"/>
+        <source>Checking the supervisor PIN…</source>
+        <translation>正在核对主管密码…</translation>
+    </message>
+</context>
+<context>
+    <name>TopUpDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="406"/>
+        <source>The promotions cannot be read now: the top-up was not made.</source>
+        <translation>现在无法读取促销活动：充值未执行。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="407"/>
+        <source>The promotions cannot be read now (no connection to the central server): try again in a moment.</source>
+        <translation>现在无法读取促销活动（未连接中心服务器）：请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="418"/>
+        <location filename="../dialogs.py" line="463"/>
+        <source>Reading the promotions…</source>
+        <translation>正在读取促销活动…</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="429"/>
+        <source>Bonus %1 (promotion): the account gets %2, of which %1 is bonus (spendable, never paid out).</source>
+        <translation>赠送 %1（促销）：账户到账 %2，其中 %1 为赠送金额（可消费，不退现）。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="434"/>
+        <source>No promotion for this amount.</source>
+        <translation>此金额没有促销。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="437"/>
+        <location filename="../dialogs.py" line="445"/>
+        <source>Top up</source>
+        <translation>充值</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="438"/>
+        <source>Take the customer&apos;s money first, then top up the account.</source>
+        <translation>请先收取顾客的钱，再为账户充值。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="439"/>
+        <location filename="../dialogs.py" line="453"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="440"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="441"/>
+        <source>Paid by</source>
+        <translation>支付方式</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="446"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="468"/>
+        <source>This top-up gets a bonus of %1: check it with the customer, then press Top up again.</source>
+        <translation>本次充值赠送 %1：请与顾客确认后再按一次“充值”。</translation>
     </message>
 </context>
 </TS>

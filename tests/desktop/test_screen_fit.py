@@ -53,20 +53,27 @@ def test_a_whole_shift_on_a_1024x768_screen(xvfb_1024x768, redis_url, ledger, tm
     ledger.init()
     open_account(ledger, "6222020000001234", 25800)
     open_account(ledger, "6222020000005678", 12000)
+    for account_id, holder, phone in (("M-0001", "张三", "13800000001"), ("M-0002", "张三丰", "13800000002")):
+        assert ledger.open_account(account_id, txn_id=f"open-{account_id}", holder_name=holder, phone=phone).applied
+    assert ledger.add_promotion(10000, 2000, txn_id="promo-100-20").applied
     registry = CashierRegistry(ledger.client)
-    registry.add(CASHIER, "Li Na", CASHIER_PIN)
+    registry.add(CASHIER, "Li Na", CASHIER_PIN, can_top_up=True)
     registry.add(SUPERVISOR, "Wang Wei", SUPERVISOR_PIN, supervisor=True)
     env = {**os.environ, "DISPLAY": xvfb_1024x768, "QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "tests.desktop.xvfb_session", redis_url, str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "tests.desktop.xvfb_session", redis_url, str(tmp_path), "--members"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["screen"] == [1024, 768]
     assert "timeout" not in report, report
-    assert report["steps"] == ["sign-in", "charged", "refund dialog", "refunded", "close shift dialog", "shift report"]
+    assert report["steps"] == ["sign-in", "charged", "refund dialog", "refunded", "pick list", "top-up dialog",
+                               "topped up", "member dialog", "close account dialog", "close outcome",
+                               "close shift dialog", "shift report"]
     assert report["outside"] == []
     assert report["closed"] is True
     assert ledger.balance("6222020000001234") == 25800 and ledger.balance("6222020000005678") == 9500
+    closed = ledger.account("M-0001")                  # topped up ¥100 + ¥20 bonus, then closed
+    assert (closed.status, closed.balance_minor) == ("closed", 0)
 
 
 def settle() -> None:

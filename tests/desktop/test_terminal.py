@@ -272,8 +272,9 @@ def test_top_up_only_for_permitted_cashiers(qtbot, terminal, ledger):
     assert dialog.account_input.text() == "G-1"
     dialog.amount_input.setText("100")
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)   # once the promotions are known
     wait_idle(qtbot, terminal)
-    assert "Topped up: ¥100.00" in result_text(terminal)
+    assert "Topped up: ¥100.00 (Cash)" in result_text(terminal)
     assert ledger.balance("G-1") == 10000
 
 

@@ -568,6 +568,7 @@ def test_refund_and_top_up_dialogs_have_the_keypad(qtbot, terminal, ledger):
         qtbot.mouseClick(child(dialog, f"key_{key}", QPushButton), Qt.MouseButton.LeftButton)
     assert child(dialog, "topUpAmountInput", QLineEdit).text() == "12.5"
     qtbot.mouseClick(child(dialog, "topUpConfirmButton", QPushButton), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)   # once the promotions are known
     wait_idle(qtbot, terminal)
     assert ledger.balance("KP-0001") == 6250
     charge_typed(qtbot, terminal, "KP-0001", "10.00")

@@ -1,11 +1,14 @@
 """A whole shift on a real X display (run under Xvfb by tests/desktop/test_screen_fit.py,
 or by hand to take the docs' screenshots): the terminal starts full screen on the X
 platform, a cashier signs in, a card is scanned, a charge, a refund approved by a
-supervisor, the shift closed with F8 and its confirmation. After every step each
+supervisor, the shift closed with F8 and its confirmation. With `--members` (the
+ledger holds the members 张三 and 张三丰, a top-up promotion, and c1 may top up): a
+look-up by name with its pick list, a top-up paid by WeChat with its bonus, Member… and
+an account closed with a supervisor's approval and its outcome. After every step each
 visible widget of the main window and each open dialog must lie inside the screen.
 Prints one JSON line: {"screen": [w, h], "steps": [...], "outside": [...]}.
 
-    python -m tests.desktop.xvfb_session REDIS_URL DATA_DIR [--lang zh_CN] [--shots DIR --tag NAME]
+    python -m tests.desktop.xvfb_session REDIS_URL DATA_DIR [--lang zh_CN] [--members] [--shots DIR --tag NAME]
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ def main(argv=None) -> int:
     p.add_argument("--lang", default="en")
     p.add_argument("--shots", help="save screenshots into this directory")
     p.add_argument("--tag", default="", help="screenshot name suffix, e.g. 1024x768")
+    p.add_argument("--members", action="store_true", help="also the member steps (pick list, top-up, close)")
     args = p.parse_args(argv)
 
     from PySide6.QtCore import QEventLoop, Qt, QTimer
@@ -100,6 +104,48 @@ def main(argv=None) -> int:
             out = Path(args.shots) / f"{name}-{args.tag}-{args.lang}.png"
             window.screen().grabWindow(0).save(str(out))
 
+    def members_steps(sale) -> None:
+        sale.account_input.setFocus()
+        sale.account_input.clear()
+        sale.account_input.insert("张三")                          # what an input method commits
+        QTest.keyClick(sale.account_input, Qt.Key.Key_Return)
+        wait(lambda: visible_window("memberPickDialog") is not None, "pick list")
+        check("pick list")
+        shot("member-pick")
+        QTest.keyClick(visible_window("memberPickDialog").list, Qt.Key.Key_Return)
+        wait(lambda: sale._account is not None and sale._account.holder_name == "张三", "member on screen")
+        QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_F6)
+        wait(lambda: visible_window("topUpDialog") is not None, "top-up dialog")
+        top_up = visible_window("topUpDialog")
+        wait(lambda: top_up.promotions is not None, "promotions")
+        top_up.amount_input.setFocus()
+        QTest.keyClicks(top_up.amount_input, "100", Qt.KeyboardModifier.NoModifier, 30)
+        QTest.mouseClick(top_up.method_buttons["wechat"], Qt.MouseButton.LeftButton)
+        check("top-up dialog")
+        shot("top-up")
+        QTest.keyClick(top_up.amount_input, Qt.Key.Key_Return)
+        wait(lambda: sale.busy_txn is None and decided("credit"), "topped up")
+        wait(lambda: "+" in sale.balance_label.text(), "principal + bonus shown")
+        check("topped up")
+        shot("member-on-screen")
+        QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_F7)
+        wait(lambda: visible_window("membersDialog") is not None, "member dialog")
+        check("member dialog")
+        QTest.mouseClick(visible_window("membersDialog").close_button, Qt.MouseButton.LeftButton)
+        wait(lambda: visible_window("closeAccountDialog") is not None, "close account dialog")
+        close = visible_window("closeAccountDialog")
+        QTest.keyClicks(close.supervisor_input, "sup", Qt.KeyboardModifier.NoModifier, 30)
+        close.pin_input.setFocus()
+        QTest.keyClicks(close.pin_input, "9876", Qt.KeyboardModifier.NoModifier, 30)
+        check("close account dialog")
+        shot("close-account")
+        QTest.keyClick(close.pin_input, Qt.Key.Key_Return)
+        wait(lambda: visible_window("outcomeDialog") is not None, "outcome")
+        check("close outcome")
+        shot("close-outcome")
+        QTest.keyClick(visible_window("outcomeDialog"), Qt.Key.Key_Return)
+        wait(lambda: visible_window("outcomeDialog") is None and window.isActiveWindow(), "outcome closed")
+
     try:
         wait(lambda: engine.state == "online", "online")
         wait(lambda: window.isVisible() and window.isActiveWindow(), "window shown")
@@ -140,6 +186,8 @@ def main(argv=None) -> int:
         sale.amount_input.setText("8.00")
         check("refunded")
         shot("main-window")
+        if args.members:
+            members_steps(sale)
         QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_F8)
         wait(lambda: visible_window("closeShiftDialog") is not None, "close shift dialog")
         check("close shift dialog")
@@ -147,6 +195,9 @@ def main(argv=None) -> int:
         wait(lambda: visible_window("shiftReportDialog") is not None, "shift report")
         check("shift report")
         shot("shift-report")
+        if args.members:
+            visible_window("shiftReportDialog").view.scrollToAnchor("members")
+            shot("shift-report-members")
         report["closed"] = engine.outbox.current_shift() is None
     except TimeoutError as exc:
         report["timeout"] = str(exc)
