@@ -36,9 +36,13 @@ class ShiftTotals:
     topups_minor: int = 0
 
 
-def shift_txn_id(terminal_id: str, shift_no: int) -> str:
-    """The default txn id of closing `shift_no` on `terminal_id` (stable across retries)."""
-    digest = hashlib.sha256(f"{terminal_id}|{shift_no}".encode()).hexdigest()[:32]
+def shift_txn_id(terminal_id: str, shift_no: int, *, opened_ms: int | None = None) -> str:
+    """The default txn id of closing `shift_no` on `terminal_id` (stable across retries).
+    A till whose shift numbers can start again at 1 (reinstalled, its local outbox new)
+    passes the shift's `opened_ms` too, so its new shift 1 is not taken for the old one
+    (which would answer TxnConflict and leave the new shift without a Z record)."""
+    key = f"{terminal_id}|{shift_no}" if opened_ms is None else f"{terminal_id}|{shift_no}|{opened_ms}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
     return f"z-{digest}"
 
 

@@ -338,11 +338,12 @@ class Engine(QObject):
     def close_shift(self, shift, closed_by: str, totals: ShiftTotals, extra_totals: dict[str, int]) -> Op:
         """Journal the Z record of a closed `shift` (outbox.Shift) through the outbox: never
         refused (offline too); sent now, else re-sent with the same txn id until Redis
-        answers. The txn id is core.shifts' own (terminal + shift number): a shift is
-        recorded once however often this runs."""
+        answers. The txn id is core.shifts' own (terminal + shift number + opening time:
+        a reinstalled till numbers its shifts from 1 again): a shift is recorded once
+        however often this runs."""
         if self._closed:
             raise Refused("closed")
-        txn_id = shift_txn_id(self.terminal_id, shift.shift_id)
+        txn_id = shift_txn_id(self.terminal_id, shift.shift_id, opened_ms=shift.opened_ms)
         stored = self.outbox.get(txn_id)
         if stored is not None:
             return stored

@@ -370,7 +370,7 @@ def test_shift_report_totals_by_method_and_bucket_and_the_z_record(qtbot, termin
     text = terminal.report_dialog.view.toPlainText()
     assert "Top-ups by Alipay" in text and "Cash expected in the drawer" in text
     # the Z record in the central journal, with the same totals
-    txn = shift_txn_id("T1", shift.shift_id)
+    txn = shift_txn_id("T1", shift.shift_id, opened_ms=shift.opened_ms)
     qtbot.waitUntil(lambda: engine.outbox.get(txn) is not None and engine.outbox.get(txn).applied, timeout=5000)
     [z] = [e for e in journal_entries(ledger, "shift_close") if e["txn"] == txn]
     totals = json.loads(z["z"])
@@ -394,7 +394,7 @@ def test_a_shift_closed_while_redis_is_away_is_journaled_once_it_is_back(qtbot, 
         proxy.cut_connections()
         qtbot.waitUntil(lambda: window.engine.state == "offline", timeout=10000)
         close_shift(qtbot, window)                           # the close itself never waits for Redis
-        txn = shift_txn_id("T1", shift.shift_id)
+        txn = shift_txn_id("T1", shift.shift_id, opened_ms=shift.opened_ms)
         op = window.engine.outbox.get(txn)
         assert op is not None and op.kind == "shift_close" and op.pending
         assert not [e for e in journal_entries(ledger, "shift_close")]
@@ -406,6 +406,29 @@ def test_a_shift_closed_while_redis_is_away_is_journaled_once_it_is_back(qtbot, 
         qtbot.waitUntil(lambda: window.engine.pending_count == 0, timeout=5000)   # the status bar too
     finally:
         proxy.close()
+
+
+def test_a_reinstalled_till_gets_a_z_record_of_its_own_for_shift_1(qtbot, make_terminal, redis_url, ledger,
+                                                                    registry, tmp_path):
+    """A reinstalled till (new local outbox, same terminal id) numbers its shifts from 1
+    again; its shift 1 must not be taken for the old shift 1 (a TxnConflict, no record)."""
+    ledger.init()
+    records = []
+    for install in ("first", "reinstalled"):
+        window = make_terminal(redis_url, data_dir=tmp_path / install)
+        sign_in(qtbot, window)
+        shift = window.shift
+        assert shift.shift_id == 1
+        close_shift(qtbot, window)
+        txn = shift_txn_id("T1", 1, opened_ms=shift.opened_ms)
+        qtbot.waitUntil(lambda: window.engine.outbox.get(txn) is not None
+                        and window.engine.outbox.get(txn).applied, timeout=5000)
+        records.append(txn)
+        window.engine.close()
+        qtbot.wait(5)      # opened_ms of the next install's shift 1 differs
+    z = [e for e in journal_entries(ledger, "shift_close")]
+    assert sorted(e["txn"] for e in z) == sorted(records) and len(set(records)) == 2
+    assert [e["shift"] for e in z] == ["1", "1"]
 
 
 def test_an_outbox_of_version_2_is_migrated_with_its_pending_rows(tmp_path):
