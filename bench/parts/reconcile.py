@@ -262,6 +262,11 @@ def lag_run(url: str, dsn: str, journals: list[str], accounts, duration_s: float
         c.close()
     try:
         deadline = time.perf_counter() + 60
+        # sampling starts once the daemon is consuming (its first XREADGROUP registers
+        # it in the group): its start-up is not journal lag
+        while time.perf_counter() < deadline and not all(
+                any(c["name"] == "bench-lag" for c in client.xinfo_consumers(j, CONSUMER_GROUP)) for j in journals):
+            time.sleep(0.05)
         while _unapplied(client, journals) and time.perf_counter() < deadline:
             time.sleep(0.05)
         thread = threading.Thread(target=sample, daemon=True)
@@ -307,6 +312,7 @@ def run(ctx) -> None:
     copy = raw_copy(url, dsn, journals)
     ctx.data["reconcile"] = {"drain": results, "copy": copy, "unchained": unchained_runs, "chained": chained_runs}
     best = max(r["per_s"] for r in results.values())
+    one = max(best_chained, results[1]["per_s"])
     for instances, r in results.items():
         ctx.row("6 reconcile drain", f"reconcile-service run ×{instances}, backlog of {r['entries']:,} entries "
                 f"(1,000 accounts), PostgreSQL `{DATABASE}`", f"{r['per_s']:,.0f} entries/s",
@@ -322,14 +328,15 @@ def run(ctx) -> None:
             ratio=f"the chain costs {cost:.1%} of the drain rate (best ×1 chained {best_chained:,.0f}/s)",
             target="chain ≤ 15% of the drain rate", met=cost <= 0.15,
             note=f"best of interleaved runs: without {runs(unchained_runs)}/s, with {runs(chained_runs)}/s; "
-                 "without = no head lock, no pre-check, no SHA-256 per row")
+                 "without = no chain head lock or update, no SHA-256 per row")
     ctx.row("6 reconcile drain", f"raw binary COPY of the same {copy['entries']:,} rows into a table LIKE "
             "ledger_entries INCLUDING ALL (same indexes), one transaction", f"{copy['per_s']:,.0f} entries/s",
-            ratio=f"best drain {best / copy['per_s']:.3f}x of this", target="drain ≥ 0.35x",
-            met=best / copy["per_s"] >= TARGET_COPY_RATIO, finding="reconcile_copy_ratio",
+            ratio=f"drain ×1 {one / copy['per_s']:.3f}x of this (best {best / copy['per_s']:.3f}x)",
+            target=f"drain ×1 ≥ {TARGET_COPY_RATIO:g}x", met=one / copy["per_s"] >= TARGET_COPY_RATIO,
+            finding="reconcile_copy_ratio",
             note=f"COPY + COMMIT {copy['seconds']:.2f} s; rows built in Python beforehand exactly as the service "
                  f"builds them; text COPY of the same rows: {copy['text_per_s']:,.0f} entries/s "
-                 f"(best drain {best / copy['text_per_s']:.3f}x of that)")
+                 f"(drain ×1 {one / copy['text_per_s']:.3f}x of that)")
     if ctx.smoke:
         ctx.row("6 reconcile drain", f"journal lag while the core sustains {LAG_RATE_PER_S:,} deductions/s",
                 "skipped in smoke", target=f"lag < {TARGET_LAG_S:g} s")
