@@ -1,15 +1,17 @@
 """Writing journal entries into the database of record, one transaction per batch.
 
-`apply_batch` inserts a batch of one partition's stream entries with one
-``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (rows as arrays through ``unnest()`` on
-PostgreSQL, an executemany on SQLite: see `BulkInsert`), so a
-redelivered entry changes nothing and a txn id that Redis applied twice is refused by
-the unique `txn_id`. The new rows are chained (`chain`: chain_seq and row_hash) after
-the partition's head, which the batch locks first, so two consumers' batches of one
-partition are chained one after the other. It then adds each account's net change with one multi-row upsert
-(increments and maxima, so batches of one partition committed out of order by two
-consumers still add up). Nothing here talks to Redis: the caller acknowledges the
-entries only after this function's COMMIT returned.
+`apply_batch` writes a batch of one partition's stream entries. On PostgreSQL it first
+COPYs the new rows, chained (`chain`: chain_seq and row_hash) after the partition's
+head, which the batch locks first, straight into ledger_entries (`bulk.copy_rows`); a
+row already there (a redelivery, a txn id that Redis applied twice) fails the COPY on a
+unique index and the batch is redone the careful way, which SQLite always takes: which
+txn ids are stored first, then one ``INSERT ... ON CONFLICT DO NOTHING`` of the new ones
+(see `BulkInsert`). So a redelivered entry changes nothing, a txn id applied twice is
+refused by the unique `txn_id` and recorded as a duplicate, and two consumers' batches
+of one partition are chained one after the other. It then adds each account's net
+change with one multi-row upsert per table (increments and maxima, so batches of one
+partition committed out of order by two consumers still add up). Nothing here talks to
+Redis: the caller acknowledges the entries only after this function's COMMIT returned.
 """
 from __future__ import annotations
 
@@ -184,7 +186,6 @@ LEDGER_COLUMNS = ("txn_id", "account_id", "kind", "amount_minor", "balance_after
                   "cashier_id", "original_txn_id", "occurred_at", "journal_partition", "journal_id",
                   "journal_pos", "root_account_id", "transfer_id", "peer_account_id", "principal_delta_minor",
                   "bonus_delta_minor", "method", "applied_at", "chain_seq", "row_hash")
-_POS_AT = LEDGER_COLUMNS.index("journal_pos")
 
 
 def _values(entry: BookEntry, now: datetime, occurred: datetime | None = None) -> list:
