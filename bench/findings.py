@@ -50,23 +50,35 @@ FINDINGS: dict[str, str] = {
         "record as one string value `status|balance|journal_id|fingerprint` instead of a hash (no field names or "
         "listpack header)."),
     "reconcile_30k": (
-        "First profile (pyinstrument, batch 500, ~3,300 entries/s under the profiler): 41% of the drain was psycopg "
-        "re-parsing the 500-row `INSERT ... VALUES (...), ... RETURNING` of 8,000 placeholders every batch (psycopg "
-        "caches parsed queries only up to 4,096 characters / 50 parameters), and the account upserts ran as one "
-        "statement per row. FIXED in reconcile_service/store.py: on PostgreSQL every table now gets ONE statement per "
-        "batch whose text does not depend on the row count (rows as one array per column through `unnest()`), and the "
-        "default batch is 2,000: the drain went from ~5,200 to ~10,500 entries/s (one daemon) and ~19,000 (two). "
-        "Still short of 30,000: what remains is server-side work per row (three indexes on ledger_entries, the "
-        "upserts of every touched account and sub-balance, in one transaction per batch) plus Python building the "
-        "rows, all on the 2 cores shared with Redis and the load. Raw COPY of the same rows is ~5x faster. Next "
-        "steps, not done: COPY into a temporary table then one INSERT ... SELECT ... ON CONFLICT per batch, and "
-        "several daemons on other cores/hosts (a second one nearly doubles the rate here)."),
+        "Profiled (pyinstrument; then per-phase CPU of the consumer draining 100k entries in-process, and the "
+        "PostgreSQL backend's CPU from /proc, on the shared 2-core machine at load ~2). Before issue 17's work: 60% "
+        "of the drain was psycopg dumping the unnest() array parameters in Python (ListDumper), ~20% building one "
+        "frozen dataclass per entry, ~12% json.JSONEncoder rebuilt for every row's canonical form: 3,400 entries/s. "
+        "FIXED (commits dbb1ada, 4d30ef6): binary COPY straight into ledger_entries on the fast path (a unique "
+        "violation = a redelivery: the batch is redone checking first), staging tables + one INSERT ... SELECT ... ON "
+        "CONFLICT per table, entries as named tuples built by core's own from_fields, json's C encoder made once, one "
+        "pass for all totals, batches of 10,000 (each account row upserted once per batch), two unread indexes "
+        "dropped (migration 0008): 13,300-15,600 entries/s in the bench, 0.36-0.44x raw binary COPY. What is left is Python on "
+        "the client side: per entry ~53 us of CPU (reading the XREADGROUP reply and redis-py's dict per entry ~13, "
+        "parsing ~14, building, hashing and streaming the row ~24 of which SHA-256 + canonical JSON ~9, upserts "
+        "~4) against ~25 us in PostgreSQL, i.e. 1.08x raw COPY's own ~23 us: the database side is at COPY speed, "
+        "one Python process is not. Tried and dropped: a read-ahead thread reading and parsing the next batch while "
+        "the database wrote the current one (interleaved runs: no gain on the loaded 2 cores, where no core is "
+        "idle, and 10-20% more Python CPU from GIL hand-offs). Two daemons reach 16,700-21,200 entries/s (the x2 row); "
+        "30,000 with one needs the per-entry Python below ~25 us (a C extension or a leaner journal encoding) or "
+        "a quiet machine."),
+    "reconcile_copy_ratio": (
+        "See reconcile_30k: PostgreSQL's work per entry is ~1.08x raw COPY's; the drain's Python (read, parse, "
+        "chain, totals) is what keeps one daemon below raw COPY."),
     "reconcile_lag": (
-        "A consequence of reconcile_30k: one daemon drains about as fast as the core journals at 10,000/s on this "
-        "2-core machine (where it competes with the load's worker processes, Redis and PostgreSQL for CPU), so the "
-        "lag hovers around a second instead of staying well under it. Nothing is lost or stuck (the drain rows are "
-        "exact). Fix: a second daemon (the two-instance drain row nearly doubles the rate), or the COPY-based batch "
-        "write named under reconcile_30k."),
+        "The paced load itself was not sustained: the 2 load processes reached only 4,430 of 10,000 deductions/s "
+        "(the row says NOT sustained) on the 2 cores shared with Redis, PostgreSQL, the daemon and other engineers' "
+        "test runs, so every process was CPU-starved, the daemon included: lag p50 0.54 s, p99 1.67 s (the lag is "
+        "about two batch cycles: the oldest entry of the batch in flight). The drain itself is 3x faster than that "
+        "arrival rate (x1 row), and caught up 0.17 s after the load stopped; nothing lost or doubled. Fixed in the "
+        "bench: sampling began while the daemon was still starting, which put 2 s of start-up into the p99 (5.6 s "
+        "in the first run). Not reached on this machine: needs the load on other cores (terminals are other "
+        "machines) or a second daemon."),
     "latency_p99": (
         "Not Redis: INFO commandstats during the paced run shows tens of microseconds of Redis CPU per EVALSHA, and the "
         "median service time is a fraction of a millisecond. The p99 tail (and the gap between service time and "

@@ -18,15 +18,11 @@ import logging
 import sys
 import time
 
-from core import LedgerNotInitialized, UnsafeRedisConfig
-from core.connection import redacted
 from core.exit_codes import (EXIT_BAD_INPUT, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED,
                              EXIT_UNAVAILABLE, classify, epilog)
 
 from .config import ConfigError, load_settings
-from .db import SchemaNotCurrent, migrate
 from .logs import setup_logging
-from .restore import RestoreRefused
 
 log = logging.getLogger("reconcile_service")
 
@@ -152,7 +148,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args, settings) -> int:
+    # imported here, not at the top: `report` (an accountant's command, timed by the
+    # bench) needs none of the daemon's modules (alembic, the journal, restore)
+    from core import LedgerNotInitialized, UnsafeRedisConfig
+    from core.connection import redacted
+
+    from .db import SchemaNotCurrent, migrate
     from .metrics import MetricsServer
+    from .restore import RestoreRefused
     from .service import Service, Stopped, Unavailable
 
     # `status` only reads: it must not create an SQLite file (or its folder) that is not there

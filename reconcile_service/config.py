@@ -37,7 +37,7 @@ class Settings:
     redis_url: str = DEFAULT_REDIS_URL
     database_url: str = ""                 # "" -> default_database_url()
     consumer_name: str = ""                # "" -> <hostname>-<pid>
-    batch_size: int = 2000                 # journal entries per database transaction (one statement per table)
+    batch_size: int = 10_000               # journal entries per database transaction (one statement per table)
     block_ms: int = 1000                   # XREADGROUP BLOCK when every partition is idle
     claim_idle_ms: int = 30_000            # pending this long -> its consumer is presumed dead
     reconcile_interval_s: float = 300.0    # the daemon's reconciliation passes
@@ -72,7 +72,7 @@ _TYPES: dict[str, tuple[type, float | None]] = {
 }
 _CHOICES = {"log_format": ("json", "text"),
             "log_level": ("DEBUG", "INFO", "WARNING", "ERROR")}
-_MAX_BATCH = 5000  # one transaction stays short; SQLite executemany has no parameter limit
+_MAX_BATCH = 50_000  # one transaction stays short; SQLite executemany has no parameter limit
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:

@@ -139,8 +139,6 @@ class LedgerEntry(Base):
     __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_ledger_entries_position"),
                       UniqueConstraint("journal_partition", "chain_seq", name="uq_ledger_entries_chain"),
                       Index("ix_ledger_entries_account_pos", "account_id", "journal_pos"),
-                      Index("ix_ledger_entries_root", "root_account_id"),
-                      Index("ix_ledger_entries_transfer", "transfer_id"),
                       Index("ix_ledger_entries_occurred_at", "occurred_at"))
 
 

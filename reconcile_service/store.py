@@ -1,15 +1,17 @@
 """Writing journal entries into the database of record, one transaction per batch.
 
-`apply_batch` inserts a batch of one partition's stream entries with one
-``INSERT ... ON CONFLICT DO NOTHING RETURNING`` (rows as arrays through ``unnest()`` on
-PostgreSQL, an executemany on SQLite: see `BulkInsert`), so a
-redelivered entry changes nothing and a txn id that Redis applied twice is refused by
-the unique `txn_id`. The new rows are chained (`chain`: chain_seq and row_hash) after
-the partition's head, which the batch locks first, so two consumers' batches of one
-partition are chained one after the other. It then adds each account's net change with one multi-row upsert
-(increments and maxima, so batches of one partition committed out of order by two
-consumers still add up). Nothing here talks to Redis: the caller acknowledges the
-entries only after this function's COMMIT returned.
+`apply_batch` writes a batch of one partition's stream entries. On PostgreSQL it first
+COPYs the new rows, chained (`chain`: chain_seq and row_hash) after the partition's
+head, which the batch locks first, straight into ledger_entries (`bulk.copy_rows`); a
+row already there (a redelivery, a txn id that Redis applied twice) fails the COPY on a
+unique index and the batch is redone the careful way, which SQLite always takes: which
+txn ids are stored first, then one ``INSERT ... ON CONFLICT DO NOTHING`` of the new ones
+(see `BulkInsert`). So a redelivered entry changes nothing, a txn id applied twice is
+refused by the unique `txn_id` and recorded as a duplicate, and two consumers' batches
+of one partition are chained one after the other. It then adds each account's net
+change with one multi-row upsert per table (increments and maxima, so batches of one
+partition committed out of order by two consumers still add up). Nothing here talks to
+Redis: the caller acknowledges the entries only after this function's COMMIT returned.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ import logging
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, fields as dataclass_fields
+from collections import namedtuple
+from dataclasses import MISSING, dataclass, field, fields as dataclass_fields
 from datetime import date, datetime, timedelta, timezone
 from typing import Iterable, Sequence
 
@@ -29,7 +32,7 @@ from sqlalchemy.engine import Connection, Engine
 from core import JournalEntry
 from core.keys import KeySchema
 
-from . import chain
+from . import bulk, chain
 from .members import NON_BALANCE_KINDS, apply_member_entries
 from .models import (METHOD_LEN, Account, ChainHead, DailyTotal, Discrepancy, DuplicateEntry, Hold, JournalProgress,
                      LedgerEntry, LedgerSetting, QuarantinedEntry, ShiftClose, SubBalance, journal_pos)
@@ -52,20 +55,39 @@ _EPOCH_DAY = date(1970, 1, 1)
 SHIFT_TOTALS = ("sales_count", "sales_minor", "refunds_count", "refunds_minor", "topups_count", "topups_minor")
 
 
-@dataclass(frozen=True, slots=True)
-class BookEntry(JournalEntry):
+def _book_entry_fields():
+    """A named tuple of core.JournalEntry's fields (same names, order and defaults) and
+    the book's own (see BookEntry)."""
+    core = dataclass_fields(JournalEntry)
+    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos"]
+    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, ""]
+    return namedtuple("BookEntryFields", names, defaults=defaults), len(core)
+
+
+_BookEntryFields, _CORE_FIELDS = _book_entry_fields()
+_core_from_fields = JournalEntry.from_fields.__func__
+
+
+class BookEntry(_BookEntryFields):
     """A journal entry with what the book of record adds: the bucket deltas and payment
-    method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method) and, for
-    a `shift_close`, the Z record."""
-    principal_delta_minor: int = 0
-    bonus_delta_minor: int = 0
-    method: str = ""
-    shift: dict | None = None
+    method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method), for
+    a `shift_close` the Z record, and `pos`, the sortable journal position.
+
+    It has every field of core.JournalEntry, read from the stream fields by core's own
+    `JournalEntry.from_fields` (which builds the class it is called on from those fields),
+    but is a named tuple rather than a frozen dataclass: building one costs a quarter
+    (a frozen dataclass sets its 23 fields one object.__setattr__ at a time), and the
+    drain builds one per entry (profiling: 20% of its time went into that)."""
+    __slots__ = ()
+
+    @property
+    def account_root(self) -> str:
+        return JournalEntry.account_root.fget(self)
 
     @classmethod
     def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
-        base = JournalEntry.from_fields(journal_id, partition, f)
-        amt = base.amount_minor
+        entry = _core_from_fields(cls, journal_id, partition, f)
+        amt = entry.amount_minor
         pd = _int_field(f, "pd") if "pd" in f else amt
         bd = _int_field(f, "bd") if "bd" in f else 0
         if pd + bd != amt:
@@ -73,9 +95,8 @@ class BookEntry(JournalEntry):
         method = f.get("m") or ""
         if len(method) > METHOD_LEN:
             raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
-        shift = _parse_shift(f) if base.kind == "shift_close" else None
-        return cls(**{x.name: getattr(base, x.name) for x in dataclass_fields(JournalEntry)},
-                   principal_delta_minor=pd, bonus_delta_minor=bd, method=method, shift=shift)
+        shift = _parse_shift(f) if entry.kind == "shift_close" else None
+        return tuple.__new__(cls, entry[:_CORE_FIELDS] + (pd, bd, method, shift, journal_pos(journal_id)))
 
 
 def _int_field(f: dict, name: str) -> int:
@@ -123,11 +144,11 @@ def insert_for(conn: Connection, table):
 class BulkInsert:
     """Many rows inserted by ONE statement whose text does not depend on the row count.
 
-    On PostgreSQL the rows travel as one array per column and are spread out again by
-    ``unnest()``: psycopg parses (and after a few uses prepares) the statement once,
-    where a 500-row ``VALUES`` list of 8,000 parameters was parsed anew for every batch
-    (profiling: 41% of the drain's time). On SQLite the rows go as an executemany.
-    `insert` takes on_conflict_* and returning() like any dialect insert.
+    On PostgreSQL the rows are COPYed into a staging table first and the statement is an
+    ``INSERT ... SELECT`` from it (`bulk.staged_insert`): psycopg formats COPY rows in C,
+    where array parameters through ``unnest()`` were dumped in Python (60% of the drain's
+    time). On SQLite the rows go as an executemany. `insert` takes on_conflict_* and
+    returning() like any dialect insert.
     """
     insert: object
     rows: list[dict]
@@ -140,13 +161,7 @@ class BulkInsert:
 def bulk_insert(conn: Connection, model, rows: list[dict]) -> BulkInsert:
     if conn.dialect.name != "postgresql":
         return BulkInsert(sqlite.insert(model), rows, False)
-    table = model.__table__
-    names = list(rows[0])
-    arrays = [bindparam(f"col_{name}", [row[name] for row in rows], type_=ARRAY(table.c[name].type))
-              for name in names]
-    source = func.unnest(*arrays).table_valued(*names).render_derived()
-    query = select(*(source.c[name] for name in names))
-    return BulkInsert(postgresql.insert(model).from_select(names, query), rows, True)
+    return BulkInsert(bulk.staged_insert(conn, model, rows), rows, True)
 
 
 def greatest(conn: Connection, a, b):
@@ -166,16 +181,25 @@ class BatchResult:
     accounts_changed: int = 0
 
 
-def _row(entry: JournalEntry, now: datetime) -> dict:
-    return dict(txn_id=entry.txn_id, account_id=entry.account_id, kind=entry.kind,
-                amount_minor=entry.amount_minor, balance_after_minor=entry.balance_after_minor,
-                terminal_id=entry.terminal_id or None, cashier_id=entry.cashier_id or None,
-                original_txn_id=entry.original_txn_id or None,
-                occurred_at=ms_to_datetime(entry.occurred_ms), journal_partition=entry.partition,
-                journal_id=entry.journal_id, journal_pos=journal_pos(entry.journal_id),
-                root_account_id=entry.account_root, transfer_id=entry.transfer_id or None,
-                peer_account_id=entry.peer_id or None, principal_delta_minor=entry.principal_delta_minor,
-                bonus_delta_minor=entry.bonus_delta_minor, method=entry.method or None)
+# ledger_entries' columns as the drain writes them (the chain's two last)
+LEDGER_COLUMNS = ("txn_id", "account_id", "kind", "amount_minor", "balance_after_minor", "terminal_id",
+                  "cashier_id", "original_txn_id", "occurred_at", "journal_partition", "journal_id",
+                  "journal_pos", "root_account_id", "transfer_id", "peer_account_id", "principal_delta_minor",
+                  "bonus_delta_minor", "method", "applied_at", "chain_seq", "row_hash")
+
+
+def _values(entry: BookEntry, now: datetime, occurred: datetime | None = None) -> list:
+    """An entry's ledger_entries values in LEDGER_COLUMNS order, the chain's left 0 and ''."""
+    return [entry.txn_id, entry.account_id, entry.kind, entry.amount_minor, entry.balance_after_minor,
+            entry.terminal_id or None, entry.cashier_id or None, entry.original_txn_id or None,
+            occurred or ms_to_datetime(entry.occurred_ms), entry.partition, entry.journal_id, entry.pos,
+            entry.account_root, entry.transfer_id or None, entry.peer_id or None, entry.principal_delta_minor,
+            entry.bonus_delta_minor, entry.method or None, now, 0, ""]
+
+
+def _row(entry: BookEntry, now: datetime) -> dict:
+    """An entry's ledger_entries row as a dict (without the chain's columns)."""
+    return dict(zip(LEDGER_COLUMNS[:-2], _values(entry, now)))
 
 
 def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[BookEntry], list[dict]]:
@@ -185,7 +209,6 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
     for entry_id, fields_ in raw:
         try:
             entry = BookEntry.parse(entry_id, partition, fields_)
-            journal_pos(entry_id)
             if not entry.txn_id or not entry.account_id or not entry.kind:
                 raise ValueError("empty txn, acct or kind")
             if (len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32
@@ -201,7 +224,8 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
 
 class _ChainRace(Exception):
     """A txn id this batch was about to chain was inserted meanwhile by another
-    partition's batch (a txn id reused across partitions): the batch is chained anew."""
+    partition's batch (a txn id reused across partitions), or, on the fast path, is
+    already in the book (a redelivery): the batch is chained anew, checking first."""
 
 
 CHAIN_RACE_ATTEMPTS = 5
@@ -212,8 +236,15 @@ UNCHAINED_FOR_BENCH = os.environ.get("CASHIER_BENCH_UNCHAINED") == "1"
 def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
                 partitions: int | None = None) -> BatchResult:
     """Apply one batch of stream entries of `partition` in one database transaction.
-    `partitions` (the ledger's count) places a split account's row in its root's partition."""
+    `partitions` (the ledger's count) places a split account's row in its root's partition.
+
+    On PostgreSQL the first attempt assumes that every entry is new (the drain's common
+    case) and COPYs the chained rows straight into ledger_entries; a row already there
+    (a redelivery, or a txn id Redis applied twice) makes the COPY fail on a unique
+    index, and the batch is applied again the careful way: which txn ids are stored
+    first, then only the new ones chained and inserted."""
     entries, quarantine = parse_entries(partition, raw)
+    check_first = False
     for attempt in range(CHAIN_RACE_ATTEMPTS):
         result = BatchResult()
         now = utcnow()
@@ -222,11 +253,13 @@ def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
                 if quarantine:
                     _quarantine(conn, partition, quarantine, result, now)
                 if entries:
-                    _apply_entries(conn, partition, entries, result, now, partitions)
+                    _apply_entries(conn, partition, entries, result, now, partitions, check_first)
             return result
         except _ChainRace:
-            log.info("batch raced with another partition over a txn id: chaining it again",
-                     extra={"partition": partition, "attempt": attempt + 1})
+            if check_first:
+                log.info("batch raced with another partition over a txn id: chaining it again",
+                         extra={"partition": partition, "attempt": attempt + 1})
+            check_first = True
     raise RuntimeError(f"partition {partition}: batch could not be chained after {CHAIN_RACE_ATTEMPTS} attempts")
 
 
@@ -268,9 +301,14 @@ def _stored_positions(conn: Connection, txn_ids: list[str]) -> dict[str, tuple[i
     return {r[0]: (r[1], r[2]) for r in conn.execute(select(*cols).where(where))}
 
 
+def _by_pos(e: BookEntry) -> str:
+    return e.pos
+
+
 def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
-                   result: BatchResult, now: datetime, partitions: int | None = None) -> None:
-    entries = sorted(entries, key=lambda e: journal_pos(e.journal_id))
+                   result: BatchResult, now: datetime, partitions: int | None = None,
+                   check_first: bool = True) -> None:
+    entries = sorted(entries, key=_by_pos)
     # Within one batch the first (oldest) occurrence of a txn id goes to ledger_entries;
     # later ones are duplicate candidates like any conflicting row.
     first: dict[str, BookEntry] = {}
@@ -280,62 +318,192 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
             candidates.append(e)
         else:
             first[e.txn_id] = e
-    if UNCHAINED_FOR_BENCH:
-        effective, stored = _insert_unchained(conn, first, now)
-    else:
-        effective, stored = _insert_chained(conn, partition, first, now)
+    totals = _Totals(partition, now, partitions)
+    effective, stored = _insert_entries(conn, partition, first, now, totals, chained=not UNCHAINED_FOR_BENCH,
+                                        check_first=check_first or conn.dialect.name != "postgresql")
     result.applied = len(effective)
-    new_rows = len(effective)
-    candidates.extend(e for e in first.values() if e.txn_id in stored)
-    prior_of = dict(stored)
-    prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
-    _record_duplicates(conn, candidates, prior_of, effective, result, now)
+    if candidates or stored:
+        candidates.extend(e for e in first.values() if e.txn_id in stored)
+        prior_of = dict(stored)
+        prior_of.update((e.txn_id, (e.partition, e.journal_id)) for e in effective)
+        new_rows = len(effective)
+        _record_duplicates(conn, candidates, prior_of, effective, result, now)
+        for e in effective[new_rows:]:
+            totals.add(e, duplicate=True)
     if effective:
-        # cards and settings move no money and have no balance row (a card's entry lives
-        # in the card's partition, not its account's)
-        money = [e for e in effective if e.kind not in BOOK_ONLY_KINDS and e.kind not in NON_BALANCE_KINDS]
-        if money:
-            _upsert_sub_balances(conn, partition, money, now)
-            result.accounts_changed = _upsert_accounts(conn, money, now, partitions)
-            _upsert_holds(conn, money, now)
-        _insert_shift_closes(conn, [e for e in effective if e.kind == "shift_close"], now)
-        if any(e.kind in NON_BALANCE_KINDS for e in effective):
-            apply_member_entries(conn, effective, now)
-        _add_daily_totals(conn, partition, effective[:new_rows], effective[new_rows:])
-        _advance_progress(conn, partition, effective, now)
+        if totals.accounts:
+            result.accounts_changed = _upsert_balances(conn, totals)
+            _upsert_holds(conn, totals.holds, now)
+        _insert_shift_closes(conn, [e for e in totals.others if e.kind == "shift_close"], now)
+        if any(e.kind in NON_BALANCE_KINDS for e in totals.others):
+            apply_member_entries(conn, totals.others, now)
+        _add_daily_totals(conn, partition, totals.days)
+        _advance_progress(conn, partition, totals, now)
 
 
-def _insert_chained(conn: Connection, partition: int, first: dict[str, BookEntry], now: datetime):
-    """Under the partition's chain lock: which entries are new, then chain and insert
-    them. Answers (the new entries, {txn id: position} of those already stored)."""
-    last_seq, last_hash = _lock_chain_head(conn, partition, now)
-    stored = _stored_positions(conn, list(first))
-    effective: list[BookEntry] = [e for e in first.values() if e.txn_id not in stored]
-    if effective:
-        rows = [dict(_row(e, now), applied_at=now) for e in effective]
-        last_seq, last_hash = chain.link(rows, last_seq, last_hash)
-        bulk = bulk_insert(conn, LedgerEntry, rows)
-        stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
-        if len(bulk.execute(conn, stmt).all()) != len(rows):
-            raise _ChainRace()
+def _insert_entries(conn: Connection, partition: int, first: dict[str, BookEntry], now: datetime,
+                    totals: "_Totals", *, chained: bool, check_first: bool) -> tuple[list[BookEntry], dict]:
+    """Insert the batch's first occurrences that are new, chained after the partition's
+    head (locked first), and add each to `totals`. Answers (the new entries, {txn id:
+    position} of those already stored). check_first=False (PostgreSQL's fast path):
+    COPY them all straight into ledger_entries, raising _ChainRace when one is already
+    there; each row is built, hashed and counted while the COPY streams, so PostgreSQL
+    writes the rows already sent while Python builds the next.
+
+    chained=False is FOR THE BENCHMARK ONLY (CASHIER_BENCH_UNCHAINED=1): the insert as it
+    was before the chain (no head lock, no hashes; chain_seq a negative unique
+    placeholder), so the bench can report the drain with and without the chain. Such a
+    book does not verify."""
+    head = _lock_chain_head(conn, partition, now) if chained else (0, "")
+    stored = _stored_positions(conn, list(first)) if check_first else {}
+    effective = [e for e in first.values() if e.txn_id not in stored] if stored else list(first.values())
+    if not effective:
+        return effective, stored
+    link = chain.Linker(LEDGER_COLUMNS, *head) if chained else None
+    instants: dict[int, datetime] = {}       # entries of one millisecond share its datetime
+
+    def rows():
+        for e in effective:
+            occurred = instants.get(e.occurred_ms)
+            if occurred is None:
+                occurred = instants[e.occurred_ms] = ms_to_datetime(e.occurred_ms)
+            row = _values(e, now, occurred)
+            if link is not None:
+                link(row)
+            else:
+                pos = e.pos
+                row[-2] = -int(pos[:15]) * 10 ** 6 - int(pos[15:]) % 10 ** 6
+            totals.add(e)
+            yield row
+    if not check_first:
+        import psycopg.errors
+        try:
+            bulk.copy_rows(conn, LedgerEntry.__table__, LEDGER_COLUMNS, rows())
+        except psycopg.errors.UniqueViolation:
+            raise _ChainRace() from None
+    else:
+        ins = bulk_insert(conn, LedgerEntry, [dict(zip(LEDGER_COLUMNS, r)) for r in rows()])
+        stmt = ins.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
+        inserted = {r[0] for r in ins.execute(conn, stmt)}
+        if len(inserted) != len(effective):
+            if chained:
+                raise _ChainRace()
+            # unchained (bench only): what raced is left to the duplicate check
+            raise RuntimeError("the bench's unchained drain met a txn id inserted concurrently")
+    if link is not None:
         conn.execute(ChainHead.__table__.update().where(ChainHead.journal_partition == partition)
-                     .values(last_seq=last_seq, last_hash=last_hash, updated_at=now))
+                     .values(last_seq=link.seq, last_hash=link.last_hash, updated_at=now))
     return effective, stored
 
 
-def _insert_unchained(conn: Connection, first: dict[str, BookEntry], now: datetime):
-    """FOR THE BENCHMARK ONLY (CASHIER_BENCH_UNCHAINED=1): the insert as it was before the
-    chain (no head lock, no hashes; chain_seq a negative unique placeholder), so the bench
-    can report the drain with and without the chain. Such a book does not verify."""
-    rows = [dict(_row(e, now), applied_at=now, row_hash="",
-                 chain_seq=-int(journal_pos(e.journal_id)[:15]) * 10 ** 6 - int(journal_pos(e.journal_id)[15:]) % 10 ** 6)
-            for e in first.values()]
-    bulk = bulk_insert(conn, LedgerEntry, rows)
-    stmt = bulk.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
-    inserted = {r[0] for r in bulk.execute(conn, stmt)}
-    conflicts = [t for t in first if t not in inserted]
-    stored = _stored_positions(conn, conflicts) if conflicts else {}
-    return [e for e in first.values() if e.txn_id in inserted], stored
+class _Account:
+    """What one batch adds to one Redis account hash's row (sub_balances) and, for its
+    root, to the account's row (accounts)."""
+    __slots__ = ("root", "delta", "delta_kept", "principal", "bonus", "last", "status", "status_pos",
+                 "closed", "closed_pos", "shards", "shards_pos", "created_ms", "holder", "phone")
+
+    def __init__(self, e: BookEntry):
+        self.root, self.last, self.created_ms = e.account_root, e, e.occurred_ms
+        self.delta = self.delta_kept = self.principal = self.bonus = self.shards = 0
+        self.status, self.closed = "active", False
+        self.status_pos = self.closed_pos = self.shards_pos = ""
+        self.holder = self.phone = None
+
+
+class _Totals:
+    """A batch's effect on the tables kept beside ledger_entries, gathered one entry at a
+    time (`add`) while the entries are written: each account's net change, buckets,
+    last position and status; the daily totals; the hold entries; the entries that are
+    not money (Z records, cards, settings); the newest position and the count."""
+
+    def __init__(self, partition: int, now: datetime, partitions: int | None):
+        self.partition, self.now = partition, now
+        self.schema = KeySchema(partitions) if partitions else None
+        self.accounts: dict[str, _Account] = {}
+        self.days: dict[tuple, list[int]] = {}
+        self.holds: list[BookEntry] = []
+        self.others: list[BookEntry] = []
+        self.newest: BookEntry | None = None
+        self.count = 0
+
+    def add(self, e: BookEntry, duplicate: bool = False) -> None:
+        self.count += 1
+        pos, kind = e.pos, e.kind
+        if self.newest is None or pos > self.newest.pos:
+            self.newest = e
+        key = (e.occurred_ms // 86_400_000, kind, e.method, duplicate)
+        t = self.days.get(key)
+        if t is None:
+            t = self.days[key] = [0, 0, 0]
+        t[0] += e.principal_delta_minor
+        t[1] += e.bonus_delta_minor
+        t[2] += 1
+        if kind in BOOK_ONLY_KINDS or kind in NON_BALANCE_KINDS:
+            # cards and settings move no money and have no balance row (a card's entry
+            # lives in the card's partition, not its account's)
+            self.others.append(e)
+            return
+        if kind == "hold" or kind in HOLD_RESOLUTIONS:
+            self.holds.append(e)
+        a = self.accounts.get(e.account_id)
+        if a is None:
+            a = self.accounts[e.account_id] = _Account(e)
+        a.delta += e.amount_minor
+        if kind not in TRANSFER_KINDS:
+            a.delta_kept += e.amount_minor
+            a.principal += e.principal_delta_minor
+            a.bonus += e.bonus_delta_minor
+        if pos > a.last.pos:
+            a.last = e
+        if e.occurred_ms < a.created_ms:
+            a.created_ms = e.occurred_ms
+        if kind in STATUS_BY_KIND and pos > a.status_pos:
+            a.status, a.status_pos = STATUS_BY_KIND[kind], pos
+        if e.holder_name:
+            a.holder = e.holder_name
+        if e.phone:
+            a.phone = e.phone
+        if kind in ("shard_open", "shard_close") and pos > a.closed_pos:
+            a.closed, a.closed_pos = kind == "shard_close", pos
+        if kind in ("split", "merge") and e.account_id == a.root and pos > a.shards_pos:
+            a.shards, a.shards_pos = (e.shards if kind == "split" else 0), pos
+
+    def sub_balance_rows(self) -> list[dict]:
+        """Each Redis account hash's row: net change, last position, status, split state."""
+        now, part = self.now, self.partition
+        return [dict(account_id=k, root_account_id=a.root, balance_minor=a.delta, status=a.status,
+                     created_at=ms_to_datetime(a.created_ms), updated_at=now, journal_partition=part,
+                     last_journal_id=a.last.journal_id, last_journal_pos=a.last.pos,
+                     status_journal_pos=a.status_pos, closed=a.closed, closed_journal_pos=a.closed_pos,
+                     shards=a.shards, split_journal_pos=a.shards_pos)
+                for k, a in sorted(self.accounts.items())]    # one lock order for every writer
+
+    def account_rows(self) -> list[dict]:
+        """One row per account as customers see it (a split account's root): the net
+        change of every sub-balance except internal transfers; position, status, name and
+        phone from the root's own entries only (a shard's positions are in other partitions)."""
+        roots: dict[str, list[_Account]] = defaultdict(list)
+        for k, a in self.accounts.items():
+            roots[a.root].append(a)
+        rows = []
+        for root in sorted(roots):       # one lock order for every writer: no deadlocks
+            subs = roots[root]
+            own = self.accounts.get(root)
+            if own is not None and own.root != root:
+                own = None          # (legacy) the root's own entries named another root
+            if own is not None:
+                lj, lpos, part = own.last.journal_id, own.last.pos, own.last.partition
+                st, st_pos, holder, phone = own.status, own.status_pos, own.holder, own.phone
+            else:
+                lj, lpos, st, st_pos, holder, phone = "0-0", journal_pos("0-0"), "active", "", None, None
+                part = self.schema.partition_of(root).index if self.schema else self.partition
+            rows.append(dict(account_id=root, balance_minor=sum(a.delta_kept for a in subs), status=st,
+                             created_at=ms_to_datetime(min(a.created_ms for a in subs)), updated_at=self.now,
+                             journal_partition=part, last_journal_id=lj, last_journal_pos=lpos,
+                             status_journal_pos=st_pos, holder_name=holder,
+                             principal_minor=sum(a.principal for a in subs),
+                             bonus_minor=sum(a.bonus for a in subs), phone=phone))
+        return rows
 
 
 def _record_duplicates(conn: Connection, candidates: list[BookEntry], prior_of: dict, effective: list,
@@ -350,7 +518,9 @@ def _record_duplicates(conn: Connection, candidates: list[BookEntry], prior_of: 
                 result.redelivered += 1
                 continue
             status = "no_effect" if e.amount_minor == 0 else "open"
-            dup_rows.append(dict(_row(e, now), first_journal_partition=prior[0],
+            row = _row(e, now)
+            del row["applied_at"]          # a duplicate has detected_at instead
+            dup_rows.append(dict(row, first_journal_partition=prior[0],
                                  first_journal_id=prior[1], status=status, detected_at=now,
                                  resolved_at=now if status == "no_effect" else None))
         if dup_rows:
@@ -368,31 +538,21 @@ def _record_duplicates(conn: Connection, candidates: list[BookEntry], prior_of: 
                                                              for d in result.duplicates])
 
 
-def _add_daily_totals(conn: Connection, partition: int, entries: list[BookEntry],
-                      duplicates: list[BookEntry]) -> None:
-    """Add the batch's bucket deltas to the partition's daily totals (a handful of rows
-    per batch; keyed by partition, so other partitions' consumers never wait here)."""
-    totals: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for dup, group in ((False, entries), (True, duplicates)):
-        for e in group:
-            t = totals[(_utc_day(e.occurred_ms), e.kind, e.method, dup)]
-            t[0] += e.principal_delta_minor
-            t[1] += e.bonus_delta_minor
-            t[2] += 1
-    if not totals:
+def _add_daily_totals(conn: Connection, partition: int, days: dict[tuple, list[int]]) -> None:
+    """Add the batch's bucket deltas ((UTC day number, kind, method, duplicate) -> [principal,
+    bonus, entries]) to the partition's daily totals (a handful of rows per batch; keyed
+    by partition, so other partitions' consumers never wait here)."""
+    if not days:
         return
-    rows = [dict(journal_partition=partition, day=k[0], kind=k[1], method=k[2], duplicate=k[3],
-                 principal_minor=v[0], bonus_minor=v[1], entries=v[2]) for k, v in sorted(totals.items())]
+    rows = [dict(journal_partition=partition, day=_EPOCH_DAY + timedelta(days=k[0]), kind=k[1], method=k[2],
+                 duplicate=k[3], principal_minor=v[0], bonus_minor=v[1], entries=v[2])
+            for k, v in sorted(days.items())]
     ins = insert_for(conn, DailyTotal)
     ex, tbl = ins.excluded, DailyTotal.__table__.c
     conn.execute(ins.on_conflict_do_update(
         index_elements=["journal_partition", "day", "kind", "method", "duplicate"],
         set_=dict(principal_minor=tbl.principal_minor + ex.principal_minor,
                   bonus_minor=tbl.bonus_minor + ex.bonus_minor, entries=tbl.entries + ex.entries)), rows)
-
-
-def _utc_day(ms: int):
-    return _EPOCH_DAY + timedelta(days=ms // 86_400_000)
 
 
 def _insert_shift_closes(conn: Connection, closes: list[BookEntry], now: datetime) -> None:
@@ -422,39 +582,11 @@ def _duplicate_discrepancy(dup: dict, now: datetime) -> dict:
                 found_at=now, resolved_at=now if dup["status"] == "no_effect" else None)
 
 
-def _upsert_sub_balances(conn: Connection, partition: int, effective: Iterable[JournalEntry],
-                         now: datetime) -> int:
-    """Each Redis account hash's row: net change, last position, status, split state."""
-    delta: dict[str, int] = defaultdict(int)
-    last: dict[str, JournalEntry] = {}
-    status: dict[str, tuple[str, str]] = {}
-    closed: dict[str, tuple[bool, str]] = {}
-    shards: dict[str, tuple[int, str]] = {}
-    created: dict[str, int] = {}
-    roots: dict[str, str] = {}
-    for e in effective:
-        a, pos = e.account_id, journal_pos(e.journal_id)
-        roots[a] = e.account_root
-        delta[a] += e.amount_minor
-        if a not in last or pos > journal_pos(last[a].journal_id):
-            last[a] = e
-        if e.kind in STATUS_BY_KIND and (a not in status or pos > status[a][1]):
-            status[a] = (STATUS_BY_KIND[e.kind], pos)
-        if e.kind in ("shard_open", "shard_close") and (a not in closed or pos > closed[a][1]):
-            closed[a] = (e.kind == "shard_close", pos)
-        if e.kind in ("split", "merge") and a == e.account_root and (a not in shards or pos > shards[a][1]):
-            shards[a] = (e.shards if e.kind == "split" else 0, pos)
-        created[a] = min(created.get(a, e.occurred_ms), e.occurred_ms)
-    rows = []
-    for a in sorted(delta):   # one lock order for every writer: no deadlocks
-        lj = last[a].journal_id
-        st, st_pos = status.get(a, ("active", ""))
-        cl, cl_pos = closed.get(a, (False, ""))
-        sh, sh_pos = shards.get(a, (0, ""))
-        rows.append(dict(account_id=a, root_account_id=roots[a], balance_minor=delta[a], status=st,
-                         created_at=ms_to_datetime(created[a]), updated_at=now, journal_partition=partition,
-                         last_journal_id=lj, last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
-                         closed=cl, closed_journal_pos=cl_pos, shards=sh, split_journal_pos=sh_pos))
+def _upsert_balances(conn: Connection, totals: _Totals) -> int:
+    """Add the batch's changes to sub_balances and accounts (one upsert each, increments
+    and maxima, so batches of one partition committed out of order still add up).
+    Answers how many accounts changed."""
+    rows = totals.sub_balance_rows()
     bulk = bulk_insert(conn, SubBalance, rows)
     ins = bulk.insert
     ex, tbl = ins.excluded, SubBalance.__table__.c
@@ -473,52 +605,7 @@ def _upsert_sub_balances(conn: Connection, partition: int, effective: Iterable[J
         last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
     ))
     bulk.execute(conn, stmt)
-    return len(rows)
-
-
-def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: datetime,
-                     partitions: int | None) -> int:
-    """One row per account as customers see it (a split account's root): the net change
-    of every sub-balance except internal transfers; position and status from the
-    root's own entries only (a shard's positions are in other partitions)."""
-    schema = KeySchema(partitions) if partitions else None
-    delta: dict[str, int] = defaultdict(int)
-    last: dict[str, JournalEntry] = {}
-    status: dict[str, tuple[str, str]] = {}
-    created: dict[str, int] = {}
-    holders: dict[str, str] = {}
-    principal: dict[str, int] = defaultdict(int)
-    bonus: dict[str, int] = defaultdict(int)
-    phones: dict[str, str] = {}
-    for e in effective:
-        root, pos = e.account_root, journal_pos(e.journal_id)
-        if e.holder_name and e.account_id == root:
-            holders[root] = e.holder_name
-        if e.phone and e.account_id == root:
-            phones[root] = e.phone
-        delta[root] += 0 if e.kind in TRANSFER_KINDS else e.amount_minor
-        if e.kind not in TRANSFER_KINDS:
-            principal[root] += e.principal_delta_minor
-            bonus[root] += e.bonus_delta_minor
-        created[root] = min(created.get(root, e.occurred_ms), e.occurred_ms)
-        if e.account_id != root:
-            continue
-        if root not in last or pos > journal_pos(last[root].journal_id):
-            last[root] = e
-        if e.kind in STATUS_BY_KIND and (root not in status or pos > status[root][1]):
-            status[root] = (STATUS_BY_KIND[e.kind], pos)
-    rows = []
-    for root in sorted(delta):   # one lock order for every writer: no deadlocks
-        lj = last[root].journal_id if root in last else "0-0"
-        part = last[root].partition if root in last else (
-            schema.partition_of(root).index if schema else effective_partition(effective, root))
-        st, st_pos = status.get(root, ("active", ""))
-        rows.append(dict(account_id=root, balance_minor=delta[root], status=st,
-                         created_at=ms_to_datetime(created[root]), updated_at=now,
-                         journal_partition=part, last_journal_id=lj,
-                         last_journal_pos=journal_pos(lj), status_journal_pos=st_pos,
-                         holder_name=holders.get(root), principal_minor=principal[root],
-                         bonus_minor=bonus[root], phone=phones.get(root)))
+    rows = totals.account_rows()
     bulk = bulk_insert(conn, Account, rows)
     ins = bulk.insert
     ex = ins.excluded
@@ -542,19 +629,13 @@ def _upsert_accounts(conn: Connection, effective: Iterable[JournalEntry], now: d
     return len(rows)
 
 
-def effective_partition(entries: Iterable[JournalEntry], root: str) -> int:
-    """Without the ledger's partition count: the partition of the root's shard entry
-    (a placeholder until the root's own entries arrive and set it)."""
-    return next(e.partition for e in entries if e.account_root == root)
-
-
-def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: datetime) -> None:
+def _upsert_holds(conn: Connection, effective: Iterable[BookEntry], now: datetime) -> None:
     """One row per hold touched by the batch. Merged per hold in Python first (one
     statement may not upsert a row twice), then upserted so that any commit order gives
     the same row: hold fields from the newest `hold` entry, the resolution from the
     oldest resolving entry."""
     rows: dict[str, dict] = {}
-    for e in sorted(effective, key=lambda e: journal_pos(e.journal_id)):
+    for e in sorted(effective, key=_by_pos):
         if e.kind == "hold":
             hold_id = e.txn_id
         elif e.kind in HOLD_RESOLUTIONS and e.original_txn_id:
@@ -599,14 +680,13 @@ def _upsert_holds(conn: Connection, effective: Iterable[JournalEntry], now: date
     bulk.execute(conn, stmt)
 
 
-def _advance_progress(conn: Connection, partition: int, effective: list[JournalEntry],
-                      now: datetime) -> None:
-    newest = max(effective, key=lambda e: journal_pos(e.journal_id))
+def _advance_progress(conn: Connection, partition: int, totals: _Totals, now: datetime) -> None:
+    newest = totals.newest
     ins = insert_for(conn, JournalProgress)
     ex, tbl = ins.excluded, JournalProgress.__table__.c
-    conn.execute(ins.values(journal_partition=partition, entries_applied=len(effective),
+    conn.execute(ins.values(journal_partition=partition, entries_applied=totals.count,
                             last_journal_id=newest.journal_id,
-                            last_journal_pos=journal_pos(newest.journal_id), last_batch_at=now)
+                            last_journal_pos=newest.pos, last_batch_at=now)
                  .on_conflict_do_update(index_elements=["journal_partition"], set_=dict(
                      entries_applied=tbl.entries_applied + ex.entries_applied,
                      last_journal_id=case((ex.last_journal_pos > tbl.last_journal_pos, ex.last_journal_id),

@@ -97,3 +97,15 @@ def test_upgrade_from_0004_backfills_buckets_and_chains_old_rows(engine):
     with engine.connect() as conn:
         report = chain.verify_chain(conn)
         assert report.ok and report.rows_checked == 4
+
+
+def test_the_schema_check_reads_the_same_head_as_alembic(tmp_path):
+    """`require_current_schema` (every report) reads the newest revision from the
+    migration files and the stored one with plain SQL instead of importing alembic."""
+    assert dbmod.head_revision() == dbmod.alembic_head_revision()
+    eng = dbmod.make_engine(f"sqlite:///{tmp_path}/head.db")
+    assert dbmod.stored_revision(eng) is None
+    dbmod.migrate(eng)
+    assert dbmod.stored_revision(eng) == dbmod.current_revision(eng) == dbmod.head_revision()
+    dbmod.require_current_schema(eng)
+    eng.dispose()
