@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from core.members import PAYMENT_METHODS
 from core.money import format_minor
 
 from .book import Liability, Statement
@@ -40,7 +41,8 @@ LABELS = {
         "balance_now": "Balance in the database now",
         "shifts_title": "Shift closes", "shift": "Shift", "closed_by": "Closed by", "opened": "Opened",
         "closed": "Closed", "sales": "Sales", "refunds_col": "Refunds", "topups": "Top-ups", "count": "n",
-        "none": "none",
+        "none": "none", "topups_by_method": "Top-ups by method", "cash_expected": "Cash expected",
+        "spent_split": "Spent principal / bonus",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
         "evidence": "Evidence",
     },
@@ -59,7 +61,8 @@ LABELS = {
         "balance_now": "数据库当前余额",
         "shifts_title": "交班记录", "shift": "班次", "closed_by": "交班人", "opened": "开班",
         "closed": "交班", "sales": "消费", "refunds_col": "退款", "topups": "充值", "count": "笔",
-        "none": "无",
+        "none": "无", "topups_by_method": "充值（按支付方式）", "cash_expected": "应有现金",
+        "spent_split": "消费 本金 / 赠送金",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
         "evidence": "证据",
     },
@@ -133,11 +136,25 @@ def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str]
     header = [L("terminal"), L("shift"), L("cashier"), L("closed_by"), L("opened"), L("closed"),
               f"{L('sales')} ({L('count')})", L("sales"), f"{L('refunds_col')} ({L('count')})", L("refunds_col"),
               f"{L('topups')} ({L('count')})", L("topups")]
+    header += [L("topups_by_method"), L("bonus_granted"), L("spent_split"), L("cash_expected")]
     body = [[r["terminal_id"], str(r["shift_no"]), r["cashier_id"] or "", r["closed_by"],
              local(r["opened_at"], zone), local(r["closed_at"], zone), str(r["sales_count"]), yuan(r["sales_minor"]),
              str(r["refunds_count"]), yuan(r["refunds_minor"]), str(r["topups_count"]), yuan(r["topups_minor"])]
-            for r in rows]
+            + _shift_member_cells(r["record"], L) for r in rows]
     return header, body, [f"{L('shifts_title')}: {len(rows) or L('none')}"]
+
+
+def _shift_member_cells(record: dict, L) -> list[str]:
+    """The member totals a terminal put in its Z record (issue 14: top-ups per payment
+    method, bonus granted, spending per bucket, cash expected); blank where a record
+    made before them lacks one."""
+    by_method = "; ".join(f"{L('m_' + m)} {yuan(record[f'topups_{m}_minor'])}"
+                          for m in PAYMENT_METHODS if record.get(f"topups_{m}_minor"))
+    cell = lambda k: yuan(record[k]) if isinstance(record.get(k), int) else ""
+    split = (f"{yuan(record['spent_principal_minor'])} / {yuan(record['spent_bonus_minor'])}"
+             if isinstance(record.get("spent_principal_minor"), int) and isinstance(record.get("spent_bonus_minor"), int)
+             else "")
+    return [by_method, cell("bonus_granted_minor"), split, cell("cash_expected_minor")]
 
 
 def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
@@ -193,6 +210,12 @@ def cjk_font() -> str | None:
     return None
 
 
+def _cells_wide(text: str) -> int:
+    """How many Latin-letter widths `text` takes: a Chinese character takes two (a column
+    sized by len() alone is too narrow for one and the PDF cannot be drawn)."""
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+
+
 def as_pdf(title: str, header: list[str], rows: list[list[str]], footer: list[str]) -> bytes:
     """A landscape A4 table. Without the CJK font (fonts-noto-cjk) only Latin text prints,
     so a Chinese report then refuses with a clear message instead of boxes."""
@@ -217,7 +240,7 @@ def as_pdf(title: str, header: list[str], rows: list[list[str]], footer: list[st
     pdf.cell(0, 8, title, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.set_font(family, size=8)
     usable = pdf.w - pdf.l_margin - pdf.r_margin
-    weights = [max(len(h), *(min(len(r[i]), 40) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    weights = [max(4, _cells_wide(h), *(min(_cells_wide(r[i]), 40) for r in rows)) for i, h in enumerate(header)]
     scale = usable / max(1, sum(weights))
     widths = [w * scale for w in weights]
     with pdf.table(col_widths=widths, text_align=["LEFT" if not rows or not _numeric(rows[0][i]) else "RIGHT"

@@ -22,7 +22,8 @@ TOTALS = ShiftTotals(sales_count=3, sales_minor=4500, refunds_count=1, refunds_m
                      topups_count=2, topups_minor=20000)
 
 
-def test_a_closed_shift_is_journaled_once_and_kept_apart_from_accounts(ledger, redis_url, pg_url, db, capsys):
+def test_a_closed_shift_is_journaled_once_and_kept_apart_from_accounts(ledger, redis_url, pg_url, db, capsys,
+                                                                         tmp_path):
     open_accounts(ledger, 2)
     first = close_shift(ledger, terminal_id="T1", shift_no=7, closed_by="sup1", cashier_id="c1",
                         opened_ms=1_764_547_200_000, totals=TOTALS, extra_totals={"topups_wechat_minor": 20000})
@@ -47,6 +48,12 @@ def test_a_closed_shift_is_journaled_once_and_kept_apart_from_accounts(ledger, r
     assert run_cli("report", "shifts", "--date", day, "--tz", "UTC", redis_url=redis_url, database_url=pg_url) == 0
     out = capsys.readouterr().out
     assert "T1" in out and "sup1" in out and "45.00" in out
+    assert "WeChat Pay 200.00" in out            # the terminal's per-method total from the Z record
+    for lang in ("zh_CN", "en"):                 # 16 columns, Chinese headings: the PDF still fits
+        pdf = tmp_path / f"shifts-{lang}.pdf"
+        assert run_cli("report", "shifts", "--date", day, "--tz", "UTC", "--format", "pdf", "--lang", lang,
+                       "-o", str(pdf), redis_url=redis_url, database_url=pg_url) == 0
+        assert pdf.read_bytes().startswith(b"%PDF")
 
 
 @pytest.mark.parametrize("kwargs, field", [
