@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, ConnectionError,
-                              MovedError, NoScriptError, OutOfMemoryError, ReadOnlyError, RedisError,
+                              MovedError, OutOfMemoryError, ReadOnlyError, RedisError,
                               ResponseError, TimeoutError, TryAgainError)
 
 from . import validation as v
@@ -28,7 +28,7 @@ from .read_cache import ReadCache
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .members import Members
 from .result import Result, Status
-from .scripts import ScriptRunner
+from .scripts import ScriptRunner, is_function_missing
 
 log = logging.getLogger(__name__)
 
@@ -681,19 +681,19 @@ class Ledger(Members):
         and WAIT: the INCR moves this connection's replication offset to "now", so WAIT
         also covers a replay whose original write came through another connection.
         """
-        script = self.scripts[name]
+        function = self.scripts.function(name)
         for _ in range(2):
             pipe = client.pipeline(transaction=False)
             for keys, args in batch:
-                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.fcall(function, len(keys), *keys, *args)
             if self.wait_replicas:
                 first_key = batch[0][0][0]
                 pipe.incr(first_key[:first_key.index("}") + 1] + ":ack")
                 pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms)
             replies = pipe.execute(raise_on_error=False)
-            if not any(isinstance(r, NoScriptError) for r in replies):
+            if not any(is_function_missing(r) for r in replies):
                 break
-            self.scripts.load(client, script)   # then re-run: replays answer the ones that ran
+            self.scripts.load(client, self.scripts[name])   # then re-run: replays answer the ones that ran
         for reply in replies:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry

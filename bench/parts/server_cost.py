@@ -12,7 +12,7 @@ Server cost is taken two ways on private redis-servers, in interleaved rounds:
 The product is driven through its public API (`Ledger.deduct`, `credit`, `hold`,
 `capture`, `refund`), so the part measures whatever the scripts become (EVALSHA or a
 Function library). Client cost is `time.process_time` of the calling process over a
-fixed count: `Ledger.deduct` against a bare EVALSHA of the same script, and
+fixed count: `Ledger.deduct` against a bare FCALL of the same function, and
 `Ledger.deduct_many(100)` against a bare pipeline of 100.
 """
 from __future__ import annotations
@@ -229,14 +229,14 @@ def _client_cpu(ctx) -> dict[str, float]:
     try:
         work.reset()
         L, raw = work.ledger, work.ledger.client
-        sha = L.scripts["deduct"].sha
+        function = L.scripts.function("deduct")
         ids = [(ACCOUNTS[i % len(ACCOUNTS)], f"{work.nonce}-cpu-{i}") for i in range(4 * n)]
         chunks = [ids[i * n:(i + 1) * n] for i in range(4)]
 
         def bare_single(chunk):
             for a, t in chunk:
                 keys = deduct_keys(L.schema.partition_of(a), a, t)
-                raw.evalsha(sha, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
+                raw.fcall(function, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
 
         def product_single(chunk):
             for a, t in chunk:
@@ -247,14 +247,14 @@ def _client_cpu(ctx) -> dict[str, float]:
                 pipe = raw.pipeline(transaction=False)
                 for a, t in chunk[i:i + BATCH]:
                     keys = deduct_keys(L.schema.partition_of(a), a, t)
-                    pipe.evalsha(sha, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
+                    pipe.fcall(function, len(keys), *keys, t, a, 1, DEFAULT_RETENTION_S, "T1", "c1")
                 pipe.execute()
 
         def product_batch(chunk):
             for i in range(0, len(chunk), BATCH):
                 L.deduct_many([DeductRequest(a, 1, t, "T1", "c1") for a, t in chunk[i:i + BATCH]])
 
-        for name, fn, chunk in (("bare evalsha", bare_single, chunks[0]),
+        for name, fn, chunk in (("bare fcall", bare_single, chunks[0]),
                                 ("Ledger.deduct", product_single, chunks[1]),
                                 (f"bare pipeline({BATCH})", bare_batch, chunks[2]),
                                 (f"Ledger.deduct_many({BATCH})", product_batch, chunks[3])):
@@ -287,7 +287,7 @@ def run(ctx) -> None:
                 target=f"≤ {limit}x minimal fresh deduct", met=met, finding="server_cost")
     cpu = _client_cpu(ctx)
     ctx.data["client_cpu_s"] = cpu
-    for product, bare, limit in (("Ledger.deduct", "bare evalsha", 1.10),
+    for product, bare, limit in (("Ledger.deduct", "bare fcall", 1.10),
                                  (f"Ledger.deduct_many({BATCH})", f"bare pipeline({BATCH})", 1.20)):
         ratio = cpu[product] / cpu[bare]
         ctx.row("17 client CPU", f"{product} vs {bare}",

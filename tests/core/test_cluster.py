@@ -38,9 +38,9 @@ def test_partitions_spread_over_every_primary(cluster_ledger, redis_cluster):
     assert len(owners) == 3
 
 
-def test_noscript_on_cluster_is_transparent(cluster_ledger):
+def test_missing_function_on_cluster_is_transparent(cluster_ledger):
     cluster_ledger.open_account("A-1", txn_id="o", initial_minor=10)
-    cluster_ledger.client.script_flush()
+    cluster_ledger.client.function_flush()              # every primary forgets the library
     assert cluster_ledger.deduct("A-1", 3, txn_id="d").balance_minor == 7
 
 
@@ -49,7 +49,7 @@ def test_deduct_many_groups_by_node(cluster_ledger):
     accounts = [f"B-{i}" for i in range(30)]
     for a in accounts:
         led.open_account(a, txn_id=f"open-{a}", initial_minor=500)
-    led.client.script_flush()                                  # the batch reloads scripts itself
+    led.client.function_flush()                                # the batch reloads the library itself
     reqs = [DeductRequest(a, 200, f"b-{a}") for a in accounts] + [DeductRequest("B-0", 400, "big")]
     results = led.deduct_many(reqs)
     assert [r.status for r in results[:-1]] == [Status.APPLIED] * 30
