@@ -47,7 +47,7 @@ local function check_id(value, field, optional)
     return invalid(field, 'must not be empty')
   end
   if #value > MAX_ID_LEN then return invalid(field, 'longer than 64 characters') end
-  if not string.match(value, '^[A-Za-z0-9._:-]+$') then
+  if not string.match(value, '^[%w._:-]+$') then     -- %w: A-Z a-z 0-9 (Redis runs Lua in the C locale)
     return invalid(field, 'only A-Z a-z 0-9 . _ : - are allowed')
   end
   return nil
@@ -67,7 +67,7 @@ local function check_amount(value, field, allow_zero, max_minor)
   max_minor = max_minor or MAX_AMOUNT_MINOR
   if type(value) ~= 'string' then return invalid(field, 'missing') end
   if allow_zero and value == '0' then return nil end
-  if #value > 16 or not string.match(value, '^[1-9][0-9]*$') then
+  if #value > 16 or not string.match(value, '^[1-9]%d*$') then
     return invalid(field, 'must be a positive whole number of minor units')
   end
   if tonumber(value) > max_minor then return invalid(field, 'above the maximum') end
@@ -84,7 +84,7 @@ local function check_holder(value)
 end
 
 local function check_ttl(value)
-  if type(value) ~= 'string' or not string.match(value, '^[1-9][0-9]*$') or #value > 9
+  if type(value) ~= 'string' or #value > 9 or not string.match(value, '^[1-9]%d*$')
      or tonumber(value) > MAX_TTL_S then
     return invalid('retention_s', 'must be a whole number of seconds up to 400 days')
   end
@@ -134,23 +134,27 @@ local function status_of(stored)
 end
 
 -- The stored first decision for this txn, as a replay; a conflict reply when the
--- same txn id arrives with a different request; nil when the txn id is new.
+-- same txn id arrives with a different request; nil when the txn id is new. The stored
+-- balance was written by int_str: exact digits, answered as stored.
 local function replay(txn_key, fingerprint)
   local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j')
   if not rec[1] then return nil end
   if rec[1] ~= fingerprint then return {'TXN_CONFLICT', '0', 0, rec[1]} end
-  return {status_of(rec[2]), int_str(rec[3]), 1, rec[4] or ''}
+  return {status_of(rec[2]), rec[3], 1, rec[4] or ''}
 end
 
--- Store the first decision for this txn id, and answer it.
+-- Store the first decision for this txn id, and answer it. `balance`: a number, or the
+-- exact digits the script already made with int_str (the applied paths: formatted once
+-- for the journal, the record and the reply).
 -- `taken_b` (deductions and captures that took from the bonus bucket, see buckets.lua)
 -- is kept in the same HSET as field 'tb'.
 local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, taken_b)
   journal_id = journal_id or ''
-  local b = int_str(balance)
+  local b = balance
+  if type(b) ~= 'string' then b = int_str(b) end
   if taken_b and taken_b > 0 then
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id,
-               'tb', int_str(taken_b))
+         'tb', int_str(taken_b))
   elseif journal_id ~= '' then
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id)
   else
@@ -160,10 +164,18 @@ local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, 
   return {status, b, 0, journal_id}
 end
 
--- Redis server time in ms, as exact digits.
+-- Redis server time in ms, as exact digits: seconds .. the microseconds' first 3 of 6
+-- digits, by string operations (no float arithmetic). Read once per call: every use in
+-- one call sees the same instant (the cache is keyed by the call's own ARGV table).
+local now_for_argv, now_value
 local function now_ms()
-  local t = redis.call('TIME')
-  return int_str(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  if now_for_argv ~= ARGV then
+    local t = redis.call('TIME')
+    local us = t[2]
+    now_value = t[1] .. string.sub('00' .. (#us > 3 and string.sub(us, 1, -4) or '0'), -3)
+    now_for_argv = ARGV
+  end
+  return now_value
 end
 
 -- Append the journal entry of an applied change and remember it on the account.
@@ -185,6 +197,38 @@ local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, 
   local id = redis.call('XADD', jkey, '*', unpack(fields))
   redis.call('HSET', acct_key, 'lj', id)
   return id
+end
+
+-- The journal entry of an applied balance change of the call's account (ARGV[1] txn,
+-- ARGV[2] account, ARGV[5]/[6] terminal/cashier), fields as journal() writes them, as
+-- the call's first write. NOMKSTREAM: a partition without its stream (a Redis that lost
+-- its data) gets nothing and the answer is nil, for the caller's NOT_INITIALIZED; so the
+-- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
+-- Then the caller sets balance and last journal id in one HSET (set_balance).
+local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, now, extra)
+  if extra then
+    local fields = {'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2], 'amt', signed_amount, 'bal', balance_after,
+      'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now, 'orig', original_txn_id}
+    for i = 1, #extra do fields[#fields + 1] = extra[i] end
+    return redis.call('XADD', jkey, 'NOMKSTREAM', '*', unpack(fields))
+  end
+  return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
+              'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
+              'ts', now, 'orig', original_txn_id)
+end
+
+-- Balance (exact digits) and last journal id of an account in one HSET; with
+-- `bonus_after` (a change that moved the bonus bucket, buckets.lua) the bonus too ('bo',
+-- absent when 0).
+local function set_balance(acct_key, balance_after, journal_id, bonus_after)
+  if bonus_after == nil then
+    redis.call('HSET', acct_key, 'bal', balance_after, 'lj', journal_id)
+  elseif bonus_after > 0 then
+    redis.call('HSET', acct_key, 'bal', balance_after, 'bo', int_str(bonus_after), 'lj', journal_id)
+  else
+    redis.call('HSET', acct_key, 'bal', balance_after, 'lj', journal_id)
+    redis.call('HDEL', acct_key, 'bo')
+  end
 end
 
 -- Holds of one account: a hash hold txn id -> amount, and a sorted set hold txn id
@@ -214,3 +258,10 @@ local function initialized(jkey)
 end
 
 local NOT_INITIALIZED = {'NOT_INITIALIZED', '0', 0, ''}
+
+-- A decline (nothing applied) is stored only in an initialized partition; the applied
+-- paths learn it from append_entry instead.
+local function decline(jkey, txn_key, fingerprint, ttl_s, status, balance)
+  if not initialized(jkey) then return NOT_INITIALIZED end
+  return decide(txn_key, fingerprint, ttl_s, status, balance)
+end
