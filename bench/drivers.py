@@ -24,10 +24,10 @@ SPREAD_ACCOUNT_COUNT = 1000
 
 def deduct_keys(part, account_id: str, txn_id: str) -> list[str]:
     """KEYS of the deduct script, exactly as `Ledger.deduct_many` builds them (account,
-    txn record, journal, holds, hold expiries). The bare drivers and the ceiling use
-    this; `check_bare_call` fails loudly if core's key list ever changes."""
-    return [part.account(account_id), part.txn(txn_id), part.journal,
-            part.holds(account_id), part.hold_expiries(account_id)]
+    txn record, journal, holds, hold expiries, the partition's settings). The bare
+    drivers and the ceiling use this, so a bare call is the product's call without the
+    Ledger; `check_bare_call` fails loudly if the call stops applying."""
+    return part.deduct_keys(account_id, txn_id)
 
 
 def check_bare_call(url: str, account_id: str) -> None:

@@ -62,7 +62,7 @@ def member_index_key(part: Partition) -> str:
 
 
 def settings_key(part: Partition) -> str:
-    return f"{part.prefix}cfg"
+    return part.settings
 
 
 # ---------------------------------------------------------------- normalising names and phones

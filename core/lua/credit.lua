@@ -40,24 +40,25 @@ if kind == 'credit' and (method ~= 'cash' or bonus > 0) then fp = fp .. '|' .. m
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
-if acct[2] == 'frozen' and kind == 'credit' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-if balance + amount + bonus > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
+if acct[2] == 'frozen' and kind == 'credit' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+if balance + amount + bonus > MAX_BALANCE_MINOR then
+  return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance)
+end
 if KEYS[4] and kind == 'credit' then
   local cap = redis.call('HGET', KEYS[4], 'balance_cap')
   if cap and balance + amount + bonus > tonumber(cap) then
-    return decide(txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
+    return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
   end
 end
 
-local after
-if bonus > 0 then after = set_buckets(acct_key, balance + amount + bonus, tonumber(acct[3] or '0') + bonus)
-else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
-local jid = journal(jkey, acct_key, txn_id, kind, account_id, int_str(amount + bonus), after, original, nil, nil,
-                    bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
+local after = int_str(balance + amount + bonus)
+local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, now_ms(),
+                         bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
+if not jid then return NOT_INITIALIZED end
+set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -206,7 +206,11 @@ end
 -- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
 -- Then the caller sets balance and last journal id in one HSET (set_balance).
 local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, now, extra)
-  if extra then
+  if extra and #extra == 2 then      -- one more field (a top-up's method): no table to build
+    return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
+                      'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
+                      'ts', now, 'orig', original_txn_id, extra[1], extra[2])
+  elseif extra then
     local fields = {'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2], 'amt', signed_amount, 'bal', balance_after,
       'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now, 'orig', original_txn_id}
     for i = 1, #extra do fields[#fields + 1] = extra[i] end
