@@ -15,7 +15,7 @@ import re
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, ConnectionError,
                               MovedError, OutOfMemoryError, ReadOnlyError, RedisError,
@@ -40,6 +40,8 @@ DEFAULT_PARTITIONS_CLUSTER = 16
 EVICTION_CHECK_INTERVAL_S = 300.0
 
 _STATUS_BY_NAME = {s.value: s for s in Status}
+# the replies that are decisions (Result); INVALID, TXN_CONFLICT, NOT_INITIALIZED raise
+_DECIDED = {name: s for name, s in _STATUS_BY_NAME.items() if name not in ("INVALID", "TXN_CONFLICT", "NOT_INITIALIZED")}
 # account, txn, terminal, cashier ids of a request in one match: "<acct> <txn> <term> <cash>"
 # (no id may hold a space, so each part is exactly one id; terminal and cashier optional)
 _plain_ids = re.compile(" ".join([f"{v.ID_CLASS}{{1,{v.MAX_ID_LEN}}}"] * 2
@@ -53,10 +55,20 @@ assert [f.name for f in dataclasses.fields(Result)] == ["status", "balance_minor
                                                         "account_id", "kind", "amount_minor", "journal_id"]
 
 
-def _new_result(*values) -> Result:
+_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL = \
+    _RESULT_SETTERS
+
+
+def _new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id) -> Result:
     result = object.__new__(Result)
-    for setter, value in zip(_RESULT_SETTERS, values):
-        setter(result, value)
+    _SET_STATUS(result, status)
+    _SET_BALANCE(result, balance_minor)
+    _SET_REPLAYED(result, replayed)
+    _SET_TXN(result, txn_id)
+    _SET_ACCOUNT(result, account_id)
+    _SET_KIND(result, kind)
+    _SET_AMOUNT(result, amount_minor)
+    _SET_JOURNAL(result, journal_id)
     return result
 
 
@@ -106,9 +118,10 @@ class RetryPolicy:
         return min(self.max_delay_s, self.first_delay_s * 2 ** attempt) * random.uniform(0.5, 1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class DeductRequest:
-    """One deduction of a `Ledger.deduct_many` batch (same fields as `Ledger.deduct`)."""
+class DeductRequest(NamedTuple):
+    """One deduction of a `Ledger.deduct_many` batch (same fields as `Ledger.deduct`).
+    Immutable; a NamedTuple rather than a frozen dataclass: a batch of 100 is built per
+    call, and a tuple is made in a third of the time."""
     account_id: str
     amount_minor: int
     txn_id: str
@@ -678,6 +691,11 @@ class Ledger(Members):
                     for _, _, _, req in calls:
                         self.read_cache.invalidate(req.account_id)
             for (i, _, _, req), reply in zip(calls, replies):
+                status = _DECIDED.get(reply[0]) if type(reply) is list else None
+                if status is not None:                # a decision: the common case, decoded here
+                    out[i] = _new_result(status, int(reply[1]), reply[2] == 1, req.txn_id, req.account_id,
+                                         "deduct", req.amount_minor, reply[3])
+                    continue
                 if isinstance(reply, RedisError):     # this item only (others were decided)
                     out[i] = _as_ledger_error(reply, req.txn_id, self.url_for_logs)
                     continue

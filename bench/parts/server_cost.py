@@ -51,7 +51,7 @@ CALLS, CALLS_SMOKE = 2000, 200
 CALLS_CALLGRIND, CALLS_CALLGRIND_SMOKE = 400, 40
 ROUNDS, ROUNDS_SMOKE = 3, 1
 CLIENT_CALLS, CLIENT_CALLS_SMOKE = 6000, 300
-CLIENT_ROUNDS = 6
+CLIENT_ROUNDS = 10
 BATCH = 100
 BENCH_ACCOUNT = "B0"
 BENCH_PIPELINE = 16
@@ -282,7 +282,9 @@ def _client_cpu(ctx) -> dict[str, float]:
         contenders = [("bare fcall", bare_single), ("Ledger.deduct", product_single),
                       (f"bare pipeline({BATCH})", bare_batch), (f"Ledger.deduct_many({BATCH})", product_batch)]
         for r in range(rounds):
-            order = contenders[r % 2 * 2:] + contenders[:r % 2 * 2]     # alternate which pair goes first
+            # alternate which of each pair goes first (a systematic first/second effect
+            # would otherwise favour one side)
+            order = contenders if r % 2 else [contenders[1], contenders[0], contenders[3], contenders[2]]
             for name, fn in order:
                 chunk = [(ACCOUNTS[i % len(ACCOUNTS)], f"{work.nonce}-cpu{r}-{name[:12]}-{i}")
                          for i in range(per_round)]
