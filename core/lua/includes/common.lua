@@ -104,12 +104,31 @@ local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
   return nil
 end
 
+-- The common request (a client's txn id, a positive amount) checked by one pattern over
+-- '<txn> <account> <amount> <retention> <terminal> <cashier>' (no field may hold a space,
+-- so each part is one field): one match instead of six. It accepts only what the field
+-- checks accept; anything else goes through them, and they name the bad field.
+local PLAIN_REQUEST = '^[%w._:-]+ [%w._:-]+ [1-9]%d* [1-9]%d* [%w._:-]* [%w._:-]*$'
+
+local function plain_request(max_amount_minor)
+  local txn, acct, amount, ttl, term, cash = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] or '', ARGV[6] or ''
+  if not (txn and acct and amount and ttl) or #txn > MAX_ID_LEN or #acct > MAX_ID_LEN or #amount > 16
+     or #ttl > 9 or #term > MAX_ID_LEN or #cash > MAX_ID_LEN
+     or not string.match(txn .. ' ' .. acct .. ' ' .. amount .. ' ' .. ttl .. ' ' .. term .. ' ' .. cash, PLAIN_REQUEST) then
+    return false
+  end
+  return tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR) and tonumber(ttl) <= MAX_TTL_S
+end
+
 -- The standard checks of KEYS/ARGV shared by every balance script. `internal_txn`: the
 -- txn id must be an internal one (compensate, restore); else it must be a client's.
 local function check_request(allow_zero_amount, max_amount_minor, internal_txn)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
+  if not internal_txn and plain_request(max_amount_minor) then
+    return check_keys(prefix, KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+  end
   local txn_check = check_id
   if internal_txn then txn_check = check_internal_id end
   return txn_check(ARGV[1], 'txn_id')
@@ -164,15 +183,15 @@ local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, 
   return {status, b, 0, journal_id}
 end
 
--- Redis server time in ms, as exact digits: seconds .. the microseconds' first 3 of 6
--- digits, by string operations (no float arithmetic). Read once per call: every use in
--- one call sees the same instant (the cache is keyed by the call's own ARGV table).
+-- Redis server time in ms, as exact digits: the seconds' digits, then the milliseconds
+-- as 3 digits (Lua 5.1's %d truncates microseconds / 1000, exact below 10^6). Read once
+-- per call: every use in one call sees the same instant (the cache is keyed by the
+-- call's own ARGV table).
 local now_for_argv, now_value
 local function now_ms()
   if now_for_argv ~= ARGV then
     local t = redis.call('TIME')
-    local us = t[2]
-    now_value = t[1] .. string.sub('00' .. (#us > 3 and string.sub(us, 1, -4) or '0'), -3)
+    now_value = string.format('%s%03d', t[1], t[2] / 1000)
     now_for_argv = ARGV
   end
   return now_value
@@ -241,6 +260,9 @@ end
 local MAX_ACTIVE_HOLDS = 100
 
 local function active_holds(holds_key, expiry_key, now)
+  -- most accounts hold nothing: no expiry set at all (Redis deletes an emptied sorted
+  -- set), and EXISTS costs half a range read; an expired, unswept hold keeps the set
+  if redis.call('EXISTS', expiry_key) == 0 then return 0, 0 end
   local ids = redis.call('ZRANGEBYSCORE', expiry_key, '(' .. now, '+inf')
   if #ids == 0 then return 0, 0 end
   local amounts = redis.call('HMGET', holds_key, unpack(ids))
