@@ -95,8 +95,7 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
             return out
         runner = ledger.scripts
         if is_cluster(client):
-            missing = [n.name for n in client.get_primaries()
-                       if not client.function_list(library=runner.library_name, target_nodes=n)]
+            missing = [n.name for n in client.get_primaries() if not runner.loaded_on(n.redis_connection)]
         else:
             missing = [] if runner.loaded_on(client) else ["this Redis"]
         out.append(Finding(OK if not missing else WARN, "scripts",

@@ -94,6 +94,13 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
     return f"#!lua name={library_name}\n{code}\n" + "\n".join(registrations) + "\n", library_name, names
 
 
+def _primaries(client) -> list:
+    """The plain client of every primary of a Cluster, or the client itself."""
+    if hasattr(client, "get_primaries"):
+        return [node.redis_connection for node in client.get_primaries()]
+    return [client]
+
+
 def is_function_missing(exc: Exception) -> bool:
     """Redis's answer to FCALL of a function it does not hold (restart, FUNCTION FLUSH)."""
     return isinstance(exc, ResponseError) and "Function not found" in str(exc)
@@ -120,8 +127,8 @@ class ScriptRunner:
         self.load(client)
 
     def loaded_on(self, client) -> bool:
-        """Whether this Redis node holds the library."""
-        return bool(client.function_list(library=self.library_name))
+        """Whether this Redis node (every primary, for a Cluster client) holds the library."""
+        return all(node.function_list(library=self.library_name) for node in _primaries(client))
 
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
         function = self.functions[name]
@@ -134,9 +141,14 @@ class ScriptRunner:
             return client.fcall(function, len(keys), *keys, *args)
 
     def load(self, client, script: LuaScript | None = None) -> None:
-        """Load the library (`script`, the one found missing, only names it in the error)."""
+        """Load the library on every primary that lacks it (`script`, the one found missing,
+        only names it in the error). A node that has it is left alone: FUNCTION LIST is a
+        read, so a Redis at maxmemory (which refuses FUNCTION LOAD) still passes, and a
+        daemon's start writes nothing to replicate."""
         try:
-            client.function_load(self.library, replace=True)
+            for node in _primaries(client):
+                if not self.loaded_on(node):
+                    node.function_load(self.library, replace=True)
         except NoPermissionError as exc:
             what = f"the ledger script {script.name!r}" if script else "the ledger's scripts"
             raise LedgerUnavailable(

@@ -44,6 +44,22 @@ def test_missing_function_on_cluster_is_transparent(cluster_ledger):
     assert cluster_ledger.deduct("A-1", 3, txn_id="d").balance_minor == 7
 
 
+def test_a_primary_without_the_library_is_reported_and_reloaded(cluster_ledger):
+    from core.doctor import diagnose
+    led = cluster_ledger
+    led.init()
+    assert led.scripts.loaded_on(led.client)
+    scripts = [f for f in diagnose(led, "redis+cluster://x") if f.check == "scripts"]
+    assert [f.level for f in scripts] == ["ok"], scripts
+    lost = led.client.get_primaries()[0]
+    lost.redis_connection.function_flush()                      # one primary restarted without its AOF
+    assert not led.scripts.loaded_on(led.client)
+    (finding,) = [f for f in diagnose(led, "redis+cluster://x") if f.check == "scripts"]
+    assert finding.level == "warn" and lost.name in finding.detail
+    led.scripts.load_all(led.client)                            # loads where it is missing
+    assert led.scripts.loaded_on(led.client)
+
+
 def test_deduct_many_groups_by_node(cluster_ledger):
     led = cluster_ledger
     accounts = [f"B-{i}" for i in range(30)]
