@@ -1,9 +1,9 @@
 """Load drivers for the product path and its bare baselines on a private Redis
 (standalone or Cluster): `LedgerDriver` calls `Ledger.deduct` (batch 1) or
 `Ledger.deduct_many` (batch > 1); `BareScriptDriver` runs the very same deduct
-script by SHA with a plain redis-py client (same connection options as the product:
-`core.connection.connect`, decoded replies), one EVALSHA per call or a
-non-transactional pipeline of `batch` EVALSHAs. Both deduct 1 minor unit per
+function with a plain redis-py client (same connection options as the product:
+`core.connection.connect`, decoded replies), one FCALL per call or a
+non-transactional pipeline of `batch` FCALLs. Both deduct 1 minor unit per
 request from accounts that start with `INITIAL_BALANCE_MINOR`, and `verify` checks
 that the final balances equal the opening balances minus exactly what the clients
 saw applied (integers only).

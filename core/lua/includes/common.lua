@@ -30,7 +30,8 @@ local MAX_EXACT_INT = 9007199254740991       -- 2^53 - 1: every integer up to it
 -- and the limits keep every sum below 2^53): fail loudly rather than write it.
 local function int_str(n)
   if type(n) == 'string' then n = tonumber(n) end
-  if type(n) ~= 'number' or n ~= math.floor(n) or n > MAX_EXACT_INT or n < -MAX_EXACT_INT then
+  -- n % 1 (a VM operation, Lua's floored modulo) is 0 exactly for whole numbers
+  if type(n) ~= 'number' or n % 1 ~= 0 or n > MAX_EXACT_INT or n < -MAX_EXACT_INT then
     error('ledger script bug: not an exact integer')
   end
   return string.format('%d', n)
@@ -225,15 +226,11 @@ end
 -- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
 -- Then the caller sets balance and last journal id in one HSET (set_balance).
 local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, now, extra)
-  if extra and #extra == 2 then      -- one more field (a top-up's method): no table to build
+  if extra then      -- more fields (a top-up's method, bucket deltas, a hold's amount): expanded
+    -- as the last arguments, no combined table to build
     return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
                       'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-                      'ts', now, 'orig', original_txn_id, extra[1], extra[2])
-  elseif extra then
-    local fields = {'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2], 'amt', signed_amount, 'bal', balance_after,
-      'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now, 'orig', original_txn_id}
-    for i = 1, #extra do fields[#fields + 1] = extra[i] end
-    return redis.call('XADD', jkey, 'NOMKSTREAM', '*', unpack(fields))
+                      'ts', now, 'orig', original_txn_id, unpack(extra))
   end
   return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
               'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
