@@ -34,9 +34,13 @@ if kind ~= 'credit' and (method ~= '' or bonus_arg ~= '0') then return invalid('
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
 local txn_id, account_id, amount, bonus = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(bonus_arg)
 local ttl_s = ARGV[4]
-local fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 -- a plain cash top-up keeps the fingerprint it always had (records written before buckets)
-if kind == 'credit' and (method ~= 'cash' or bonus > 0) then fp = fp .. '|' .. method .. '|' .. bonus_arg end
+local fp
+if kind == 'credit' and (method ~= 'cash' or bonus > 0) then
+  fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original .. '|' .. method .. '|' .. bonus_arg
+else
+  fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
+end
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
@@ -57,8 +61,12 @@ if KEYS[4] and kind == 'credit' then
 end
 
 local after = int_str(balance + amount + bonus)
-local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, now_ms(),
-                         bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
+-- journal extras as bucket_fields(amount, bonus, {'m', method}) makes them, from the checked
+-- digits (ARGV[3] and bonus_arg are canonical): pd = the principal, bd = the bonus
+local extra = nil
+if bonus > 0 then extra = {'pd', ARGV[3], 'bd', bonus_arg, 'm', method}
+elseif kind == 'credit' then extra = {'m', method} end
+local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, now_ms(), extra)
 if not jid then return NOT_INITIALIZED end
 set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
