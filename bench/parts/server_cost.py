@@ -29,7 +29,6 @@ import secrets
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
