@@ -132,13 +132,20 @@ class ScriptRunner:
 
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
         function = self.functions[name]
+        route = {}
+        if keys and hasattr(client, "get_node_from_key"):
+            # redis-py's cluster client finds an FCALL's keys by COMMAND GETKEYS on its default
+            # node (a round trip more per call, and every call then needs that node up): route
+            # by the first key instead (all keys of a call share its slot). MOVED is still
+            # followed; a connection error refreshes the slots for the next attempt.
+            route["target_nodes"] = client.get_node_from_key(keys[0])
         try:
-            return client.fcall(function, len(keys), *keys, *args)
+            return client.execute_command("FCALL", function, len(keys), *keys, *args, **route)
         except ResponseError as exc:
             if not is_function_missing(exc):
                 raise
             self.load(client)
-            return client.fcall(function, len(keys), *keys, *args)
+            return client.execute_command("FCALL", function, len(keys), *keys, *args, **route)
 
     def load(self, client, script: LuaScript | None = None) -> None:
         """Load the library on every primary that lacks it (`script`, the one found missing,
