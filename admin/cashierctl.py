@@ -145,7 +145,8 @@ def cmd_acl(args) -> int:
 def cmd_scripts_load(args) -> int:
     ledger = _ledger(args)
     ledger.scripts.load_all(ledger.client)
-    print(f"loaded {len(ledger.scripts.scripts)} scripts on {redacted(args.redis_url)}")
+    print(f"loaded {len(ledger.scripts.scripts)} scripts (function library {ledger.scripts.library_name}) "
+          f"on {redacted(args.redis_url)}")
     return EXIT_OK
 
 

@@ -1,9 +1,9 @@
 """Load drivers for the product path and its bare baselines on a private Redis
 (standalone or Cluster): `LedgerDriver` calls `Ledger.deduct` (batch 1) or
 `Ledger.deduct_many` (batch > 1); `BareScriptDriver` runs the very same deduct
-script by SHA with a plain redis-py client (same connection options as the product:
-`core.connection.connect`, decoded replies), one EVALSHA per call or a
-non-transactional pipeline of `batch` EVALSHAs. Both deduct 1 minor unit per
+function with a plain redis-py client (same connection options as the product:
+`core.connection.connect`, decoded replies), one FCALL per call or a
+non-transactional pipeline of `batch` FCALLs. Both deduct 1 minor unit per
 request from accounts that start with `INITIAL_BALANCE_MINOR`, and `verify` checks
 that the final balances equal the opening balances minus exactly what the clients
 saw applied (integers only).
@@ -24,19 +24,19 @@ SPREAD_ACCOUNT_COUNT = 1000
 
 def deduct_keys(part, account_id: str, txn_id: str) -> list[str]:
     """KEYS of the deduct script, exactly as `Ledger.deduct_many` builds them (account,
-    txn record, journal, holds, hold expiries). The bare drivers and the ceiling use
-    this; `check_bare_call` fails loudly if core's key list ever changes."""
-    return [part.account(account_id), part.txn(txn_id), part.journal,
-            part.holds(account_id), part.hold_expiries(account_id)]
+    txn record, journal, holds, hold expiries, the partition's settings). The bare
+    drivers and the ceiling use this, so a bare call is the product's call without the
+    Ledger; `check_bare_call` fails loudly if the call stops applying."""
+    return part.deduct_keys(account_id, txn_id)
 
 
 def check_bare_call(url: str, account_id: str) -> None:
-    """One bare EVALSHA must be APPLIED, else the bare baseline would measure errors."""
+    """One bare FCALL must be APPLIED, else the bare baseline would measure errors."""
     ledger = Ledger.from_url(url)
     try:
         part = ledger.schema.partition_of(account_id)
         keys = deduct_keys(part, account_id, "bench-selfcheck")
-        reply = ledger.client.evalsha(ledger.scripts["deduct"].sha, len(keys), *keys, "bench-selfcheck",
+        reply = ledger.client.fcall(ledger.scripts.function("deduct"), len(keys), *keys, "bench-selfcheck",
                                       account_id, AMOUNT_MINOR, DEFAULT_RETENTION_S, "T1", "c1")
         if reply[0] != "APPLIED":
             raise RuntimeError(f"bare deduct call answered {reply}: bench.drivers.deduct_keys is out of "
@@ -150,16 +150,16 @@ class LedgerDriver(_Base):
 
 
 class BareScriptDriver(_Base):
-    """The same deduct script by SHA from a bare redis-py client (no Ledger)."""
+    """The same deduct function by FCALL from a bare redis-py client (no Ledger)."""
 
     @property
     def name(self) -> str:
-        return "bare redis-py EVALSHA" if self.batch == 1 else f"bare redis-py pipeline({self.batch})"
+        return "bare redis-py FCALL" if self.batch == 1 else f"bare redis-py pipeline({self.batch})"
 
     def worker(self, index: int, procs: int):
-        ledger = Ledger.from_url(self.url)            # only to learn the key schema and the SHA
+        ledger = Ledger.from_url(self.url)            # only to learn the key schema and the function
         schema = ledger.schema
-        sha = ledger.scripts["deduct"].sha
+        function = ledger.scripts.function("deduct")
         ledger.close()
         client = connect(self.url)
         reqs = self._requests(index)
@@ -167,11 +167,11 @@ class BareScriptDriver(_Base):
 
         def args(account_id: str, txn_id: str):
             keys = deduct_keys(schema.partition_of(account_id), account_id, txn_id)
-            return (sha, len(keys), *keys, txn_id, account_id, AMOUNT_MINOR, retention, "T1", "c1")
+            return (function, len(keys), *keys, txn_id, account_id, AMOUNT_MINOR, retention, "T1", "c1")
 
         if self.batch == 1:
             def step():
-                reply = client.evalsha(*args(*next(reqs)))
+                reply = client.fcall(*args(*next(reqs)))
                 return (1, 0, 0, AMOUNT_MINOR) if reply[0] == "APPLIED" else (1, 0, 0, 0)
             return step
         batch = self.batch
@@ -179,7 +179,7 @@ class BareScriptDriver(_Base):
         def step_many():
             pipe = client.pipeline(transaction=False)
             for _ in range(batch):
-                pipe.evalsha(*args(*next(reqs)))
+                pipe.fcall(*args(*next(reqs)))
             replies = pipe.execute()
             ok = sum(1 for r in replies if r[0] == "APPLIED")
             return batch, 0, batch - ok, ok * AMOUNT_MINOR

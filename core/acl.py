@@ -1,11 +1,11 @@
 """Least-privilege Redis ACL users for the ledger, as `ACL SETUSER` rules.
 
 Three users:
-  * terminal: runs the ledger's scripts by SHA and the few reads a till needs, on the
-    ledger's keys only. No SET, DEL, EVAL, SCRIPT LOAD, FLUSHALL, CONFIG, KEYS.
+  * terminal: runs the ledger's functions (FCALL) and the few reads a till needs, on the
+    ledger's keys only. No SET, DEL, EVAL, FUNCTION LOAD, FLUSHALL, CONFIG, KEYS.
   * reconcile: the terminal's rights plus the consumer-group commands, trimming, the
-    scans of reconciliation, and SCRIPT LOAD (it loads the scripts at start, so
-    terminals that may not load scripts find them after a Redis restart).
+    scans of reconciliation, and FUNCTION LOAD (it loads the library at start, so
+    terminals that may not load it find it after a Redis restart).
   * admin: everything (for `cashierctl` and maintenance).
 
 Redis checks a script's own commands against the caller's ACL too, so a terminal must
@@ -29,19 +29,19 @@ CONNECT_COMMANDS = ("ping", "hello", "auth", "client|setname", "client|id",
                     "cluster|slots", "cluster|shards", "cluster|nodes", "cluster|myid",
                     "command", "readonly", "info", "select", "quit", "reset")
 # incrby + wait: the wait_replicas acknowledgement (redis-py sends INCR as INCRBY key 1; WAIT)
-TERMINAL_COMMANDS = ("evalsha", "evalsha_ro", "xrevrange", "hgetall", "incr", "incrby", "wait", "hincrby",
+TERMINAL_COMMANDS = ("fcall", "fcall_ro", "xrevrange", "hgetall", "incr", "incrby", "wait", "hincrby",
                      "hsetnx")
 RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", "xinfo|groups",
                       "xinfo|stream", "xinfo|consumers", "xtrim", "xrange", "xlen",
                       "xgroup|create", "xgroup|createconsumer", "sscan", "smembers", "scard",
-                      "script|load", "script|exists", "hsetnx", "hgetall", "zrange")
+                      "function|load", "function|list", "hsetnx", "hgetall", "zrange")
 # PIN attempts (core/lua/cashier_pin_attempt.lua) count failures and set a lock with
 # plain strings: granted on the cashier keys only, never on balances or the journal.
 CASHIER_SELECTOR = "(~cs:cashier:* +get +set +del +incr +pttl +pexpire)"
 FORBIDDEN_FOR_TERMINAL = ("set", "del", "unlink", "eval", "script|load", "script|flush",
                           "flushall", "flushdb", "config|set", "config|get", "keys", "debug",
                           "xdel", "xtrim", "xgroup|destroy", "rename", "restore", "migrate",
-                          "function|load", "acl|setuser", "shutdown")
+                          "function|load", "function|flush", "function|delete", "evalsha", "acl|setuser", "shutdown")
 
 
 @dataclass(frozen=True)

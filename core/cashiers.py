@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from .errors import InvalidRequest
-from .scripts import ScriptRunner, load_scripts
+from .scripts import ScriptRunner
 from .validation import check_id
 
 log = logging.getLogger(__name__)
@@ -172,10 +172,9 @@ class CashierRegistry:
         self.max_failures = max_failures
         self.failure_window_s = failure_window_s
         self.lock_s = lock_s
-        if scripts is None:
-            only = {_PIN_SCRIPT: load_scripts()[_PIN_SCRIPT]}
-            scripts = ScriptRunner(only)
-        self.scripts = scripts
+        # the ledger's one function library (a library of the PIN script alone would be
+        # another library, which a terminal user may not load)
+        self.scripts = scripts or ScriptRunner()
 
     # ---------------------------------------------------------------- management
 

@@ -93,11 +93,14 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
             out.append(Finding(FAIL, "ledger", "no ledger on this Redis",
                                "new installation: cashierctl init; lost data: reconcile-service restore"))
             return out
-        shas = [s.sha for s in ledger.scripts.scripts.values()]
-        loaded = client.script_exists(*shas)
-        missing = [n for n, ok in zip(ledger.scripts.scripts, loaded) if not ok]
+        runner = ledger.scripts
+        if is_cluster(client):
+            missing = [n.name for n in client.get_primaries() if not runner.loaded_on(n.redis_connection)]
+        else:
+            missing = [] if runner.loaded_on(client) else ["this Redis"]
         out.append(Finding(OK if not missing else WARN, "scripts",
-                           "all scripts loaded" if not missing else f"not loaded: {', '.join(missing)}",
+                           f"all scripts loaded (function library {runner.library_name})" if not missing
+                           else f"function library {runner.library_name} not loaded on {', '.join(missing)}",
                            "" if not missing else "cashierctl scripts load (the reconcile service loads them at start)"))
         for part in ledger.partitions:
             groups = {g["name"]: g for g in client.xinfo_groups(part.journal)}
@@ -177,8 +180,9 @@ def sentinel_findings(ledger) -> list[Finding]:
                            "a second replica (three machines, docs/deployment.md)"))
     else:
         out.append(Finding(OK, "replicas", f"the primary has {replicas} replicas"))
-    scripts, waits = stats.get("cmdstat_evalsha") or {}, stats.get("cmdstat_wait") or {}
-    script_calls, wait_calls = int(scripts.get("calls", 0)), int(waits.get("calls", 0))
+    waits = stats.get("cmdstat_wait") or {}
+    script_calls = sum(int((stats.get(f"cmdstat_{c}") or {}).get("calls", 0)) for c in ("fcall", "evalsha"))
+    wait_calls = int(waits.get("calls", 0))
     if script_calls and not wait_calls:
         out.append(Finding(WARN, "wait", f"{script_calls} script calls on this primary and no WAIT: the tills "
                            "run without wait_replicas, so a failover loses what the replica had not received",
@@ -196,12 +200,11 @@ def sentinel_findings(ledger) -> list[Finding]:
     except RedisError as exc:
         out.append(Finding(WARN, "replicas", f"the sentinels did not list the replicas: {exc}"))
         nodes = []
-    shas = [sc.sha for sc in ledger.scripts.scripts.values()]
     for node in nodes:
         where = "replica {host}:{port}".format_map(node.connection_pool.connection_kwargs)
         try:
             aof = node.info("persistence").get("aof_enabled") in (1, "1")
-            missing = [n for n, ok in zip(ledger.scripts.scripts, node.script_exists(*shas)) if not ok]
+            missing = not ledger.scripts.loaded_on(node)
         except (NoPermissionError, RedisError) as exc:
             out.append(Finding(WARN, "replicas", f"{where}: {type(exc).__name__}: {str(exc)[:120]}"))
             continue
@@ -212,7 +215,8 @@ def sentinel_findings(ledger) -> list[Finding]:
                            "restart of that machine loses every change since the failover"),
                            "" if aof else "appendonly yes, appendfsync always in the replica's redis.conf"))
         if missing:
-            out.append(Finding(WARN, "scripts", f"{where}: {len(missing)} ledger scripts not loaded: "
-                               "once promoted, tills whose user may not load scripts are refused",
+            out.append(Finding(WARN, "scripts", f"{where}: function library {ledger.scripts.library_name} "
+                               "not loaded (replicas receive it by replication: is it in sync?): once "
+                               "promoted, tills whose user may not load scripts are refused",
                                "cashierctl scripts load (the reconcile service does it at every trim)"))
     return out

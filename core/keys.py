@@ -28,7 +28,7 @@ evenly over the primaries. Balance keys never carry a TTL.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from redis.crc import key_slot
@@ -58,10 +58,11 @@ def partition_tag(index: int, partitions: int) -> str:
 class Partition:
     index: int
     tag: str
+    # made once: every key of every call starts with it
+    prefix: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def prefix(self) -> str:
-        return f"{PREFIX}:{{{self.tag}}}:"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prefix", f"{PREFIX}:{{{self.tag}}}:")
 
     @property
     def journal(self) -> str:
@@ -82,6 +83,18 @@ class Partition:
 
     def hold_expiries(self, account_id: str) -> str:
         return f"{self.prefix}hx:{account_id}"
+
+    @property
+    def settings(self) -> str:
+        """The shop settings of the partition (spending order, balance cap: core/members.py)."""
+        return self.prefix + "cfg"
+
+    def deduct_keys(self, account_id: str, txn_id: str) -> list[str]:
+        """KEYS of deduct.lua: account, txn record, journal, holds, hold expiries, the
+        partition's settings; built with one prefix (the hot path of deduct_many)."""
+        p = self.prefix
+        return [f"{p}a:{account_id}", f"{p}t:{txn_id}", f"{p}j", f"{p}h:{account_id}", f"{p}hx:{account_id}",
+                f"{p}cfg"]
 
 
 class KeySchema:

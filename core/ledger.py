@@ -9,14 +9,16 @@ terminal's outbox does exactly that).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import (AskError, BusyLoadingError, ClusterDownError, ConnectionError,
-                              MovedError, NoScriptError, OutOfMemoryError, ReadOnlyError, RedisError,
+                              MovedError, OutOfMemoryError, ReadOnlyError, RedisError,
                               ResponseError, TimeoutError, TryAgainError)
 
 from . import validation as v
@@ -28,7 +30,7 @@ from .read_cache import ReadCache
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .members import Members
 from .result import Result, Status
-from .scripts import ScriptRunner
+from .scripts import ScriptRunner, is_function_missing
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,36 @@ DEFAULT_PARTITIONS_CLUSTER = 16
 EVICTION_CHECK_INTERVAL_S = 300.0
 
 _STATUS_BY_NAME = {s.value: s for s in Status}
+# the replies that are decisions (Result); INVALID, TXN_CONFLICT, NOT_INITIALIZED raise
+_DECIDED = {name: s for name, s in _STATUS_BY_NAME.items() if name not in ("INVALID", "TXN_CONFLICT", "NOT_INITIALIZED")}
+# account, txn, terminal, cashier ids of a request in one match: "<acct> <txn> <term> <cash>"
+# (no id may hold a space, so each part is exactly one id; terminal and cashier optional)
+_plain_ids = re.compile(" ".join([f"{v.ID_CLASS}{{1,{v.MAX_ID_LEN}}}"] * 2
+                                 + [f"{v.ID_CLASS}{{0,{v.MAX_ID_LEN}}}"] * 2)).fullmatch
+
+# Result(...) of every answer, at half the cost of the frozen dataclass's __init__ (which
+# sets each field through object.__setattr__): the slots' own setters, in field order.
+# deduct_many decodes 100 answers per batch; the fields are checked here at import.
+_RESULT_SETTERS = tuple(getattr(Result, f.name).__set__ for f in dataclasses.fields(Result))
+assert [f.name for f in dataclasses.fields(Result)] == ["status", "balance_minor", "replayed", "txn_id",
+                                                        "account_id", "kind", "amount_minor", "journal_id"]
+
+
+_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL = \
+    _RESULT_SETTERS
+
+
+def _new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id) -> Result:
+    result = object.__new__(Result)
+    _SET_STATUS(result, status)
+    _SET_BALANCE(result, balance_minor)
+    _SET_REPLAYED(result, replayed)
+    _SET_TXN(result, txn_id)
+    _SET_ACCOUNT(result, account_id)
+    _SET_KIND(result, kind)
+    _SET_AMOUNT(result, amount_minor)
+    _SET_JOURNAL(result, journal_id)
+    return result
 
 
 class NotReplicated(Exception):
@@ -86,9 +118,10 @@ class RetryPolicy:
         return min(self.max_delay_s, self.first_delay_s * 2 ** attempt) * random.uniform(0.5, 1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class DeductRequest:
-    """One deduction of a `Ledger.deduct_many` batch (same fields as `Ledger.deduct`)."""
+class DeductRequest(NamedTuple):
+    """One deduction of a `Ledger.deduct_many` batch (same fields as `Ledger.deduct`).
+    Immutable; a NamedTuple rather than a frozen dataclass: a batch of 100 is built per
+    call, and a tuple is made in a third of the time."""
     account_id: str
     amount_minor: int
     txn_id: str
@@ -347,10 +380,18 @@ class Ledger(Members):
             raise TxnConflict(txn_id, detail, requested)
         if status == "NOT_INITIALIZED":
             raise LedgerNotInitialized(f"the journal of account {account_id!r}'s partition is missing")
-        return Result(_STATUS_BY_NAME[status], int(balance), bool(replayed), txn_id, account_id, kind,
-                      amount_minor, detail)
+        return _new_result(_STATUS_BY_NAME[status], int(balance), replayed == 1, txn_id, account_id, kind,
+                           amount_minor, detail)
 
     def _common(self, account_id, txn_id, terminal_id, cashier_id, *, internal_txn: bool = False) -> Partition:
+        # the common case in one expression (the same rules as v.check_id); anything else
+        # goes through the checks one by one, which name the field
+        if not internal_txn:
+            term = "" if terminal_id is None else terminal_id
+            cash = "" if cashier_id is None else cashier_id
+            if (type(account_id) is str and type(txn_id) is str and type(term) is str and type(cash) is str
+                    and _plain_ids(f"{account_id} {txn_id} {term} {cash}")):
+                return self.schema.partition_of(account_id)
         v.check_id(account_id, "account_id")
         if internal_txn:
             v.check_internal_txn_id(txn_id)
@@ -396,6 +437,11 @@ class Ledger(Members):
                terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
         """Take money when the available balance (balance - active holds) covers it,
         else Status.INSUFFICIENT_FUNDS."""
+        if type(amount_minor) is int and 0 < amount_minor <= v.MAX_AMOUNT_MINOR:    # the common case
+            part = self._common(account_id, txn_id, terminal_id, cashier_id)
+            return self._run("deduct", "deduct", part.deduct_keys(account_id, txn_id),
+                             [txn_id, account_id, amount_minor, self.retention_s, terminal_id or "", cashier_id or ""],
+                             account_id, amount_minor, txn_id)
         return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
                                 extra_keys=[*self._hold_keys(account_id), *self._settings_keys(account_id)])
 
@@ -623,26 +669,33 @@ class Ledger(Members):
         """
         out: list[Result | LedgerError | None] = [None] * len(requests)
         calls: list[tuple[int, list[str], list[Any], DeductRequest]] = []
+        retention_s = self.retention_s
         for i, req in enumerate(requests):
+            account_id, txn_id, amount = req.account_id, req.txn_id, req.amount_minor
             try:
-                v.check_amount(req.amount_minor, "amount_minor")
-                part = self._common(req.account_id, req.txn_id, req.terminal_id, req.cashier_id)
+                if type(amount) is not int or not 0 < amount <= v.MAX_AMOUNT_MINOR:   # the common case, fast
+                    v.check_amount(amount, "amount_minor")
+                part = self._common(account_id, txn_id, req.terminal_id, req.cashier_id)
             except InvalidRequest as exc:
                 out[i] = exc
                 continue
-            keys = [part.account(req.account_id), part.txn(req.txn_id), part.journal,
-                    part.holds(req.account_id), part.hold_expiries(req.account_id), *self._settings_keys(req.account_id)]
-            args = [req.txn_id, req.account_id, req.amount_minor, self.retention_s,
-                    req.terminal_id or "", req.cashier_id or ""]
-            calls.append((i, keys, args, req))
+            calls.append((i, part.deduct_keys(account_id, txn_id),
+                          [txn_id, account_id, amount, retention_s, req.terminal_id or "", req.cashier_id or ""],
+                          req))
         if calls:
             self._with_retry(self._check_policy, txn_id=None)
             try:
                 replies = self._with_retry(self._pipeline_deducts, calls, txn_id=None)
             finally:
-                for _, _, _, req in calls:
-                    self.read_cache.invalidate(req.account_id)
+                if self.read_cache.enabled:
+                    for _, _, _, req in calls:
+                        self.read_cache.invalidate(req.account_id)
             for (i, _, _, req), reply in zip(calls, replies):
+                status = _DECIDED.get(reply[0]) if type(reply) is list else None
+                if status is not None:                # a decision: the common case, decoded here
+                    out[i] = _new_result(status, int(reply[1]), reply[2] == 1, req.txn_id, req.account_id,
+                                         "deduct", req.amount_minor, reply[3])
+                    continue
                 if isinstance(reply, RedisError):     # this item only (others were decided)
                     out[i] = _as_ledger_error(reply, req.txn_id, self.url_for_logs)
                     continue
@@ -681,20 +734,21 @@ class Ledger(Members):
         and WAIT: the INCR moves this connection's replication offset to "now", so WAIT
         also covers a replay whose original write came through another connection.
         """
-        script = self.scripts[name]
+        function = self.scripts.function(name)
         for _ in range(2):
             pipe = client.pipeline(transaction=False)
             for keys, args in batch:
-                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.fcall(function, len(keys), *keys, *args)
             if self.wait_replicas:
                 first_key = batch[0][0][0]
                 pipe.incr(first_key[:first_key.index("}") + 1] + ":ack")
                 pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms)
             replies = pipe.execute(raise_on_error=False)
-            if not any(isinstance(r, NoScriptError) for r in replies):
+            errors = [r for r in replies if isinstance(r, Exception)]    # usually none: one pass
+            if not any(is_function_missing(r) for r in errors):
                 break
-            self.scripts.load(client, script)   # then re-run: replays answer the ones that ran
-        for reply in replies:
+            self.scripts.load(client, self.scripts[name])   # then re-run: replays answer the ones that ran
+        for reply in errors:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry
                 raise ClusterDownError(str(reply))

@@ -62,7 +62,7 @@ def member_index_key(part: Partition) -> str:
 
 
 def settings_key(part: Partition) -> str:
-    return f"{part.prefix}cfg"
+    return part.settings
 
 
 # ---------------------------------------------------------------- normalising names and phones
@@ -203,18 +203,20 @@ class Members:
         part = self.schema.partition_of(card_no)
         keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
                 card_map_key(part)]
+        found = ""
         if part is acct_part:
             keys.append(part.account(account_id))      # checked inside the script, atomically
         else:
-            # Another slot (a Cluster): the account is checked first. Accounts are never
+            # Another slot (a Cluster): the account is checked first and a decline is handed
+            # to the script, which stores it in the card's partition like any decision (a
+            # retry answers it again, even once the account exists). Accounts are never
             # deleted, so only a close in between can slip through; its card then resolves
             # to a closed account, which answers ACCOUNT_CLOSED.
             bal, st = self._with_retry(self.client.hmget, acct_part.account(account_id), "bal", "st",
                                        txn_id=txn_id)
             if bal is None or st == "closed":
-                status = Status.ACCOUNT_NOT_FOUND if bal is None else Status.ACCOUNT_CLOSED
-                return Result(status, 0, False, txn_id, account_id, "card_issue", 0)
-        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or "", card_no]
+                found = Status.ACCOUNT_NOT_FOUND.value if bal is None else Status.ACCOUNT_CLOSED.value
+        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or "", card_no, found]
         return self._run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
 
     def block_card(self, card_no: str, *, txn_id: str, reason: str, terminal_id: str | None = None,

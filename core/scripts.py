@@ -1,11 +1,18 @@
-"""Loads the Lua scripts of `core/lua/` and runs them by SHA.
+"""Loads the Lua scripts of `core/lua/` as one Redis Function library and runs them by FCALL.
 
-One file per operation; shared pieces live in `lua/includes/` and are pasted in
-where a script says ``--@include <name>``. Each script is sent once (SCRIPT LOAD)
-and called with EVALSHA; when Redis answers NOSCRIPT (restart, failover, SCRIPT
-FLUSH) the script is loaded again and the call repeated, which is safe because every
-script is idempotent by txn id. On Sentinel the scripts are loaded on the replicas too,
-so the primary a failover promotes has them already.
+One file per operation; shared pieces live in `lua/includes/`. The loader builds one
+library (`cashier_<hash>`) from them: every include once, then every operation as a
+function `<operation>_<hash>`. Redis compiles the library once (FUNCTION LOAD), so the
+shared helpers are built once, not on every call as with EVALSHA of a pasted-in script
+(issue 17: a third of a deduction's server cost). The hash in the names keeps two
+versions of the software apart on one Redis, as script SHAs did.
+
+Functions are stored in the RDB/AOF and replicated, so a Sentinel replica has the library
+as soon as it is in sync. When Redis answers "Function not found" (restart without
+persistence, FUNCTION FLUSH) the library is loaded again and the call repeated, which is
+safe because every script is idempotent by txn id. On a Cluster it is loaded on every
+primary. Each operation also exists as a plain script (`LuaScript.body`: includes pasted
+in) for tools that need EVAL, such as the benchmark's redis-benchmark runs.
 """
 from __future__ import annotations
 
@@ -15,20 +22,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from redis.exceptions import NoPermissionError, NoScriptError, RedisError
+from redis.exceptions import NoPermissionError, ResponseError
 
 from .errors import LedgerUnavailable
 
 from .resources import lua_dir
 
 _INCLUDE_RE = re.compile(r"^--@include (\w+)\s*$", re.MULTILINE)
+# `--@flags no-writes` in a script's header: a read-only function (runs under OOM, on replicas)
+_FLAGS_RE = re.compile(r"^--@flags ([\w -]+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
 class LuaScript:
     name: str
-    body: str
+    body: str                 # the standalone script (includes pasted in), for EVAL
     sha: str
+    source: str = ""          # the operation's own file, without its includes
+    includes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
 
 
 def _expand(text: str, includes: Path) -> str:
@@ -39,11 +51,59 @@ def load_scripts(directory: Path | None = None) -> dict[str, LuaScript]:
     directory = directory or lua_dir()
     scripts = {}
     for path in sorted(directory.glob("*.lua")):
-        body = _expand(path.read_text(encoding="utf-8"), directory / "includes")
-        scripts[path.stem] = LuaScript(path.stem, body, hashlib.sha1(body.encode()).hexdigest())
+        text = path.read_text(encoding="utf-8")
+        body = _expand(text, directory / "includes")
+        flags = tuple(f for m in _FLAGS_RE.finditer(text) for f in m.group(1).split())
+        scripts[path.stem] = LuaScript(path.stem, body, hashlib.sha1(body.encode()).hexdigest(),
+                                       text, tuple(_INCLUDE_RE.findall(text)), flags)
     if not scripts:
         raise FileNotFoundError(f"no Lua scripts found in {directory}")
     return scripts
+
+
+def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
+                  extra: str = "", name_prefix: str = "cashier") -> tuple[str, str, dict[str, str]]:
+    """(library source, library name, {operation: function name}).
+
+    The operations run with the call's KEYS and ARGV in two upvalues of the library, set
+    by each function's wrapper: the scripts and their includes read KEYS/ARGV exactly as
+    they do as plain scripts. Redis runs one function at a time to its end, so the
+    upvalues always hold the running call's. `extra` is Lua appended inside the library
+    (it sees OPS, the operations by name: the benchmark wraps deduct this way).
+    """
+    includes_dir = (directory or lua_dir()) / "includes"
+    order: list[str] = []
+    for script in scripts.values():
+        order += [i for i in script.includes if i not in order]
+    parts = ["local KEYS, ARGV   -- of the running call (set by the wrapper of every function)",
+             *((includes_dir / f"{i}.lua").read_text(encoding="utf-8") for i in order),
+             "local OPS = {}"]
+    for script in scripts.values():
+        parts.append(f"-- {script.name}.lua\nOPS[{script.name!r}] = function()\n"
+                     f"{_INCLUDE_RE.sub('', script.source)}\nend")
+    code = "\n".join(parts) + "\n" + extra
+    tag = hashlib.sha1(code.encode()).hexdigest()[:12]
+    names = {n: f"{n}_{tag}" for n in scripts}
+    registrations = []
+    for n, script in scripts.items():
+        flags = "{" + ", ".join(repr(f) for f in script.flags) + "}"
+        registrations.append(
+            f"redis.register_function{{function_name={names[n]!r}, flags={flags}, "
+            f"callback=function(keys, args) KEYS, ARGV = keys, args; return OPS[{n!r}]() end}}")
+    library_name = f"{name_prefix}_{tag}"
+    return f"#!lua name={library_name}\n{code}\n" + "\n".join(registrations) + "\n", library_name, names
+
+
+def _primaries(client) -> list:
+    """The plain client of every primary of a Cluster, or the client itself."""
+    if hasattr(client, "get_primaries"):
+        return [node.redis_connection for node in client.get_primaries()]
+    return [client]
+
+
+def is_function_missing(exc: Exception) -> bool:
+    """Redis's answer to FCALL of a function it does not hold (restart, FUNCTION FLUSH)."""
+    return isinstance(exc, ResponseError) and "Function not found" in str(exc)
 
 
 class ScriptRunner:
@@ -51,54 +111,54 @@ class ScriptRunner:
 
     def __init__(self, scripts: dict[str, LuaScript] | None = None):
         self.scripts = scripts or load_scripts()
+        self.library, self.library_name, self.functions = build_library(self.scripts)
 
     def __getitem__(self, name: str) -> LuaScript:
         return self.scripts[name]
 
-    def load_all(self, client) -> None:
-        """SCRIPT LOAD every script (on a cluster: on every primary). On Sentinel also on
-        every replica the sentinels know: Redis does not replicate its script cache, and a
-        promoted replica that has the scripts serves terminals at once, even terminals
-        whose user may not load scripts."""
-        for script in self.scripts.values():
-            self.load(client, script)
-        self.load_on_replicas(client)
+    def function(self, name: str) -> str:
+        """The FCALL name of an operation."""
+        return self.functions[name]
 
-    def load_on_replicas(self, client) -> int:
-        """Load every script on the Sentinel replicas (0 for other topologies); returns how
-        many replicas took them. A replica that is down or refuses is skipped: `cashierctl
-        doctor` reports replicas without the scripts."""
-        from .connection import replica_clients
-        loaded = 0
-        try:
-            replicas = replica_clients(client)
-        except RedisError:
-            return 0
-        for replica in replicas:
-            try:
-                for script in self.scripts.values():
-                    replica.script_load(script.body)
-                loaded += 1
-            except RedisError:
-                continue
-            finally:
-                replica.close()
-        return loaded
+    def load_all(self, client) -> None:
+        """FUNCTION LOAD the library (on a cluster: on every primary). Replicas receive it
+        through replication (it is in the RDB and the AOF too), so a promoted replica
+        serves terminals at once, even terminals whose user may not load functions."""
+        self.load(client)
+
+    def loaded_on(self, client) -> bool:
+        """Whether this Redis node (every primary, for a Cluster client) holds the library."""
+        return all(node.function_list(library=self.library_name) for node in _primaries(client))
 
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
-        script = self.scripts[name]
+        function = self.functions[name]
+        route = {}
+        if keys and hasattr(client, "get_node_from_key"):
+            # redis-py's cluster client finds an FCALL's keys by COMMAND GETKEYS on its default
+            # node (a round trip more per call, and every call then needs that node up): route
+            # by the first key instead (all keys of a call share its slot). MOVED is still
+            # followed; a connection error refreshes the slots for the next attempt.
+            route["target_nodes"] = client.get_node_from_key(keys[0])
         try:
-            return client.evalsha(script.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            self.load(client, script)
-            return client.evalsha(script.sha, len(keys), *keys, *args)
+            return client.execute_command("FCALL", function, len(keys), *keys, *args, **route)
+        except ResponseError as exc:
+            if not is_function_missing(exc):
+                raise
+            self.load(client)
+            return client.execute_command("FCALL", function, len(keys), *keys, *args, **route)
 
-    @staticmethod
-    def load(client, script: LuaScript) -> None:
+    def load(self, client, script: LuaScript | None = None) -> None:
+        """Load the library on every primary that lacks it (`script`, the one found missing,
+        only names it in the error). A node that has it is left alone: FUNCTION LIST is a
+        read, so a Redis at maxmemory (which refuses FUNCTION LOAD) still passes, and a
+        daemon's start writes nothing to replicate."""
         try:
-            client.script_load(script.body)
+            for node in _primaries(client):
+                if not self.loaded_on(node):
+                    node.function_load(self.library, replace=True)
         except NoPermissionError as exc:
+            what = f"the ledger script {script.name!r}" if script else "the ledger's scripts"
             raise LedgerUnavailable(
-                f"Redis does not have the ledger script {script.name!r} loaded (restarted or "
-                "flushed?) and this Redis user may not load scripts. The reconcile service loads "
+                f"Redis does not have {what} loaded (function library {self.library_name}; restarted "
+                "or flushed?) and this Redis user may not load them. The reconcile service loads "
                 "them when it starts; or run `cashierctl scripts load` as the admin user") from exc

@@ -23,7 +23,8 @@ MAX_BALANCE_MINOR = 1_000_000_000_000_000   # 1e15 < 2**53; keep in sync with lu
 MAX_ID_LEN = 64
 ID_CHARS = "A-Z a-z 0-9 . _ : -"
 MAX_RETENTION_S = 400 * 86400
-_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+ID_CLASS = "[A-Za-z0-9._:-]"                 # one character of ID_CHARS, as a regex class
+_ID_RE = re.compile(f"{ID_CLASS}{{1,{MAX_ID_LEN}}}")
 INTERNAL_TXN_PREFIX = "@"
 _INTERNAL_RE = re.compile(r"@[a-z]+:[A-Za-z0-9._:-]+")
 

@@ -35,9 +35,9 @@ def run(ctx) -> None:
     ceiling_p = ctx.ceiling_pipelined_per_s
     for procs in procs_set:
         b, l = single["bare"][procs], single["ledger"][procs]
-        ctx.add_point("throughput", "bare redis-py EVALSHA", procs, b.throughput_per_s)
+        ctx.add_point("throughput", "bare redis-py FCALL", procs, b.throughput_per_s)
         ctx.add_point("throughput", "Ledger.deduct", procs, l.throughput_per_s)
-        ctx.row("2 baseline", f"bare redis-py EVALSHA loop, {procs} process(es)",
+        ctx.row("2 baseline", f"bare redis-py FCALL loop, {procs} process(es)",
                 f"{b.throughput_per_s:,.0f} deductions/s",
                 ratio=f"{b.throughput_per_s / ceiling:.2f}x of ceiling" if ceiling else "",
                 note=f"p50 {b.latency_ms_p50:.3f} ms, p99 {b.latency_ms_p99:.3f} ms; exact: {b.extra['exact']}")
@@ -52,7 +52,7 @@ def run(ctx) -> None:
         ctx.add_point("throughput", f"bare redis-py pipeline({BATCH})", procs, b.throughput_per_s)
         ctx.add_point("throughput", f"Ledger.deduct_many({BATCH})", procs, l.throughput_per_s)
         best_many = max(best_many, l.throughput_per_s)
-        ctx.row("2 baseline", f"bare redis-py pipeline of {BATCH} EVALSHA, {procs} process(es)",
+        ctx.row("2 baseline", f"bare redis-py pipeline of {BATCH} FCALL, {procs} process(es)",
                 f"{b.throughput_per_s:,.0f} deductions/s",
                 ratio=f"{b.throughput_per_s / ceiling_p:.2f}x of pipelined ceiling" if ceiling_p else "",
                 note=f"exact: {b.extra['exact']}")

@@ -57,7 +57,7 @@ def lookup(ctx) -> None:
     ledger.init()
     client = server.client()
     part = ledger.partitions[0]
-    sha = ledger.scripts["open_account"].sha
+    function = ledger.scripts.function("open_account")
     ret = str(DEFAULT_RETENTION_S)
     accounts = [f"M{i:07d}" for i in range(n)]
     names = _names(n, rng)
@@ -75,7 +75,7 @@ def lookup(ctx) -> None:
         for i in range(start, min(n, start + CHUNK)):
             a = accounts[i]
             keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part)]
-            pipe.evalsha(sha, len(keys), *keys, f"open-{a}", a, "10000", ret, "T1", "c1", names[i], phones[i],
+            pipe.fcall(function, len(keys), *keys, f"open-{a}", a, "10000", ret, "T1", "c1", names[i], phones[i],
                          *members[i])
         for reply in pipe.execute():
             assert reply[0] == "APPLIED", reply

@@ -30,7 +30,7 @@ def run(ctx) -> None:
     ledger.init()
     client = server.client()
     part = ledger.schema.partition_of("x")           # one partition on standalone
-    open_sha, deduct_sha = ledger.scripts["open_account"].sha, ledger.scripts["deduct"].sha
+    open_fn, deduct_fn = ledger.scripts.function("open_account"), ledger.scripts.function("deduct")
     ret = str(DEFAULT_RETENTION_S)
 
     def used() -> int:
@@ -40,12 +40,12 @@ def run(ctx) -> None:
     open_txns = [f"open-{a}" for a in accounts]
     deduct_txns = [uuid.uuid4().hex for _ in accounts]
 
-    def pipeline_calls(sha, make):
+    def pipeline_calls(function, make):
         for start in range(0, n, CHUNK):
             pipe = client.pipeline(transaction=False)
             for i in range(start, min(n, start + CHUNK)):
                 keys, args = make(i)
-                pipe.evalsha(sha, len(keys), *keys, *args)
+                pipe.fcall(function, len(keys), *keys, *args)
             for reply in pipe.execute():
                 assert reply[0] == "APPLIED", reply
 
@@ -54,11 +54,11 @@ def run(ctx) -> None:
             client.delete(*keys[start:start + CHUNK * 5])
 
     mem0 = used()
-    pipeline_calls(open_sha, lambda i: ([part.account(accounts[i]), part.txn(open_txns[i]), part.journal,
+    pipeline_calls(open_fn, lambda i: ([part.account(accounts[i]), part.txn(open_txns[i]), part.journal,
                                          part.accounts],
                                         [open_txns[i], accounts[i], "10000", ret, "T1", "c1"]))
     mem1 = used()
-    pipeline_calls(deduct_sha, lambda i: (deduct_keys(part, accounts[i], deduct_txns[i]),
+    pipeline_calls(deduct_fn, lambda i: (deduct_keys(part, accounts[i], deduct_txns[i]),
                                           [deduct_txns[i], accounts[i], "1250", ret, "T1", "c1"]))
     mem2 = used()
     sample_account = client.memory_usage(part.account(accounts[n // 2]), samples=0)

@@ -5,6 +5,7 @@ KEYS[1] account hash   KEYS[2] holds of the account   KEYS[3] hold expiries
 Returns {balance_minor, available_minor (exact digits), status, last_journal_id} or {} for an
 unknown account.
 ]]
+--@flags no-writes
 --@include common
 
 local acct = redis.call('HMGET', KEYS[1], 'bal', 'st', 'lj')

@@ -26,22 +26,23 @@ local fp = 'capture|' .. account_id .. '|' .. ARGV[3] .. '|' .. hold_txn
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
-local bal = redis.call('HGET', acct_key, 'bal')
-if not bal then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-local status, held = hold_state(hold_key, account_id, now_ms())
-if status then return decide(txn_key, fp, ttl_s, status, tonumber(bal)) end
-if amount > held then return decide(txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', tonumber(bal)) end
+local acct = redis.call('HMGET', acct_key, 'bal', 'bo')
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+local balance = tonumber(acct[1])
+local now = now_ms()
+local status, held = hold_state(hold_key, account_id, now)
+if status then return decline(jkey, txn_key, fp, ttl_s, status, balance) end
+if amount > held then return decline(jkey, txn_key, fp, ttl_s, 'CAPTURE_EXCEEDS_HOLD', balance) end
 
+local bonus = acct[2] and tonumber(acct[2]) or 0
+local take_p, take_b = split_take(amount, balance, bonus, KEYS[7])
+local after = int_str(balance - amount)
+-- ARGV[3] is canonical digits (checked): '-' .. it is the exact signed amount
+local jid = append_entry(jkey, 'capture', '-' .. ARGV[3], after, hold_txn, now, bucket_fields(-take_p, -take_b))
+if not jid then return NOT_INITIALIZED end
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
-redis.call('HSET', hold_key, 'hs', 'captured', 'hc', int_str(amount))
-local bonus = tonumber(redis.call('HGET', acct_key, 'bo') or '0')
-local take_p, take_b = split_take(amount, tonumber(bal), bonus, KEYS[7])
-local after
-if take_b > 0 then after = set_buckets(acct_key, tonumber(bal) - amount, bonus - take_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount)) end
-local jid = journal(jkey, acct_key, txn_id, 'capture', account_id, -amount, after, hold_txn, nil, nil,
-                    bucket_fields(-take_p, -take_b))
+redis.call('HSET', hold_key, 'hs', 'captured', 'hc', ARGV[3])
+set_balance(acct_key, after, jid, take_b > 0 and bonus - take_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

@@ -9,6 +9,9 @@ KEYS[6] the account's hash, only when the account lives in the card's partition 
   standalone Redis); otherwise the ledger checked that it exists before calling
 ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] '0'  ARGV[4] retention_s
 ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] card_no
+ARGV[8] (without KEYS[6]) the ledger's finding on the account: '' (active), ACCOUNT_NOT_FOUND or
+  ACCOUNT_CLOSED; a decline is stored like any other, so a retry answers it again even
+  after the account appears (one txn id, one decision)
 Returns {status, 0, replayed, journal_id}; statuses: APPLIED, CARD_IN_USE (issued already,
 or another account's id), CARD_BLOCKED (blocked numbers are never reissued),
 ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED. Journaled as kind 'card_issue', amt 0, bal 0, field card.
@@ -26,6 +29,10 @@ if KEYS[1] ~= prefix .. 'c:' .. card_no then return invalid('KEYS[1]', 'not the 
 if KEYS[4] ~= prefix .. 'a:' .. card_no then return invalid('KEYS[4]', 'not the account key of card_no') end
 if KEYS[5] ~= prefix .. 'cards' then return invalid('KEYS[5]', 'not the card map of this partition') end
 if KEYS[6] and KEYS[6] ~= prefix .. 'a:' .. account_id then return invalid('KEYS[6]', 'not the key of this account') end
+local found = ARGV[8] or ''
+if found ~= '' and (KEYS[6] or (found ~= 'ACCOUNT_NOT_FOUND' and found ~= 'ACCOUNT_CLOSED')) then
+  return invalid('ARGV[8]', 'ACCOUNT_NOT_FOUND or ACCOUNT_CLOSED, and only without KEYS[6]')
+end
 local card_key, txn_key, jkey, txn_id, ttl_s = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[4]
 local fp = 'card_issue|' .. account_id .. '|' .. card_no
 
@@ -33,6 +40,7 @@ local prior = replay(txn_key, fp)
 if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
+if found ~= '' then return decide(txn_key, fp, ttl_s, found, 0) end
 if KEYS[6] then
   local acct = redis.call('HMGET', KEYS[6], 'bal', 'st')
   if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end

@@ -34,30 +34,39 @@ if kind ~= 'credit' and (method ~= '' or bonus_arg ~= '0') then return invalid('
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
 local txn_id, account_id, amount, bonus = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(bonus_arg)
 local ttl_s = ARGV[4]
-local fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 -- a plain cash top-up keeps the fingerprint it always had (records written before buckets)
-if kind == 'credit' and (method ~= 'cash' or bonus > 0) then fp = fp .. '|' .. method .. '|' .. bonus_arg end
+local fp
+if kind == 'credit' and (method ~= 'cash' or bonus > 0) then
+  fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original .. '|' .. method .. '|' .. bonus_arg
+else
+  fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
+end
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
-if acct[2] == 'frozen' and kind == 'credit' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-if balance + amount + bonus > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
+if acct[2] == 'frozen' and kind == 'credit' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+if balance + amount + bonus > MAX_BALANCE_MINOR then
+  return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance)
+end
 if KEYS[4] and kind == 'credit' then
   local cap = redis.call('HGET', KEYS[4], 'balance_cap')
   if cap and balance + amount + bonus > tonumber(cap) then
-    return decide(txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
+    return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
   end
 end
 
-local after
-if bonus > 0 then after = set_buckets(acct_key, balance + amount + bonus, tonumber(acct[3] or '0') + bonus)
-else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
-local jid = journal(jkey, acct_key, txn_id, kind, account_id, int_str(amount + bonus), after, original, nil, nil,
-                    bucket_fields(amount, bonus, kind == 'credit' and {'m', method} or nil))
+local after = int_str(balance + amount + bonus)
+-- journal extras as bucket_fields(amount, bonus, {'m', method}) makes them, from the checked
+-- digits (ARGV[3] and bonus_arg are canonical): pd = the principal, bd = the bonus
+local extra = nil
+if bonus > 0 then extra = {'pd', ARGV[3], 'bd', bonus_arg, 'm', method}
+elseif kind == 'credit' then extra = {'m', method} end
+local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, now_ms(), extra)
+if not jid then return NOT_INITIALIZED end
+set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

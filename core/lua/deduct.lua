@@ -14,31 +14,33 @@ NOT_INITIALIZED from the shared checks).
 --@include members
 --@include buckets
 
-local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
-  or check_settings_key(KEYS[6], string.sub(KEYS[3], 1, -2))
-if bad then return bad end
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
-local txn_id, account_id, amount = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local ttl_s = ARGV[4]
-local fp = 'deduct|' .. account_id .. '|' .. ARGV[3]
+local prefix = string.sub(jkey or '', 1, -2)
+local bad = check_request(false) or check_hold_keys(prefix, ARGV[2]) or check_settings_key(KEYS[6], prefix)
+if bad then return bad end
+local account_id, amount_arg, ttl_s = ARGV[2], ARGV[3], ARGV[4]
+local fp = 'deduct|' .. account_id .. '|' .. amount_arg
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+local st = acct[2]
+if st == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
-if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-local held = active_holds(KEYS[4], KEYS[5], now_ms())
-if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance) end
+if st == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+local now = now_ms()
+local amount = tonumber(amount_arg)
+if balance - active_holds(KEYS[4], KEYS[5], now) < amount then
+  return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance)
+end
 
-local bonus = tonumber(acct[3] or '0')
+local bonus = acct[3] and tonumber(acct[3]) or 0
 local take_p, take_b = split_take(amount, balance, bonus, KEYS[6])
-local after
-if take_b > 0 then after = set_buckets(acct_key, balance - amount, bonus - take_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', int_str(-amount)) end
-local jid = journal(jkey, acct_key, txn_id, 'deduct', account_id, -amount, after, '', nil, nil,
-                    bucket_fields(-take_p, -take_b))
+local after = int_str(balance - amount)
+-- amount_arg is canonical digits (checked): '-' .. it is the exact signed amount
+local jid = append_entry(jkey, 'deduct', '-' .. amount_arg, after, '', now, bucket_fields(-take_p, -take_b))
+if not jid then return NOT_INITIALIZED end
+set_balance(acct_key, after, jid, take_b > 0 and bonus - take_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

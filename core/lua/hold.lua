@@ -24,22 +24,27 @@ local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
 local acct = redis.call('HMGET', acct_key, 'bal', 'st')
-if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 local now = now_ms()
 local held, count = active_holds(holds_key, expiry_key, now)
-if acct[2] == 'frozen' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance - held) end
-if count >= MAX_ACTIVE_HOLDS then return decide(txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
-if balance - held < amount then return decide(txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
+if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance - held) end
+if count >= MAX_ACTIVE_HOLDS then return decline(jkey, txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
+if balance - held < amount then return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
 
-local expires_ms = tonumber(now) + tonumber(ttl_hold) * 1000
-redis.call('HSET', holds_key, txn_id, int_str(amount))
-redis.call('ZADD', expiry_key, int_str(expires_ms), txn_id)
-local jid = journal(jkey, acct_key, txn_id, 'hold', account_id, 0, balance, '', amount, expires_ms)
-local reply = decide(txn_key, fp, ttl_s, 'APPLIED', balance - held - amount, jid)
-redis.call('HSET', txn_key, 'hs', 'active', 'ha', int_str(amount), 'hx', int_str(expires_ms))
-return reply
+local expires = int_str(tonumber(now) + tonumber(ttl_hold) * 1000)
+local amount_arg = ARGV[3]          -- canonical digits (checked)
+local jid = append_entry(jkey, 'hold', '0', acct[1], '', now, {'held', amount_arg, 'exp', expires})
+if not jid then return NOT_INITIALIZED end
+redis.call('HSET', acct_key, 'lj', jid)
+redis.call('HSET', holds_key, txn_id, amount_arg)
+redis.call('ZADD', expiry_key, expires, txn_id)
+-- the decision and the hold's state in one HSET (as decide() would store it, plus hs/ha/hx)
+local available = int_str(balance - held - amount)
+redis.call('HSET', txn_key, 'f', fp, 's', stored_status('APPLIED'), 'b', available, 'j', jid,
+           'hs', 'active', 'ha', amount_arg, 'hx', expires)
+redis.call('EXPIRE', txn_key, ttl_s)
+return {'APPLIED', available, 0, jid}

@@ -30,11 +30,10 @@ local fp = 'refund|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st')
-if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
+if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 
 -- The original must be an applied deduction (or capture) of this very account.
@@ -42,17 +41,18 @@ local orig = redis.call('HMGET', orig_key, 'f', 's', 'r', 'tb')
 local okind, oacct, oamount = nil, nil, nil
 if orig[1] then okind, oacct, oamount = string.match(orig[1], '^([a-z]+)|([^|]+)|([0-9]+)') end
 if status_of(orig[2]) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
-  return decide(txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
+  return decline(jkey, txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end
 local refunded = tonumber(orig[3] or '0')
-if refunded + amount > tonumber(oamount) then return decide(txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance) end
-if balance + amount > MAX_BALANCE_MINOR then return decide(txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
+if refunded + amount > tonumber(oamount) then
+  return decline(jkey, txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance)
+end
+if balance + amount > MAX_BALANCE_MINOR then return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
 local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
-redis.call('HINCRBY', orig_key, 'r', int_str(amount))   -- keeps the original's TTL
-local after
-if give_b > 0 then after = set_buckets(acct_key, balance + amount, tonumber(redis.call('HGET', acct_key, 'bo') or '0') + give_b)
-else after = redis.call('HINCRBY', acct_key, 'bal', int_str(amount)) end
-local jid = journal(jkey, acct_key, txn_id, 'refund', account_id, amount, after, original, nil, nil,
-                    bucket_fields(give_p, give_b))
+local after = int_str(balance + amount)
+local jid = append_entry(jkey, 'refund', ARGV[3], after, original, now_ms(), bucket_fields(give_p, give_b))
+if not jid then return NOT_INITIALIZED end
+redis.call('HINCRBY', orig_key, 'r', ARGV[3])   -- keeps the original's TTL
+set_balance(acct_key, after, jid, give_b > 0 and tonumber(acct[3] or '0') + give_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -85,7 +85,7 @@ def test_the_forbidden_list_is_not_granted():
 
 def test_scripts_after_restart_come_from_the_admin_side(secured):
     admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret")
-    admin.script_flush()                                    # what a restart does
+    admin.function_flush()                                  # what a restart without persistence does
     terminal = Ledger.from_url(url(secured, "cashier-terminal", "t-secret"), auto_init=False)
     with pytest.raises(LedgerUnavailable) as info:
         terminal.deduct("A-1", 1, txn_id="t-1")

@@ -38,10 +38,26 @@ def test_partitions_spread_over_every_primary(cluster_ledger, redis_cluster):
     assert len(owners) == 3
 
 
-def test_noscript_on_cluster_is_transparent(cluster_ledger):
+def test_missing_function_on_cluster_is_transparent(cluster_ledger):
     cluster_ledger.open_account("A-1", txn_id="o", initial_minor=10)
-    cluster_ledger.client.script_flush()
+    cluster_ledger.client.function_flush()              # every primary forgets the library
     assert cluster_ledger.deduct("A-1", 3, txn_id="d").balance_minor == 7
+
+
+def test_a_primary_without_the_library_is_reported_and_reloaded(cluster_ledger):
+    from core.doctor import diagnose
+    led = cluster_ledger
+    led.init()
+    assert led.scripts.loaded_on(led.client)
+    scripts = [f for f in diagnose(led, "redis+cluster://x") if f.check == "scripts"]
+    assert [f.level for f in scripts] == ["ok"], scripts
+    lost = led.client.get_primaries()[0]
+    lost.redis_connection.function_flush()                      # one primary restarted without its AOF
+    assert not led.scripts.loaded_on(led.client)
+    (finding,) = [f for f in diagnose(led, "redis+cluster://x") if f.check == "scripts"]
+    assert finding.level == "warn" and lost.name in finding.detail
+    led.scripts.load_all(led.client)                            # loads where it is missing
+    assert led.scripts.loaded_on(led.client)
 
 
 def test_deduct_many_groups_by_node(cluster_ledger):
@@ -49,7 +65,7 @@ def test_deduct_many_groups_by_node(cluster_ledger):
     accounts = [f"B-{i}" for i in range(30)]
     for a in accounts:
         led.open_account(a, txn_id=f"open-{a}", initial_minor=500)
-    led.client.script_flush()                                  # the batch reloads scripts itself
+    led.client.function_flush()                                # the batch reloads the library itself
     reqs = [DeductRequest(a, 200, f"b-{a}") for a in accounts] + [DeductRequest("B-0", 400, "big")]
     results = led.deduct_many(reqs)
     assert [r.status for r in results[:-1]] == [Status.APPLIED] * 30

@@ -148,22 +148,23 @@ def test_balance_of_unknown_account(ledger):
     assert isinstance(info.value, InvalidRequest) and info.value.field == "account_id"
 
 
-def test_noscript_after_script_flush_is_transparent(ledger):
+def test_missing_function_after_function_flush_is_transparent(ledger):
     opened(ledger)
-    ledger.client.script_flush()
+    ledger.client.function_flush()                 # what a restart without persistence does
     assert ledger.deduct("A-1001", 1, txn_id="t-1").balance_minor == 4999
-    assert all(ledger.client.script_exists(ledger.scripts["deduct"].sha))
+    assert ledger.scripts.loaded_on(ledger.client)
 
 
-def test_scripts_are_called_by_sha_not_sent_every_time(ledger):
+def test_scripts_are_called_by_name_not_sent_every_time(ledger):
     opened(ledger)
     before = ledger.client.info("commandstats")
     for i in range(5):
         ledger.deduct("A-1001", 1, txn_id=f"t-{i}")
     after = ledger.client.info("commandstats")
     calls = lambda stats, name: stats.get(f"cmdstat_{name}", {}).get("calls", 0)
-    assert calls(after, "evalsha") - calls(before, "evalsha") == 5
+    assert calls(after, "fcall") - calls(before, "fcall") == 5
     assert calls(after, "eval") == calls(before, "eval")
+    assert calls(after, "function|load") == calls(before, "function|load")
 
 
 def test_no_ttl_on_balances_and_retention_on_records(redis_url):

@@ -297,6 +297,9 @@ def test_every_writing_call_under_oom_raises_only_ledger_errors(small_redis):
         "credit": lambda: ledger.credit("A-1", 1, txn_id="c-1"),
         "hold": lambda: ledger.hold("A-1", 1, txn_id="h-1", ttl_s=60),
         "void": lambda: ledger.void("h-9", txn_id="v-1", account_id="A-1"),
+        # a function without allow-oom is refused before it starts, even one whose first
+        # write is a delete (which a plain script could still make under OOM)
+        "capture": lambda: ledger.capture("h-0", 1, txn_id="k-1"),
         "refund": lambda: ledger.refund("A-1", 1, txn_id="r-1", original_txn_id="d-0"),
         "freeze": lambda: ledger.freeze("A-1", txn_id="f-1"),
         "unfreeze": lambda: ledger.unfreeze("A-1", txn_id="u-1"),
@@ -310,14 +313,12 @@ def test_every_writing_call_under_oom_raises_only_ledger_errors(small_redis):
             call()
         assert not isinstance(err.value, ResponseError), name
         assert "out of memory" in str(err.value), name
-    # A capture's first write deletes (the hold), which Redis allows under OOM, and after
-    # that a script may finish: it is decided, stored and journaled like any other.
-    captured = ledger.capture("h-0", 1, txn_id="k-1")
-    assert captured.applied and ledger.capture("h-0", 1, txn_id="k-1").replayed
-    # reads still answer, and nothing else changed
-    assert ledger.balance("A-1") == 9_999 and ledger.available("A-1") == 9_999
+    # reads still answer, and nothing changed
+    assert ledger.balance("A-1") == 10_000 and ledger.available("A-1") == 9_900
     assert list(ledger.account_ids(ledger.partitions[0])) == ["A-1"]
     admin.config_set("maxmemory", 0)
-    first = ledger.deduct("A-1", 1, txn_id="d-1")            # refused under OOM: decided only now
+    captured = ledger.capture("h-0", 1, txn_id="k-1")        # refused under OOM: decided only now
+    assert captured.applied and not captured.replayed and ledger.capture("h-0", 1, txn_id="k-1").replayed
+    first = ledger.deduct("A-1", 1, txn_id="d-1")
     assert first.applied and not first.replayed and first.balance_minor == 9_998
     ledger.close()

@@ -264,6 +264,17 @@ def test_cards_lookup_settings_and_close_on_the_cluster(cluster_ledger):
     cfgs = {ledger.client.hget(p.prefix + "cfg", "spend_order") for p in ledger.partitions}
     assert cfgs == {"proportional"}
     assert ledger.rebuild_member_index()["accounts"] == 24
+    # a decline found before the script (the account in another slot) is stored for replay:
+    # the same txn id answers it again after the account appears; a new txn id applies
+    absent = "N-1"
+    card = next(f"K-{n}" for n in range(100) if ledger.schema.partition_of(f"K-{n}")
+                is not ledger.schema.partition_of(absent))
+    declined = ledger.issue_card(absent, card, txn_id="i-3")
+    assert declined.status is Status.ACCOUNT_NOT_FOUND and not declined.replayed
+    member(ledger, absent, "王五", "13900000001")
+    again = ledger.issue_card(absent, card, txn_id="i-3")
+    assert again.status is Status.ACCOUNT_NOT_FOUND and again.replayed
+    assert ledger.issue_card(absent, card, txn_id="i-4").applied
 
 
 # ---------------------------------------------------------------- property: faults and retries

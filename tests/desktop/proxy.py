@@ -41,7 +41,7 @@ class FaultProxy:
                 continue
             with self._lock:
                 self._sockets += [client, upstream]
-            poisoned = {"evalsha_seen": False}
+            poisoned = {"script_seen": False}
             threading.Thread(target=self._pump, args=(client, upstream, True, poisoned), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, client, False, poisoned), daemon=True).start()
 
@@ -60,9 +60,9 @@ class FaultProxy:
                 return
             if self.mode == "blackhole":
                 continue
-            if self.mode == "drop_replies" and is_request and b"evalsha" in data.lower():
-                poisoned["evalsha_seen"] = True
-            if poisoned["evalsha_seen"] and not is_request:
+            if self.mode == "drop_replies" and is_request and b"fcall" in data.lower():
+                poisoned["script_seen"] = True
+            if poisoned["script_seen"] and not is_request:
                 continue
             if is_request:
                 self.requests_forwarded += 1

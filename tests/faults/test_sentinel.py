@@ -219,8 +219,9 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
                                               query=f"{query}&wait_replicas=1"), auto_init=False)
         assert terminal.wait_replicas == 1
         assert terminal.deduct("A-1", 10, txn_id="d-1").balance_minor == 990
-        sha = admin.scripts["deduct"].sha
-        assert all(deploy.node_client(n).script_exists(sha) == [True] for n in deploy.replicas())
+        # the function library reaches the replicas by replication (asynchronous: wait for it)
+        wait_for(lambda: all(admin.scripts.loaded_on(deploy.node_client(n)) for n in deploy.replicas()), 30,
+                 "the function library on every replica")
         old = deploy.primary_port()
         deploy.sentinels[0].client().execute_command("SENTINEL", "FAILOVER", deploy.service)
         deploy.wait_for_failover(old)

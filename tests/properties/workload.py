@@ -230,7 +230,9 @@ def late_retry(url: str, st: ClientState) -> None:
              "the record's retention to pass")
     second = _send(short, st, req, remember=False)
     short.close()
-    if getattr(second, "applied", False) and not second.replayed:
+    # applied again = another journal entry than the first; `replayed` alone misses the
+    # case where the second application's reply was dropped and its retry replayed it
+    if getattr(second, "applied", False) and second.journal_id != first.journal_id:
         st.duplicates.append(txn)
         part = 0
         _send(Ledger.from_url(url, socket_timeout_s=2.0), st,

@@ -157,6 +157,7 @@ class RedisClusterServers:
         for node in self.primaries():
             node.client().flushall()
             node.client().script_flush()
+            node.client().function_flush()
 
     def cleanup(self) -> None:
         for node in self.nodes:

@@ -88,18 +88,6 @@ local function split_refund(amount, refunded, original, taken_b)
   return amount - give_b, give_b
 end
 
--- Set balance and bonus of an account in one command (a deduction that took from the
--- bonus: both fields change; cheaper than two HINCRBY). Values are exact below 1e15.
-local function set_buckets(acct_key, balance_after, bonus_after)
-  if bonus_after > 0 then
-    redis.call('HSET', acct_key, 'bal', int_str(balance_after), 'bo', int_str(bonus_after))
-  else
-    redis.call('HSET', acct_key, 'bal', int_str(balance_after))
-    redis.call('HDEL', acct_key, 'bo')
-  end
-  return balance_after
-end
-
 -- Journal fields of the bucket deltas, or nil when only the principal moved.
 local function bucket_fields(delta_p, delta_b, extra)
   if delta_b == 0 then return extra end

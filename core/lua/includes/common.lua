@@ -30,7 +30,8 @@ local MAX_EXACT_INT = 9007199254740991       -- 2^53 - 1: every integer up to it
 -- and the limits keep every sum below 2^53): fail loudly rather than write it.
 local function int_str(n)
   if type(n) == 'string' then n = tonumber(n) end
-  if type(n) ~= 'number' or n ~= math.floor(n) or n > MAX_EXACT_INT or n < -MAX_EXACT_INT then
+  -- n % 1 (a VM operation, Lua's floored modulo) is 0 exactly for whole numbers
+  if type(n) ~= 'number' or n % 1 ~= 0 or n > MAX_EXACT_INT or n < -MAX_EXACT_INT then
     error('ledger script bug: not an exact integer')
   end
   return string.format('%d', n)
@@ -47,7 +48,7 @@ local function check_id(value, field, optional)
     return invalid(field, 'must not be empty')
   end
   if #value > MAX_ID_LEN then return invalid(field, 'longer than 64 characters') end
-  if not string.match(value, '^[A-Za-z0-9._:-]+$') then
+  if not string.match(value, '^[%w._:-]+$') then     -- %w: A-Z a-z 0-9 (Redis runs Lua in the C locale)
     return invalid(field, 'only A-Z a-z 0-9 . _ : - are allowed')
   end
   return nil
@@ -67,7 +68,7 @@ local function check_amount(value, field, allow_zero, max_minor)
   max_minor = max_minor or MAX_AMOUNT_MINOR
   if type(value) ~= 'string' then return invalid(field, 'missing') end
   if allow_zero and value == '0' then return nil end
-  if #value > 16 or not string.match(value, '^[1-9][0-9]*$') then
+  if #value > 16 or not string.match(value, '^[1-9]%d*$') then
     return invalid(field, 'must be a positive whole number of minor units')
   end
   if tonumber(value) > max_minor then return invalid(field, 'above the maximum') end
@@ -84,7 +85,7 @@ local function check_holder(value)
 end
 
 local function check_ttl(value)
-  if type(value) ~= 'string' or not string.match(value, '^[1-9][0-9]*$') or #value > 9
+  if type(value) ~= 'string' or #value > 9 or not string.match(value, '^[1-9]%d*$')
      or tonumber(value) > MAX_TTL_S then
     return invalid('retention_s', 'must be a whole number of seconds up to 400 days')
   end
@@ -104,12 +105,31 @@ local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
   return nil
 end
 
+-- The common request (a client's txn id, a positive amount) checked by one pattern over
+-- '<txn> <account> <amount> <retention> <terminal> <cashier>' (no field may hold a space,
+-- so each part is one field): one match instead of six. It accepts only what the field
+-- checks accept; anything else goes through them, and they name the bad field.
+local PLAIN_REQUEST = '^[%w._:-]+ [%w._:-]+ [1-9]%d* [1-9]%d* [%w._:-]* [%w._:-]*$'
+
+local function plain_request(max_amount_minor)
+  local txn, acct, amount, ttl, term, cash = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] or '', ARGV[6] or ''
+  if not (txn and acct and amount and ttl) or #txn > MAX_ID_LEN or #acct > MAX_ID_LEN or #amount > 16
+     or #ttl > 9 or #term > MAX_ID_LEN or #cash > MAX_ID_LEN
+     or not string.match(txn .. ' ' .. acct .. ' ' .. amount .. ' ' .. ttl .. ' ' .. term .. ' ' .. cash, PLAIN_REQUEST) then
+    return false
+  end
+  return tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR) and tonumber(ttl) <= MAX_TTL_S
+end
+
 -- The standard checks of KEYS/ARGV shared by every balance script. `internal_txn`: the
 -- txn id must be an internal one (compensate, restore); else it must be a client's.
 local function check_request(allow_zero_amount, max_amount_minor, internal_txn)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
+  if not internal_txn and plain_request(max_amount_minor) then
+    return check_keys(prefix, KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+  end
   local txn_check = check_id
   if internal_txn then txn_check = check_internal_id end
   return txn_check(ARGV[1], 'txn_id')
@@ -134,23 +154,27 @@ local function status_of(stored)
 end
 
 -- The stored first decision for this txn, as a replay; a conflict reply when the
--- same txn id arrives with a different request; nil when the txn id is new.
+-- same txn id arrives with a different request; nil when the txn id is new. The stored
+-- balance was written by int_str: exact digits, answered as stored.
 local function replay(txn_key, fingerprint)
   local rec = redis.call('HMGET', txn_key, 'f', 's', 'b', 'j')
   if not rec[1] then return nil end
   if rec[1] ~= fingerprint then return {'TXN_CONFLICT', '0', 0, rec[1]} end
-  return {status_of(rec[2]), int_str(rec[3]), 1, rec[4] or ''}
+  return {status_of(rec[2]), rec[3], 1, rec[4] or ''}
 end
 
--- Store the first decision for this txn id, and answer it.
+-- Store the first decision for this txn id, and answer it. `balance`: a number, or the
+-- exact digits the script already made with int_str (the applied paths: formatted once
+-- for the journal, the record and the reply).
 -- `taken_b` (deductions and captures that took from the bonus bucket, see buckets.lua)
 -- is kept in the same HSET as field 'tb'.
 local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, taken_b)
   journal_id = journal_id or ''
-  local b = int_str(balance)
+  local b = balance
+  if type(b) ~= 'string' then b = int_str(b) end
   if taken_b and taken_b > 0 then
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id,
-               'tb', int_str(taken_b))
+         'tb', int_str(taken_b))
   elseif journal_id ~= '' then
     redis.call('HSET', txn_key, 'f', fingerprint, 's', stored_status(status), 'b', b, 'j', journal_id)
   else
@@ -160,10 +184,18 @@ local function decide(txn_key, fingerprint, ttl_s, status, balance, journal_id, 
   return {status, b, 0, journal_id}
 end
 
--- Redis server time in ms, as exact digits.
+-- Redis server time in ms, as exact digits: the seconds' digits, then the milliseconds
+-- as 3 digits (Lua 5.1's %d truncates microseconds / 1000, exact below 10^6). Read once
+-- per call: every use in one call sees the same instant (the cache is keyed by the
+-- call's own ARGV table).
+local now_for_argv, now_value
 local function now_ms()
-  local t = redis.call('TIME')
-  return int_str(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  if now_for_argv ~= ARGV then
+    local t = redis.call('TIME')
+    now_value = string.format('%s%03d', t[1], t[2] / 1000)
+    now_for_argv = ARGV
+  end
+  return now_value
 end
 
 -- Append the journal entry of an applied change and remember it on the account.
@@ -187,12 +219,47 @@ local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, 
   return id
 end
 
+-- The journal entry of an applied balance change of the call's account (ARGV[1] txn,
+-- ARGV[2] account, ARGV[5]/[6] terminal/cashier), fields as journal() writes them, as
+-- the call's first write. NOMKSTREAM: a partition without its stream (a Redis that lost
+-- its data) gets nothing and the answer is nil, for the caller's NOT_INITIALIZED; so the
+-- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
+-- Then the caller sets balance and last journal id in one HSET (set_balance).
+local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, now, extra)
+  if extra then      -- more fields (a top-up's method, bucket deltas, a hold's amount): expanded
+    -- as the last arguments, no combined table to build
+    return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
+                      'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
+                      'ts', now, 'orig', original_txn_id, unpack(extra))
+  end
+  return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
+              'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
+              'ts', now, 'orig', original_txn_id)
+end
+
+-- Balance (exact digits) and last journal id of an account in one HSET; with
+-- `bonus_after` (a change that moved the bonus bucket, buckets.lua) the bonus too ('bo',
+-- absent when 0).
+local function set_balance(acct_key, balance_after, journal_id, bonus_after)
+  if bonus_after == nil then
+    redis.call('HSET', acct_key, 'bal', balance_after, 'lj', journal_id)
+  elseif bonus_after > 0 then
+    redis.call('HSET', acct_key, 'bal', balance_after, 'bo', int_str(bonus_after), 'lj', journal_id)
+  else
+    redis.call('HSET', acct_key, 'bal', balance_after, 'lj', journal_id)
+    redis.call('HDEL', acct_key, 'bo')
+  end
+end
+
 -- Holds of one account: a hash hold txn id -> amount, and a sorted set hold txn id
 -- by expiry (ms). A hold counts until its expiry whether or not anything touches it;
 -- expired entries are cleared, and their release journaled, by expire_holds.lua.
 local MAX_ACTIVE_HOLDS = 100
 
 local function active_holds(holds_key, expiry_key, now)
+  -- most accounts hold nothing: no expiry set at all (Redis deletes an emptied sorted
+  -- set), and EXISTS costs half a range read; an expired, unswept hold keeps the set
+  if redis.call('EXISTS', expiry_key) == 0 then return 0, 0 end
   local ids = redis.call('ZRANGEBYSCORE', expiry_key, '(' .. now, '+inf')
   if #ids == 0 then return 0, 0 end
   local amounts = redis.call('HMGET', holds_key, unpack(ids))
@@ -214,3 +281,10 @@ local function initialized(jkey)
 end
 
 local NOT_INITIALIZED = {'NOT_INITIALIZED', '0', 0, ''}
+
+-- A decline (nothing applied) is stored only in an initialized partition; the applied
+-- paths learn it from append_entry instead.
+local function decline(jkey, txn_key, fingerprint, ttl_s, status, balance)
+  if not initialized(jkey) then return NOT_INITIALIZED end
+  return decide(txn_key, fingerprint, ttl_s, status, balance)
+end
