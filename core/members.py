@@ -122,9 +122,10 @@ class MemberMatch:
     account_id: str
     holder_name: str
     phone: str
-    balance_minor: int
+    balance_minor: int          # principal + bonus: what a charge can use
     status: str                 # active | frozen
     matched_by: str             # phone | name | initials
+    bonus_minor: int = 0        # the part of balance_minor that is bonus (not paid out at 退卡)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,14 +336,14 @@ class Members:
         def read():
             pipe = self.client.pipeline(transaction=False)
             for a in chosen:
-                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "nm", "ph")
+                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "nm", "ph", "bo")
             return pipe.execute()
         out = []
-        for a, (bal, st, nm, ph) in zip(chosen, self._with_retry(read, txn_id=None)):
+        for a, (bal, st, nm, ph, bo) in zip(chosen, self._with_retry(read, txn_id=None)):
             if bal is None or st == "closed":
                 continue        # closed in between (close takes it out of the index)
             kind = [k for k, r in _MATCH_ORDER.items() if r == hits[a][0]][0]
-            out.append(MemberMatch(a, nm or "", ph or "", int(bal), st or "active", kind))
+            out.append(MemberMatch(a, nm or "", ph or "", int(bal), st or "active", kind, int(bo or 0)))
         return out
 
     def member_phone(self, account_id: str) -> str:

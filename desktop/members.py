@@ -44,6 +44,9 @@ class MemberPickDialog(TillDialog):
         for m in self.matches:
             phone = f"…{m.phone[-4:]}" if len(m.phone) > 4 else m.phone
             text = f"{m.holder_name or '—'}   {phone}   {m.account_id}   {money.format_minor(m.balance_minor, loc)}"
+            if m.bonus_minor:
+                text += "  (" + QCoreApplication.translate("MemberPickDialog", "bonus {amount}").format(
+                    amount=money.format_minor(m.bonus_minor, loc)) + ")"
             if m.status != "active":
                 text += f"   ({account_status_words(m.status)})"
             item = QListWidgetItem(text)

@@ -479,6 +479,11 @@
         <translation>选择会员</translation>
     </message>
     <message>
+        <location filename="../members.py" line="49"/>
+        <source>bonus {amount}</source>
+        <translation>含赠送金 {amount}</translation>
+    </message>
+    <message>
         <location filename="../members.py" line="70"/>
         <source>%1 members match “%2”: pick the customer (arrows and Enter, or tap).</source>
         <translation>有 %1 位会员符合“%2”：请选择顾客（方向键加回车，或点击）。</translation>

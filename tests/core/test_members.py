@@ -136,8 +136,11 @@ def test_find_members_by_phone_name_prefix_and_pinyin_initials(ledger):
     assert ids("john") == ["M-4"] and ids("JOHN S") == ["M-4"] and ids("+8613700000004") == ["M-4"]
     assert ids("z", limit=2) == ["M-1", "M-2"]
     found = ledger.find_members("13800138000")[0]
-    assert (found.holder_name, found.phone, found.balance_minor, found.matched_by) == (
-        "张三", "13800138000", 10_000, "phone")
+    assert (found.holder_name, found.phone, found.balance_minor, found.matched_by, found.bonus_minor) == (
+        "张三", "13800138000", 10_000, "phone", 0)
+    assert ledger.credit("M-1", 10_000, txn_id="topup-M-1", bonus_minor=2_000).applied
+    found = ledger.find_members("zs")[0]
+    assert (found.account_id, found.balance_minor, found.bonus_minor) == ("M-1", 22_000, 2_000)
     assert ledger.member_phone("M-1") == "13800138000" and ledger.member_phone("M-3") == ""
 
 

@@ -69,7 +69,7 @@ def test_look_up_by_phone_shows_the_member_with_principal_and_bonus(qtbot, termi
 
 def test_look_up_by_name_with_several_matches_picks_with_the_keys(qtbot, terminal, ledger):
     member(ledger, "M-201", "张三", "13900000001")
-    member(ledger, "M-202", "张三丰", "13900000002", principal_minor=500)
+    member(ledger, "M-202", "张三丰", "13900000002", principal_minor=500, bonus_minor=200)
     member(ledger, "M-203", "李四", "13900000003")
     sign_in(qtbot, terminal)
     type_and_look_up(qtbot, terminal, "张三")
@@ -78,6 +78,8 @@ def test_look_up_by_name_with_several_matches_picks_with_the_keys(qtbot, termina
     rows = dialog.findChild(QListWidget, "memberPickList")
     ids = [rows.item(i).data(Qt.ItemDataRole.UserRole) for i in range(rows.count())]
     assert sorted(ids) == ["M-201", "M-202"]                  # 李四 is not offered
+    texts = {rows.item(i).data(Qt.ItemDataRole.UserRole): rows.item(i).text() for i in range(rows.count())}
+    assert "bonus" in texts["M-202"] and "2.00" in texts["M-202"] and "bonus" not in texts["M-201"]
     qtbot.keyClick(rows, Qt.Key.Key_Down)
     wanted = rows.currentItem().data(Qt.ItemDataRole.UserRole)
     qtbot.keyClick(rows, ENTER)
