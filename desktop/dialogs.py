@@ -19,7 +19,7 @@ cashier's shift).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QLocale, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
@@ -32,25 +32,18 @@ from . import money
 from .keypad import Keypad
 from .outbox import Op
 from .texts import amount_error_words, id_error_words, method_words, pin_error_words, signin_words
+from .i18n import Retranslates
 
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 
-class TillDialog(QDialog):
+class TillDialog(Retranslates, QDialog):
     """A dialog whose Enter is its default action. Subclasses define `confirm()` and
     `confirm_button`, and report errors with `fail(text, field)`."""
 
     message: QLabel
     confirm_button: QPushButton
-
-    def retranslate(self) -> None:
-        """Subclasses set their texts here (again on every language change)."""
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def button_row(self) -> QHBoxLayout:
         """Cancel then the default action, right-aligned (the same place in every dialog)."""

@@ -8,7 +8,7 @@ LanguageChange event; the widgets re-set their texts in `retranslate()`.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
 
 from core.resources import resource_path
 
@@ -16,6 +16,20 @@ LANGUAGES = ("en", "zh_CN")
 SYSTEM = "system"
 
 _installed: list[QTranslator] = []
+
+
+class Retranslates:
+    """Mixin for a widget whose texts follow the language: put it before the Qt base
+    (`class SalePage(Retranslates, QWidget)`) and set every text in `retranslate()`,
+    which runs again on each LanguageChange event."""
+
+    def retranslate(self) -> None:
+        """Subclasses set their texts here (again on every language change)."""
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
 
 
 def translation_file(lang: str):

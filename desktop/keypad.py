@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLineEdit, QPushButton, QSizePolicy, QWidget
+
+from .i18n import Retranslates
 
 KEY_SIZE_PX = 48
 _KEYS = [["7", "8", "9"], ["4", "5", "6"], ["1", "2", "3"], ["0", "00", "."]]
 
 
-class Keypad(QWidget):
+class Keypad(Retranslates, QWidget):
     pressed = Signal(str)
 
     def __init__(self, target: Callable[[], QLineEdit | None], parent=None, *, with_point: bool = True):
@@ -51,11 +53,6 @@ class Keypad(QWidget):
     def retranslate(self) -> None:
         self.back_button.setToolTip(self.tr("Delete the last character"))
         self.clear_button.setToolTip(self.tr("Clear the field"))
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def press(self, key: str) -> None:
         field = self._target()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QLocale, Qt
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QStackedWidget,
                                QVBoxLayout, QWidget)
@@ -42,11 +42,12 @@ from .settings import SettingsDialog, TerminalSettings
 from .signin import SignInPage
 from .style import scale_for, style_sheet
 from .texts import connection_words, kind_words, short_status
+from .i18n import Retranslates
 
 log = logging.getLogger(__name__)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(Retranslates, QMainWindow):
     def __init__(self, engine: Engine, settings: TerminalSettings | None = None, parent=None):
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -126,11 +127,6 @@ class MainWindow(QMainWindow):
         self.show_sign_in()
 
     # ---------------------------------------------------------------- texts
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Cashier terminal"))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLocale, Signal
+from PySide6.QtCore import QCoreApplication, QLocale, Signal
 from PySide6.QtGui import QPageSize, QTextDocument
 from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QTextBrowser, QVBoxLayout)
@@ -38,6 +38,7 @@ from . import money
 from .dialogs import TillDialog
 from .outbox import Op, Shift
 from .texts import kind_words, method_words
+from .i18n import Retranslates
 
 KIND_ORDER = ("deduct", "capture", "refund", "credit", "close", "hold", "void")
 MONEY_MOVING_KINDS = ("deduct", "capture", "refund", "credit", "close")
@@ -227,7 +228,7 @@ def _time(ms: int | None, *, seconds: bool = False) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M" + (":%S" if seconds else "")) if ms else "—"
 
 
-class ShiftReportDialog(QDialog):
+class ShiftReportDialog(Retranslates, QDialog):
     """Shows a closed shift's report with Print, Save PDF and Save CSV."""
 
     def __init__(self, report: ShiftReport, parent=None):
@@ -251,11 +252,6 @@ class ShiftReportDialog(QDialog):
         layout.addLayout(buttons)
         self.resize(720, 640)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Shift report"))

@@ -33,7 +33,7 @@ from datetime import datetime
 
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, QLocale, Qt, QTimer, Signal
+from PySide6.QtCore import QLocale, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout,
@@ -50,6 +50,7 @@ from .outbox import HOLD_OPEN, MEMBER_KINDS, Op, now_ms
 from .texts import (account_status_words, amount_error_words, card_reason_words, hold_state_words,
                     id_error_words, kind_words, member_outcome_words, method_words, refusal_words,
                     short_status, status_words)
+from .i18n import Retranslates
 
 DISPLAY_REFRESH_MS = 3000   # re-read the account on screen this often (may hit the read cache)
 ROW_TONE_ROLE = Qt.ItemDataRole.UserRole + 1     # "applied", "declined" or "pending" (tests, colour)
@@ -61,7 +62,7 @@ def clock_time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%H:%M")
 
 
-class SalePage(QWidget):
+class SalePage(Retranslates, QWidget):
     refundRequested = Signal(object)     # Op to refund
     topUpRequested = Signal(str)         # account id typed so far
     completeRequested = Signal(object)   # hold Op to complete (capture)
@@ -222,11 +223,6 @@ class SalePage(QWidget):
         self.result_label.setFixedHeight(3 * self.result_label.fontMetrics().lineSpacing() + 14)
 
     # ---------------------------------------------------------------- texts
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.account_label.setText(self.tr("Account (scan the card or type)"))

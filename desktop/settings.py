@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 import platformdirs
-from PySide6.QtCore import QEvent, QSettings
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QVBoxLayout)
 
@@ -29,6 +29,7 @@ from core.validation import check_id
 from . import i18n
 from .texts import id_error_words
 from .workers import Background
+from .i18n import Retranslates
 
 APP_NAME = "cashier-terminal"
 ORG_NAME = "CashierLedger"
@@ -138,7 +139,7 @@ def probe_redis(url: str) -> str:
         client.close()
 
 
-class SettingsDialog(QDialog):
+class SettingsDialog(Retranslates, QDialog):
     """Terminal id, Redis URL (tested before saving) and language."""
 
     def __init__(self, settings: TerminalSettings, parent=None, *, first_run: bool = False,
@@ -213,11 +214,6 @@ class SettingsDialog(QDialog):
         self.language_box.addItem("English", "en")
         self.language_box.addItem("简体中文", "zh_CN")
         self.language_box.setCurrentIndex(max(index, 0))
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def _needs_test(self) -> bool:
         """Only a new server address (or terminal id) must be tested; the language or the

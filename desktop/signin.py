@@ -7,7 +7,7 @@ every attempt and the PIN is never logged.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from core import InvalidRequest
@@ -16,9 +16,10 @@ from core.validation import check_id
 
 from .keypad import Keypad
 from .texts import id_error_words, pin_error_words, signin_words
+from .i18n import Retranslates
 
 
-class SignInPage(QWidget):
+class SignInPage(Retranslates, QWidget):
     signedIn = Signal(object)      # core.cashiers.Cashier
 
     def __init__(self, engine, parent=None):
@@ -64,11 +65,6 @@ class SignInPage(QWidget):
 
     def _keypad_target(self):
         return self.cashier_input if self.cashier_input.hasFocus() else self.pin_input
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.title.setText(self.tr("Sign in to start selling"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QEvent, QLocale, Qt
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
@@ -26,6 +26,7 @@ from ..dialogs import RefundDialog
 from ..outbox import RESOLVED, Op, now_ms
 from ..texts import id_error_words, kind_words
 from .model import RECEIPT_KINDS
+from ..i18n import Retranslates
 
 RECENT_COUNT = 20
 
@@ -51,7 +52,7 @@ class EarlierRefundDialog(RefundDialog):
         self.retranslate()
 
 
-class EarlierSaleDialog(QDialog):
+class EarlierSaleDialog(Retranslates, QDialog):
     def __init__(self, sale_page, receipts=None, parent=None, *, refund_window_s: int | None = None):
         super().__init__(parent)
         self.setObjectName("earlierSaleDialog")
@@ -125,11 +126,6 @@ class EarlierSaleDialog(QDialog):
         self.number_input.setFocus()          # a scanner types into the focused field
 
     # ---------------------------------------------------------------- texts
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Earlier sale: refund or reprint"))

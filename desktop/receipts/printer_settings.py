@@ -8,18 +8,19 @@ reads; the main window applies them at once (`hooks.apply_settings`).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSettings
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QVBoxLayout)
 
 from .config import (CONNECTIONS, PrinterConfig, customer_display_options, printer_config,
                      receipt_options)
 from .model import Receipt
+from ..i18n import Retranslates
 
 _TEST_TXN = "TEST-d-0"
 
 
-class PrinterSettingsDialog(QDialog):
+class PrinterSettingsDialog(Retranslates, QDialog):
     def __init__(self, q: QSettings, service, parent=None):
         super().__init__(parent)
         self.setObjectName("printerSettingsDialog")
@@ -79,11 +80,6 @@ class PrinterSettingsDialog(QDialog):
         service.printed.connect(self._printed)
         service.notPrinted.connect(self._not_printed)
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Receipts and customer display"))

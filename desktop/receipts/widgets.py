@@ -5,15 +5,16 @@ reprints of earlier sales ("Earlier sale…") and to the printer's settings.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from .reasons import NOT_CONFIGURED, OUT_OF_PAPER, TIMEOUT, UNREACHABLE, UNSUPPORTED
 from .service import ReceiptService
+from ..i18n import Retranslates
 
 
-class ReceiptBar(QWidget):
+class ReceiptBar(Retranslates, QWidget):
     """Sits in the main window's status bar (the sale screen has no row to spare at
     1024x768): a short status with the whole reason in its tooltip and Printer…. Its
     buttons Reprint receipt (Show receipt when no printer is set up) and Earlier sale…
@@ -49,11 +50,6 @@ class ReceiptBar(QWidget):
         service.lastChanged.connect(lambda r: self._show("printing" if service.options.auto_print
                                                          and service.config.enabled else "ready", r))
         self.retranslate()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.earlier_button.setText(self.tr("Earlier sale…"))

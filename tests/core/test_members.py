@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import InvalidRequest, Ledger, LedgerUnavailable, RetryPolicy, Status, TxnConflict
+from core import InvalidRequest, Ledger, Status, TxnConflict
 from core.members import member_index_key, name_key, pinyin_initials
-from tests.support.proxy import FaultyProxy
+from tests.support.flaky_ledger import flaky_ledger, until_answered
 
 
 def journal_len(ledger: Ledger) -> int:
@@ -295,24 +295,8 @@ OPS = st.lists(st.one_of(
 @pytest.fixture
 def faulty(redis_url, ledger):
     ledger.init()
-    port, db = redis_url.rsplit(":", 1)[1].split("/")
-    proxy = FaultyProxy(int(port), drop_reply_probability=0.3, seed=7).start()
-    flaky = Ledger.from_url(f"redis://127.0.0.1:{proxy.port}/{db}", socket_timeout_s=0.5,
-                            retry=RetryPolicy(deadline_s=0.3, first_delay_s=0.01, max_delay_s=0.05))
-    yield flaky, proxy
-    flaky.close()
-    proxy.close()
-    assert proxy.dropped_replies > 10       # over all examples: the fault really happened
-
-
-def _until_answered(call):
-    """The terminal's outbox: the same request (same txn id) until Redis answers."""
-    for _ in range(200):
-        try:
-            return call()
-        except LedgerUnavailable:
-            continue
-    raise AssertionError("never answered")
+    with flaky_ledger(redis_url, drop_reply_probability=0.3, seed=7) as (flaky, proxy):
+        yield flaky, proxy
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -329,7 +313,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
             a, holder, phone = f"M-{op[1]}", op[2], op[3]
             call = lambda: flaky.open_account(a, txn_id=txn, initial_minor=5_000, holder_name=holder,
                                               phone=phone)
-            r = _until_answered(call)
+            r = until_answered(call)
             if a not in model_accounts:
                 assert r.applied
                 model_accounts[a] = dict(bal=5_000, st="active", holder=holder, phone=phone)
@@ -338,7 +322,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         elif op[0] == "issue":
             a, card = f"M-{op[1]}", f"C-{op[2]}"
             call = lambda: flaky.issue_card(a, card, txn_id=txn)
-            r = _until_answered(call)
+            r = until_answered(call)
             if a not in model_accounts:
                 expected = Status.ACCOUNT_NOT_FOUND
             elif model_accounts[a]["st"] == "closed":
@@ -352,7 +336,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         elif op[0] == "block":
             card = f"C-{op[1]}"
             call = lambda: flaky.block_card(card, txn_id=txn, reason=op[2])
-            r = _until_answered(call)
+            r = until_answered(call)
             if card not in model_cards:
                 assert r.status is Status.CARD_NOT_FOUND
             elif model_cards[card][1] == "blocked":
@@ -363,7 +347,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         elif op[0] == "close":
             a = f"M-{op[1]}"
             call = lambda: flaky.close_account(a, txn_id=txn)
-            r = _until_answered(call)
+            r = until_answered(call)
             m = model_accounts.get(a)
             if m is None:
                 assert r.status is Status.ACCOUNT_NOT_FOUND
@@ -375,7 +359,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         else:
             a, amount = f"M-{op[1]}", op[2]
             call = lambda: flaky.deduct(a, amount, txn_id=txn)
-            r = _until_answered(call)
+            r = until_answered(call)
             m = model_accounts.get(a)
             if m and m["st"] == "active" and m["bal"] >= amount:
                 assert r.applied
@@ -383,7 +367,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
             else:
                 assert not r.applied
         # the first answer is the answer: a retry now replays it, whatever happened since
-        again = _until_answered(call)
+        again = until_answered(call)
         assert again.replayed and (again.status, again.journal_id) == (r.status, r.journal_id)
     # invariants, read directly (not through the proxy)
     entries = [f for p in ledger.partitions for _, f in ledger.client.xrange(p.journal)]

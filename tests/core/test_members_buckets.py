@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import InvalidRequest, Ledger, LedgerUnavailable, RetryPolicy, Status, TxnConflict
-from tests.support.proxy import FaultyProxy
+from core import InvalidRequest, Ledger, Status, TxnConflict
+from tests.support.flaky_ledger import flaky_ledger, until_answered
 
 ORDERS = ("principal_first", "bonus_first", "proportional")
 
@@ -166,23 +166,8 @@ def scenarios(draw):
 @pytest.fixture
 def faulty(redis_url, ledger):
     ledger.init()
-    port, db = redis_url.rsplit(":", 1)[1].split("/")
-    proxy = FaultyProxy(int(port), drop_reply_probability=0.25, seed=11).start()
-    flaky = Ledger.from_url(f"redis://127.0.0.1:{proxy.port}/{db}", socket_timeout_s=0.5,
-                            retry=RetryPolicy(deadline_s=0.3, first_delay_s=0.01, max_delay_s=0.05))
-    yield flaky, proxy
-    flaky.close()
-    proxy.close()
-    assert proxy.dropped_replies > 10       # over all examples: the fault really happened
-
-
-def _until_answered(call):
-    for _ in range(200):
-        try:
-            return call()
-        except LedgerUnavailable:
-            continue
-    raise AssertionError("never answered")
+    with flaky_ledger(redis_url, drop_reply_probability=0.25, seed=11) as (flaky, proxy):
+        yield flaky, proxy
 
 
 def _take(order: str, amount: int, principal: int, bonus: int) -> int:
@@ -211,12 +196,12 @@ def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, fau
         txn = f"p-{n}"
         if op[0] == "credit":
             call = lambda: flaky.credit("M-1", op[1], txn_id=txn, method="cash", bonus_minor=op[2])
-            r = _until_answered(call)
+            r = until_answered(call)
             assert r.applied
             principal, bonus = principal + op[1], bonus + op[2]
         elif op[0] == "deduct":
             call = lambda: flaky.deduct("M-1", op[1], txn_id=txn)
-            r = _until_answered(call)
+            r = until_answered(call)
             if op[1] <= principal + bonus:
                 tb = _take(order, op[1], principal, bonus)
                 principal, bonus = principal - (op[1] - tb), bonus - tb
@@ -225,16 +210,16 @@ def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, fau
             else:
                 assert r.status is Status.INSUFFICIENT_FUNDS
         elif op[0] == "hold":
-            held = _until_answered(lambda: flaky.hold("M-1", op[1], txn_id=txn + "-h", ttl_s=600))
+            held = until_answered(lambda: flaky.hold("M-1", op[1], txn_id=txn + "-h", ttl_s=600))
             if not held.applied:
                 assert op[1] > principal + bonus
                 continue
             captured = op[1] * op[2] // 100
             if captured == 0:
-                assert _until_answered(lambda: flaky.void(txn + "-h", txn_id=txn, account_id="M-1")).applied
+                assert until_answered(lambda: flaky.void(txn + "-h", txn_id=txn, account_id="M-1")).applied
                 continue
             call = lambda: flaky.capture(txn + "-h", captured, txn_id=txn, account_id="M-1")
-            r = _until_answered(call)
+            r = until_answered(call)
             assert r.applied
             tb = _take(order, captured, principal, bonus)
             principal, bonus = principal - (captured - tb), bonus - tb
@@ -245,7 +230,7 @@ def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, fau
             s = spends[op[1] % len(spends)]
             amount = min(op[2], s["amount"] - s["refunded"]) or 1
             call = lambda: flaky.refund("M-1", amount, txn_id=txn, original_txn_id=s["txn"])
-            r = _until_answered(call)
+            r = until_answered(call)
             if s["refunded"] + amount > s["amount"]:
                 assert r.status is Status.REFUND_EXCEEDS_ORIGINAL
             else:
@@ -253,7 +238,7 @@ def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, fau
                 back_b = (s["refunded"] + amount) * s["tb"] // s["amount"] - s["refunded"] * s["tb"] // s["amount"]
                 principal, bonus = principal + amount - back_b, bonus + back_b
                 s["refunded"] += amount
-        again = _until_answered(call)
+        again = until_answered(call)
         assert again.replayed and (again.status, again.journal_id) == (r.status, r.journal_id)
         assert buckets(ledger, "M-1") == (principal, bonus)
         assert principal >= 0 and bonus >= 0
