@@ -20,6 +20,8 @@ class Row:
     target: str = ""
     met: bool | None = None          # None: no target, or not measured
     note: str = ""
+    issue: int | None = None         # the issue whose target table lists this row too
+    finding: str | None = None       # key into bench.findings.FINDINGS for a missed target
 
 
 @dataclass
@@ -62,8 +64,9 @@ class Context:
         return pg_bench_dsn(database)
 
     def row(self, part: str, measurement: str, figure: str, *, ratio: str = "", target: str = "",
-            met: bool | None = None, note: str = "", finding: str | None = None) -> Row:
-        r = Row(part, measurement, figure, ratio, target, met, note)
+            met: bool | None = None, note: str = "", finding: str | None = None,
+            issue: int | None = None) -> Row:
+        r = Row(part, measurement, figure, ratio, target, met, note, issue, finding)
         self.rows.append(r)
         if met is False and finding:
             self.missed.append(finding)

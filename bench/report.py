@@ -210,6 +210,29 @@ def _confirmations(ctx) -> list[str]:
     return out
 
 
+def _issue_17_lines(ctx, findings: dict[str, str]) -> list[str]:
+    """Issue 17's targets, each with this run's figure, ratio and met/missed, and for a
+    miss the profiled reason and what was tried (bench.findings)."""
+    rows = [r for r in ctx.rows if r.issue == 17]
+    if not rows:
+        return []
+    L = ["", "## Issue 17: lean ledger, every target of this run", "",
+         "The rows of the table above that issue 17 sets a target for, from this one run: server cost per call on "
+         "private redis-servers (INFO commandstats µs and callgrind instructions, interleaved with the minimal "
+         "full-contract script `bench/contenders/minimal_deduct.lua`), client CPU (process_time over a fixed count, "
+         "interleaved rounds), `deduct_many` throughput, the reconcile drain and journal lag, hot accounts, and the "
+         "bytes of an idempotency record. Earlier measurements, with what each change bought: "
+         "[benchmarks-history.md](benchmarks-history.md).", "",
+         "| Measurement | Figure | Ratio | Target | Met |", "|---|---|---|---|---|"]
+    for r in rows:
+        L.append(f"| {_esc(r.part)}: {_esc(r.measurement)} | {_esc(r.figure)} | {_esc(r.ratio)} | {_esc(r.target)} | "
+                 f"{_met(r.met)} |")
+    missed = list(dict.fromkeys(r.finding for r in rows if r.met is False and r.finding))
+    L += ["", "### Issue 17: why the misses (profiled) and what was tried", ""]
+    L += [f"- **{key}**: {findings.get(key, 'not profiled yet.')}" for key in missed] or ["- None in this run."]
+    return L
+
+
 def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_dir = out_dir / PLOT_DIR
@@ -247,6 +270,7 @@ def write(ctx, meta: dict[str, str], out_dir: Path) -> Path:
             L.append(f"- **{key}**: {FINDINGS.get(key, 'not profiled yet.')}")
     else:
         L.append("- None in this run.")
+    L += _issue_17_lines(ctx, FINDINGS)
     from .findings import HOT_ACCOUNT_NOTE
     L += ["", "### Hot accounts: batching, not splitting", "", HOT_ACCOUNT_NOTE]
     L += ["", "### How each part is measured", "",

@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 DEFAULT_RETENTION_S = 7 * 86400
 DEFAULT_PARTITIONS_STANDALONE = 1
 DEFAULT_PARTITIONS_CLUSTER = 16
+# deduct_many: items per deduct_batch call. One call saves each item a command's parsing,
+# reply and client packing; the cap keeps one call short (Redis runs nothing else meanwhile).
+BATCH_ITEMS_PER_CALL = 50
 EVICTION_CHECK_INTERVAL_S = 300.0
 
 _STATUS_BY_NAME = {s.value: s for s in Status}
@@ -661,8 +664,9 @@ class Ledger(Members):
         `Result` or a `LedgerError`, never a raw redis-py exception. Check with
         ``isinstance(item, Result)``.
 
-        All valid requests go out in one pipeline (on a Cluster, redis-py sends one
-        pipeline per node). A connection failure retries the whole batch with the
+        All valid requests go out in one pipeline (on a Cluster, one per node) of
+        `deduct_batch` calls: one call per partition and up to BATCH_ITEMS_PER_CALL
+        items, each item decided by deduct.lua's own code. A connection failure retries the whole batch with the
         same txn ids, which is safe: every script is idempotent. If the deadline
         passes, `LedgerUnavailable` is raised for the batch: every outcome is unknown
         and the batch must be retried as it was.
@@ -707,9 +711,9 @@ class Ledger(Members):
 
     def _pipeline_deducts(self, calls) -> list:
         """Replies in the order of `calls`: one pipeline, or one per node on a Cluster
-        (redis-py's ClusterPipeline refuses EVALSHA, so the ledger groups by node)."""
+        (redis-py's ClusterPipeline refuses FCALL, so the ledger groups by node)."""
         if not is_cluster(self.client):
-            return self._run_pipeline(self.client, [(keys, args) for _, keys, args, _ in calls])
+            return self._run_deduct_batches(self.client, [(keys, args) for _, keys, args, _ in calls])
         by_node: dict[str, tuple[Any, list[int]]] = {}
         for pos, (_, keys, _, _) in enumerate(calls):
             node = self.client.get_node_from_key(keys[0])
@@ -717,9 +721,38 @@ class Ledger(Members):
         replies: list = [None] * len(calls)
         for node, positions in by_node.values():
             batch = [(calls[p][1], calls[p][2]) for p in positions]
-            node_replies = self._run_pipeline(node.redis_connection, batch)
+            node_replies = self._run_deduct_batches(node.redis_connection, batch)
             for p, reply in zip(positions, node_replies):
                 replies[p] = reply
+        return replies
+
+    def _run_deduct_batches(self, client, batch) -> list:
+        """Run the deductions of `batch` on one connection: per partition (one slot) one
+        `deduct_batch` call of up to BATCH_ITEMS_PER_CALL items, all in one pipeline.
+
+        An item that failed on its own is answered by its error, as in a pipeline of
+        single calls. A call that Redis refused as a whole before it started (out of
+        memory) is run again item by item, so each item gets its own reply or error."""
+        groups: dict[str, list[int]] = {}
+        for pos, (keys, _) in enumerate(batch):
+            groups.setdefault(keys[0][:keys[0].index("}") + 1], []).append(pos)
+        calls: list[tuple[list[int], list[str], list[Any]]] = []
+        for positions in groups.values():
+            for start in range(0, len(positions), BATCH_ITEMS_PER_CALL):
+                chunk = positions[start:start + BATCH_ITEMS_PER_CALL]
+                keys: list[str] = []
+                args: list[Any] = []
+                for p in chunk:
+                    keys += batch[p][0]
+                    args += batch[p][1]
+                calls.append((chunk, keys, args))
+        replies: list = [None] * len(batch)
+        call_replies = self._run_pipeline(client, [(keys, args) for _, keys, args in calls], "deduct_batch")
+        for (chunk, _, _), reply in zip(calls, call_replies):
+            if isinstance(reply, Exception):
+                reply = self._run_pipeline(client, [batch[p] for p in chunk])
+            for p, item in zip(chunk, reply):
+                replies[p] = item
         return replies
 
     def _run_pipeline(self, client, batch, name: str = "deduct") -> list:
@@ -747,7 +780,7 @@ class Ledger(Members):
             errors = [r for r in replies if isinstance(r, Exception)]    # usually none: one pass
             if not any(is_function_missing(r) for r in errors):
                 break
-            self.scripts.load(client, self.scripts[name])   # then re-run: replays answer the ones that ran
+            self.scripts.load(client, self.scripts[name.removesuffix("_batch")])   # then re-run: replays answer the ones that ran
         for reply in errors:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry

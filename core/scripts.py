@@ -31,6 +31,36 @@ from .resources import lua_dir
 _INCLUDE_RE = re.compile(r"^--@include (\w+)\s*$", re.MULTILINE)
 # `--@flags no-writes` in a script's header: a read-only function (runs under OOM, on replicas)
 _FLAGS_RE = re.compile(r"^--@flags ([\w -]+?)\s*$", re.MULTILINE)
+# `--@batch <keys> <args>` in a script's header: the library also registers `<name>_batch`,
+# which runs the operation once per item of one call (each item <keys> KEYS and <args> ARGV)
+_BATCH_RE = re.compile(r"^--@batch (\d+) (\d+)\s*$", re.MULTILINE)
+
+# The batch runner inside the library: each item runs the operation's own code with its
+# own KEYS and ARGV, one after another, so an item is decided exactly as by a single call
+# (an earlier item of the same txn id is seen as its replay). An item whose code raises
+# (a Redis error such as WRONGTYPE, a script bug) is answered by that error, as the same
+# item alone in a pipeline would be, and the items after it still run; like a single call,
+# it keeps what it wrote before the error.
+_BATCH_RUNNER = """
+local function run_batch(op, keys_per_item, args_per_item, keys, args)
+  local n = #keys / keys_per_item
+  if n % 1 ~= 0 or #args ~= n * args_per_item then
+    return redis.error_reply('ERR batch: ' .. #keys .. ' keys and ' .. #args .. ' arguments are not whole items')
+  end
+  local out = {}
+  for i = 0, n - 1 do
+    KEYS = {unpack(keys, i * keys_per_item + 1, (i + 1) * keys_per_item)}
+    ARGV = {unpack(args, i * args_per_item + 1, (i + 1) * args_per_item)}
+    local ok, reply = pcall(op)
+    if not ok then
+      if type(reply) == 'table' then reply = reply.err end
+      reply = {err = tostring(reply)}
+    end
+    out[i + 1] = reply
+  end
+  return out
+end
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +71,7 @@ class LuaScript:
     source: str = ""          # the operation's own file, without its includes
     includes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    batch: tuple[int, int] | None = None    # (KEYS, ARGV) per item of `<name>_batch`
 
 
 def _expand(text: str, includes: Path) -> str:
@@ -54,8 +85,10 @@ def load_scripts(directory: Path | None = None) -> dict[str, LuaScript]:
         text = path.read_text(encoding="utf-8")
         body = _expand(text, directory / "includes")
         flags = tuple(f for m in _FLAGS_RE.finditer(text) for f in m.group(1).split())
+        batch = _BATCH_RE.search(text)
         scripts[path.stem] = LuaScript(path.stem, body, hashlib.sha1(body.encode()).hexdigest(),
-                                       text, tuple(_INCLUDE_RE.findall(text)), flags)
+                                       text, tuple(_INCLUDE_RE.findall(text)), flags,
+                                       (int(batch.group(1)), int(batch.group(2))) if batch else None)
     if not scripts:
         raise FileNotFoundError(f"no Lua scripts found in {directory}")
     return scripts
@@ -70,6 +103,8 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
     they do as plain scripts. Redis runs one function at a time to its end, so the
     upvalues always hold the running call's. `extra` is Lua appended inside the library
     (it sees OPS, the operations by name: the benchmark wraps deduct this way).
+    An operation with `--@batch` also gets `<name>_batch` ({"<name>_batch": ...} in the
+    names), which takes many items in one call.
     """
     includes_dir = (directory or lua_dir()) / "includes"
     order: list[str] = []
@@ -77,7 +112,7 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
         order += [i for i in script.includes if i not in order]
     parts = ["local KEYS, ARGV   -- of the running call (set by the wrapper of every function)",
              *((includes_dir / f"{i}.lua").read_text(encoding="utf-8") for i in order),
-             "local OPS = {}"]
+             _BATCH_RUNNER, "local OPS = {}"]
     for script in scripts.values():
         parts.append(f"-- {script.name}.lua\nOPS[{script.name!r}] = function()\n"
                      f"{_INCLUDE_RE.sub('', script.source)}\nend")
@@ -90,6 +125,12 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
         registrations.append(
             f"redis.register_function{{function_name={names[n]!r}, flags={flags}, "
             f"callback=function(keys, args) KEYS, ARGV = keys, args; return OPS[{n!r}]() end}}")
+        if script.batch:
+            names[f"{n}_batch"] = f"{n}_batch_{tag}"
+            registrations.append(
+                f"redis.register_function{{function_name={names[n + '_batch']!r}, flags={flags}, "
+                f"callback=function(keys, args) return run_batch(OPS[{n!r}], {script.batch[0]}, "
+                f"{script.batch[1]}, keys, args) end}}")
     library_name = f"{name_prefix}_{tag}"
     return f"#!lua name={library_name}\n{code}\n" + "\n".join(registrations) + "\n", library_name, names
 

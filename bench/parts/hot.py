@@ -29,7 +29,7 @@ def run(ctx) -> None:
                     f"{spread.throughput_per_s:,.0f} deductions/s", note=f"exact: {spread.extra['exact']}")
             ctx.row("4 hot account", f"{topology}: {what}, {procs} processes, one account",
                     f"{hot.throughput_per_s:,.0f} deductions/s", ratio=f"{ratio:.2f}x of spread",
-                    target="≥ 0.9x of spread", met=ratio >= 0.9, finding="hot_ratio",
+                    target="≥ 0.9x of spread", met=ratio >= 0.9, finding="hot_ratio", issue=17,
                     note=f"exact: {hot.extra['exact']}")
             if batch > 1:
                 ctx.row("4 hot account", f"{topology}: one account with batching", f"{hot.throughput_per_s:,.0f} deductions/s",

@@ -35,7 +35,7 @@ from pathlib import Path
 import redis
 
 from core import DeductRequest, Ledger, Status
-from core.ledger import DEFAULT_RETENTION_S
+from core.ledger import BATCH_ITEMS_PER_CALL, DEFAULT_RETENTION_S
 from core.scripts import build_library
 
 from ..drivers import INITIAL_BALANCE_MINOR, deduct_keys, flush_redis, reset_ledger
@@ -66,6 +66,7 @@ redis.register_function('bench_deduct_fresh', function(keys, args)
 end)
 """
 # (operation, target as a multiple of the minimal script's fresh deduction)
+BATCHED = f"deduct in deduct_many (calls of {BATCH_ITEMS_PER_CALL}), per deduction"
 TARGETS = {"deduct (fresh)": 1.5, "deduct (replay)": 0.8, "credit": 1.5, "hold": 1.5,
            "capture": 1.5, "refund": 1.5}
 
@@ -165,7 +166,7 @@ class _Workload:
         """In the order they must run (a replay after its fresh calls, refunds of the
         deductions, captures of the holds)."""
         L = self.ledger
-        deducts, credits, holds, captures, refunds = (self._ids(k) for k in ("d", "c", "h", "k", "r"))
+        deducts, credits, holds, captures, refunds, batched = (self._ids(k) for k in ("d", "c", "h", "k", "r", "b"))
         minimal = self._ids("m")
 
         first: dict[str, object] = {}
@@ -184,6 +185,12 @@ class _Workload:
                 if not r.replayed or (r.status, r.balance_minor, r.journal_id) != (f.status, f.balance_minor,
                                                                                    f.journal_id):
                     raise RuntimeError(f"not the exact replay of {f}: {r}")
+
+        def deduct_batched():
+            for i in range(0, len(batched), BATCH_ITEMS_PER_CALL):
+                for r in L.deduct_many([DeductRequest(a, 1, t, "T1", "c1")
+                                        for a, t in batched[i:i + BATCH_ITEMS_PER_CALL]]):
+                    self._expect(r)
 
         def refund():
             for (a, t), (_, orig) in zip(refunds, deducts):
@@ -211,9 +218,14 @@ class _Workload:
                         raise RuntimeError(f"minimal script answered {reply}")
             return go
 
-        return [("deduct (fresh)", deduct), ("deduct (replay)", replay), ("refund", refund),
+        return [("deduct (fresh)", deduct), ("deduct (replay)", replay), (BATCHED, deduct_batched), ("refund", refund),
                 ("credit", credit), ("hold", hold), ("capture", capture),
                 ("minimal (fresh)", run_minimal(False)), ("minimal (replay)", run_minimal(True))]
+
+
+def _calls_for(name: str, operations: int) -> int:
+    """Script calls that `operations` of `name` send (deduct_many: one per chunk)."""
+    return -(-operations // BATCH_ITEMS_PER_CALL) if name == BATCHED else operations
 
 
 def _server_costs(ctx) -> tuple[dict, dict]:
@@ -229,9 +241,9 @@ def _server_costs(ctx) -> tuple[dict, dict]:
             work.reset()
             for name, fn in work.operations():
                 per_call, calls = meter.measure(fn)
-                if calls != n:
+                if calls != _calls_for(name, n):
                     raise RuntimeError(f"{name}: {calls} script calls for {n} operations")
-                usec.setdefault(name, []).append(per_call)
+                usec.setdefault(name, []).append(per_call * calls / n)     # per operation
     finally:
         work.close()
     if shutil.which("valgrind") and shutil.which("callgrind_control"):
@@ -242,7 +254,7 @@ def _server_costs(ctx) -> tuple[dict, dict]:
             for _ in range(1 if ctx.smoke else 2):
                 work.reset()
                 for name, fn in work.operations():
-                    instr.setdefault(name, []).append(server.measure(fn, n_cg))
+                    instr.setdefault(name, []).append(server.measure(fn, n_cg))    # per operation
         finally:
             work.close()
             server.stop()
@@ -351,11 +363,15 @@ def run(ctx) -> None:
     base_us, base_ir = usec["minimal (fresh)"], instr.get("minimal (fresh)")
     ctx.row("17 server cost", "minimal full-contract deduct (reference), fresh",
             f"{base_us:.1f} µs" + (f", {base_ir:,.0f} instructions" if base_ir else ""),
-            note="bench/contenders/minimal_deduct.lua; per call, INFO commandstats"
+            issue=17, note="bench/contenders/minimal_deduct.lua; per call, INFO commandstats"
                  + (" and callgrind" if base_ir else "; valgrind not installed: no instruction counts"))
     ctx.row("17 server cost", "minimal full-contract deduct (reference), replay",
             f"{usec['minimal (replay)']:.1f} µs"
             + (f", {instr['minimal (replay)']:,.0f} instructions" if base_ir else ""))
+    ctx.row("17 server cost", f"product {BATCHED}",
+            f"{usec[BATCHED]:.1f} µs" + (f", {instr[BATCHED]:,.0f} instructions" if base_ir else ""),
+            ratio=f"{usec[BATCHED] / base_us:.2f}x µs" + (f", {instr[BATCHED] / base_ir:.2f}x instructions" if base_ir else ""),
+            note="fresh deductions; each item runs deduct.lua's own code (deduct_batch)", issue=17)
     for name, limit in TARGETS.items():
         ratio_us = usec[name] / base_us
         ratio_ir = instr[name] / base_ir if base_ir else None
@@ -363,7 +379,7 @@ def run(ctx) -> None:
         ctx.row("17 server cost", f"product {name}",
                 f"{usec[name]:.1f} µs" + (f", {instr[name]:,.0f} instructions" if base_ir else ""),
                 ratio=f"{ratio_us:.2f}x µs" + (f", {ratio_ir:.2f}x instructions" if ratio_ir else ""),
-                target=f"≤ {limit}x minimal fresh deduct", met=met, finding="server_cost")
+                target=f"≤ {limit}x minimal fresh deduct", met=met, finding="server_cost", issue=17)
     cpu = _client_cpu(ctx)
     ctx.data["client_cpu_s"] = cpu
     for product, bare, limit in (("Ledger.deduct", "bare fcall", 1.10),
@@ -372,14 +388,14 @@ def run(ctx) -> None:
         ctx.row("17 client CPU", f"{product} vs {bare}",
                 f"{cpu[product] * 1e6:.1f} µs CPU per deduction (bare {cpu[bare] * 1e6:.1f} µs)",
                 ratio=f"{ratio:.2f}x", target=f"≤ {limit}x", met=ratio <= limit,
-                finding="client_cpu", note="time.process_time of the client over a fixed count")
+                finding="client_cpu", issue=17, note="time.process_time of the client over a fixed count")
     rb = _redis_benchmark(ctx)
     ctx.data["server_cost_redis_benchmark"] = rb
     ratio = rb["product"]["rps"] / rb["minimal"]["rps"]
     ctx.row("17 server cost", f"redis-benchmark -P {BENCH_PIPELINE}, 50 conns: product deduct vs minimal script",
             f"{rb['product']['rps']:,.0f} vs {rb['minimal']['rps']:,.0f} deductions/s",
             ratio=f"{ratio:.2f}x", target=f"≥ {TARGET_RATE_RATIO}x", met=ratio >= TARGET_RATE_RATIO,
-            finding="server_cost",
+            finding="server_cost", issue=17,
             note=f"interleaved rounds (product {', '.join(f'{x:,.0f}' for x in rb['product']['rps_rounds'])}); "
                  f"applied {rb['product']['applied_share']:.2%} / {rb['minimal']['applied_share']:.2%}; "
                  f"balances exact: {rb['product']['exact'] and rb['minimal']['exact']}")
@@ -389,5 +405,5 @@ def run(ctx) -> None:
         ctx.row("17 idempotency", f"bytes per idempotency record (INFO used_memory delta over {mem['n']:,}, part 7)",
                 f"{per_record:,.0f} bytes", ratio=f"{per_record / TARGET_RECORD_BYTES:.2f}x of the target",
                 target=f"≤ {TARGET_RECORD_BYTES} bytes, exact replay kept", met=per_record <= TARGET_RECORD_BYTES,
-                finding="record_bytes",
+                finding="record_bytes", issue=17,
                 note="the replays of this part answered every first answer identically (status, balance, journal id)")

@@ -9,7 +9,10 @@ KEYS[6] the partition's settings (optional): the spending order of the buckets (
 Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
 INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN (+ INVALID, TXN_CONFLICT,
 NOT_INITIALIZED from the shared checks).
+deduct_batch (Ledger.deduct_many): many deductions in one call, each 6 KEYS and 6 ARGV as
+above (KEYS[6] given), all of one partition; returns one reply as above per item.
 ]]
+--@batch 6 6
 --@include common
 --@include members
 --@include buckets
