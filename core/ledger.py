@@ -179,9 +179,12 @@ class JournalEntry:
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
-        """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those)."""
+        """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those).
+        The entry's time is its `ts` field where an older script wrote one, else the
+        milliseconds of its stream id (what the scripts write now)."""
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
-                   int(f["bal"]), f.get("term", ""), f.get("cash", ""), int(f["ts"]),
+                   int(f["bal"]), f.get("term", ""), f.get("cash", ""),
+                   int(f["ts"]) if "ts" in f else int(journal_id[:journal_id.index("-")]),
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
@@ -369,7 +372,8 @@ class Ledger(Members):
         try:
             reply = self._with_retry(self._script, script, keys, args, txn_id=txn_id)
         finally:
-            self.read_cache.invalidate(account_id)
+            if self.read_cache.max_age_s > 0:     # the cache is off unless configured
+                self.read_cache.invalidate(account_id)
         return self._decode(reply, kind, account_id, amount_minor, txn_id)
 
     @staticmethod

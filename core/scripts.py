@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from redis.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from .errors import LedgerUnavailable
@@ -137,7 +138,7 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
 
 def _primaries(client) -> list:
     """The plain client of every primary of a Cluster, or the client itself."""
-    if hasattr(client, "get_primaries"):
+    if isinstance(client, RedisCluster):
         return [node.redis_connection for node in client.get_primaries()]
     return [client]
 
@@ -174,7 +175,7 @@ class ScriptRunner:
     def call(self, client, name: str, keys: Sequence[str], args: Sequence[Any]):
         function = self.functions[name]
         route = {}
-        if keys and hasattr(client, "get_node_from_key"):
+        if keys and isinstance(client, RedisCluster):     # (isinstance: a failing hasattr costs more)
             # redis-py's cluster client finds an FCALL's keys by COMMAND GETKEYS on its default
             # node (a round trip more per call, and every call then needs that node up): route
             # by the first key instead (all keys of a call share its slot). MOVED is still

@@ -39,7 +39,7 @@ local bonus = acct[2] and tonumber(acct[2]) or 0
 local take_p, take_b = split_take(amount, balance, bonus, KEYS[7])
 local after = int_str(balance - amount)
 -- ARGV[3] is canonical digits (checked): '-' .. it is the exact signed amount
-local jid = append_entry(jkey, 'capture', '-' .. ARGV[3], after, hold_txn, now, bucket_fields(-take_p, -take_b))
+local jid = append_entry(jkey, 'capture', '-' .. ARGV[3], after, hold_txn, bucket_fields(-take_p, -take_b))
 if not jid then return NOT_INITIALIZED end
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)

@@ -66,7 +66,7 @@ local after = int_str(balance + amount + bonus)
 local extra = nil
 if bonus > 0 then extra = {'pd', ARGV[3], 'bd', bonus_arg, 'm', method}
 elseif kind == 'credit' then extra = {'m', method} end
-local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, now_ms(), extra)
+local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, extra)
 if not jid then return NOT_INITIALIZED end
 set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

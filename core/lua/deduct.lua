@@ -33,9 +33,8 @@ local st = acct[2]
 if st == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
 local balance = tonumber(acct[1])
 if st == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-local now = now_ms()
 local amount = tonumber(amount_arg)
-if balance - active_holds(KEYS[4], KEYS[5], now) < amount then
+if balance - active_holds(KEYS[4], KEYS[5]) < amount then
   return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance)
 end
 
@@ -43,7 +42,7 @@ local bonus = acct[3] and tonumber(acct[3]) or 0
 local take_p, take_b = split_take(amount, balance, bonus, KEYS[6])
 local after = int_str(balance - amount)
 -- amount_arg is canonical digits (checked): '-' .. it is the exact signed amount
-local jid = append_entry(jkey, 'deduct', '-' .. amount_arg, after, '', now, bucket_fields(-take_p, -take_b))
+local jid = append_entry(jkey, 'deduct', '-' .. amount_arg, after, '', bucket_fields(-take_p, -take_b))
 if not jid then return NOT_INITIALIZED end
 set_balance(acct_key, after, jid, take_b > 0 and bonus - take_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)

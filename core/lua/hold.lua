@@ -37,7 +37,7 @@ if balance - held < amount then return decline(jkey, txn_key, fp, ttl_s, 'INSUFF
 
 local expires = int_str(tonumber(now) + tonumber(ttl_hold) * 1000)
 local amount_arg = ARGV[3]          -- canonical digits (checked)
-local jid = append_entry(jkey, 'hold', '0', acct[1], '', now, {'held', amount_arg, 'exp', expires})
+local jid = append_entry(jkey, 'hold', '0', acct[1], '', {'held', amount_arg, 'exp', expires})
 if not jid then return NOT_INITIALIZED end
 redis.call('HSET', acct_key, 'lj', jid)
 redis.call('HSET', holds_key, txn_id, amount_arg)

@@ -51,7 +51,7 @@ if balance + amount > MAX_BALANCE_MINOR then return decline(jkey, txn_key, fp, t
 
 local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
 local after = int_str(balance + amount)
-local jid = append_entry(jkey, 'refund', ARGV[3], after, original, now_ms(), bucket_fields(give_p, give_b))
+local jid = append_entry(jkey, 'refund', ARGV[3], after, original, bucket_fields(give_p, give_b))
 if not jid then return NOT_INITIALIZED end
 redis.call('HINCRBY', orig_key, 'r', ARGV[3])   -- keeps the original's TTL
 set_balance(acct_key, after, jid, give_b > 0 and tonumber(acct[3] or '0') + give_b or nil)

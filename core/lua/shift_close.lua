@@ -52,6 +52,6 @@ if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
 local id = redis.call('XADD', jkey, '*', 'txn', txn_id, 'kind', 'shift_close', 'acct', '~',
-  'amt', '0', 'bal', '0', 'term', terminal_id, 'cash', cashier_id, 'ts', now_ms(), 'orig', '',
+  'amt', '0', 'bal', '0', 'term', terminal_id, 'cash', cashier_id, 'orig', '',
   'shift', shift_no, 'by', closed_by, 'opened', opened, 'z', z)
 return decide(txn_key, fp, ttl_s, 'APPLIED', 0, id)

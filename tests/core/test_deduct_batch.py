@@ -5,17 +5,21 @@ with the same and with other amounts, missing and frozen accounts, amounts at an
 the limits, calls cut into chunks of 3) through a proxy that drops replies after Redis
 ran them, retried with the same txn ids, checked item by item against an exact model of
 one `deduct` after another; an item whose code fails on its own gets its error and the
-items after it are still decided; a whole call refused for memory is decided item by item.
+items after it are still decided; a whole call refused for memory is decided item by item;
+with wait_replicas a batch is acknowledged only once a replica holds it.
 """
 from __future__ import annotations
+
+import signal
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import core.ledger
-from core import (MAX_AMOUNT_MINOR, DeductRequest, InvalidRequest, LedgerError, LedgerUnavailable, Result, Status,
-                  TxnConflict)
+from core import (MAX_AMOUNT_MINOR, DeductRequest, InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result,
+                  RetryPolicy, Status, TxnConflict)
 from tests.support.flaky_ledger import flaky_ledger, until_answered
+from tests.support.servers import RedisServer, wait_for
 
 ACCOUNTS = ("B-0", "B-1", "B-2", "B-frozen", "B-missing")
 OPENING_MINOR = {"B-0": 1_000, "B-1": MAX_AMOUNT_MINOR, "B-2": 0, "B-frozen": 500}
@@ -165,3 +169,31 @@ def test_batches_on_the_cluster_answer_per_item_across_partitions(cluster_ledger
     assert all(cluster_ledger.balance(a) == 40 for a in accounts)
     assert [(i.status, i.balance_minor, i.replayed) for i in cluster_ledger.deduct_many(reqs)] == \
         [(i.status, i.balance_minor, True) for i in items]
+
+
+def test_with_wait_replicas_a_batch_is_answered_only_once_a_replica_holds_it():
+    """Primary + replica, wait_replicas=1: the batch calls end with WAIT; a stopped replica
+    makes the whole batch unknown (LedgerUnavailable), and the same batch afterwards is
+    applied exactly once."""
+    primary = RedisServer().start()
+    replica = RedisServer("--replicaof", "127.0.0.1", str(primary.port)).start()
+    try:
+        wait_for(lambda: replica.client().info("replication").get("master_link_status") == "up", 20, "replica")
+        safe = Ledger.from_url(primary.url, wait_replicas=1, wait_timeout_ms=100, retry=RetryPolicy(deadline_s=0.5))
+        safe.init()
+        safe.open_account("W-1", txn_id="open-W-1", initial_minor=1_000)
+        assert all(i.applied for i in safe.deduct_many([DeductRequest("W-1", 1, f"a-{n}") for n in range(60)]))
+        batch = [DeductRequest("W-1", 2, f"b-{n}") for n in range(60)]
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(LedgerUnavailable):
+                safe.deduct_many(batch)
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        items = safe.deduct_many(batch)
+        assert all(isinstance(i, Result) and i.applied for i in items), items
+        assert safe.balance("W-1") == 1_000 - 60 - 120
+        safe.close()
+    finally:
+        replica.stop()
+        primary.stop()

@@ -397,8 +397,10 @@ def test_a_shift_closed_while_redis_is_away_is_journaled_once_it_is_back(qtbot, 
         qtbot.waitUntil(lambda: window.engine.state == "offline", timeout=10000)
         close_shift(qtbot, window)                           # the close itself never waits for Redis
         txn = shift_txn_id("T1", shift.shift_id, opened_ms=shift.opened_ms)
+        # the outbox row is written by the engine's worker thread (before anything is sent)
+        qtbot.waitUntil(lambda: window.engine.outbox.get(txn) is not None, timeout=5000)
         op = window.engine.outbox.get(txn)
-        assert op is not None and op.kind == "shift_close" and op.pending
+        assert op.kind == "shift_close" and op.pending
         assert not [e for e in journal_entries(ledger, "shift_close")]
         proxy.mode = "pass"
         proxy.cut_connections()

@@ -89,10 +89,10 @@ def failover_run(ledger_options: dict) -> dict:
         written_after_kill_on_promoted = 0
         for part in ledger.partitions:
             node = ledger.client.get_node_from_key(part.journal)
-            for _, f in ledger.client.xrange(part.journal):
+            for entry_id, f in ledger.client.xrange(part.journal):
                 if f["kind"] == "deduct":
                     journal_txns.append(f["txn"])
-                    if node.port == replica.port and int(f["ts"]) > killed_at_ms:
+                    if node.port == replica.port and int(entry_id.split("-")[0]) > killed_at_ms:
                         written_after_kill_on_promoted += 1
         applied = set(journal_txns)
         lost = [t for t in acked if t not in applied]

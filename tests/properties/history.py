@@ -271,7 +271,9 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
     tainted: set[str] = set()     # accounts with an inexact entry (reported): their arithmetic is unknown
     for e in journal:
         acct, kind, txn = e.get("acct"), e.get("kind"), e.get("txn")
-        amt, bal, ts = _int(e, "amt"), _int(e, "bal"), _int(e, "ts") or 0
+        # the entry's time: its stream id's ms (older scripts also wrote it as `ts`)
+        amt, bal = _int(e, "amt"), _int(e, "bal")
+        ts = _int(e, "ts") if "ts" in e else int(str(e.get("id", "0-0")).split("-")[0])
         if amt is None or bal is None:
             tainted.add(acct)                          # reported as journal_exact
             continue

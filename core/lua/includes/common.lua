@@ -205,7 +205,7 @@ local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, 
                        original_txn_id, hold_minor, expires_ms, extra)
   local fields = {'txn', txn_id, 'kind', kind, 'acct', account_id,
     'amt', int_str(signed_amount), 'bal', int_str(balance_after),
-    'term', ARGV[5] or '', 'cash', ARGV[6] or '', 'ts', now_ms(),
+    'term', ARGV[5] or '', 'cash', ARGV[6] or '',
     'orig', original_txn_id or ''}
   if hold_minor then
     table.insert(fields, 'held'); table.insert(fields, int_str(hold_minor))
@@ -225,16 +225,18 @@ end
 -- its data) gets nothing and the answer is nil, for the caller's NOT_INITIALIZED; so the
 -- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
 -- Then the caller sets balance and last journal id in one HSET (set_balance).
-local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, now, extra)
+-- No time field: an entry's time is its stream id's milliseconds (XADD '*' takes them
+-- from Redis's clock, never going back), so no call pays a TIME for its journal entry.
+local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, extra)
   if extra then      -- more fields (a top-up's method, bucket deltas, a hold's amount): expanded
     -- as the last arguments, no combined table to build
     return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
                       'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-                      'ts', now, 'orig', original_txn_id, unpack(extra))
+                      'orig', original_txn_id, unpack(extra))
   end
   return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
               'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-              'ts', now, 'orig', original_txn_id)
+              'orig', original_txn_id)
 end
 
 -- Balance (exact digits) and last journal id of an account in one HSET; with
@@ -258,9 +260,10 @@ local MAX_ACTIVE_HOLDS = 100
 
 local function active_holds(holds_key, expiry_key, now)
   -- most accounts hold nothing: no expiry set at all (Redis deletes an emptied sorted
-  -- set), and EXISTS costs half a range read; an expired, unswept hold keeps the set
+  -- set), and EXISTS costs half a range read; an expired, unswept hold keeps the set.
+  -- `now` (ms digits) may be left out: the time is then read only when there are holds.
   if redis.call('EXISTS', expiry_key) == 0 then return 0, 0 end
-  local ids = redis.call('ZRANGEBYSCORE', expiry_key, '(' .. now, '+inf')
+  local ids = redis.call('ZRANGEBYSCORE', expiry_key, '(' .. (now or now_ms()), '+inf')
   if #ids == 0 then return 0, 0 end
   local amounts = redis.call('HMGET', holds_key, unpack(ids))
   local sum = 0
