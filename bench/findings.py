@@ -17,24 +17,31 @@ FINDINGS: dict[str, str] = {
         "On 2 cores every client-side microsecond competes with Redis for the same CPU, so with 2+ processes the ratio "
         "falls below the single-process one. Fix in core (lead): see the report's list of core changes."),
     "deduct_many_overhead": (
-        "Profiled on the core before commit 6d0cf85 (lighter deduct path: partition cache, dict status lookup, inline policy check), which addressed the items named here; not re-profiled after it, so read this as the earlier reason: pyinstrument, one process, batches of 100: `Pipeline.execute` 4.09 s of 5.85 s in `deduct_many`; the rest is "
-        "`_common`/`check_id` 0.51 s (8.6%), `_decode` 0.40 s (6.8%: `Result.__init__` + the `Status` enum call) and the "
-        "method's own loop 0.28 s including one `read_cache.invalidate` (lock) per request. The bare pipeline spends "
-        "0.6 s building the same arguments. Fix in core: validate a batch in one pass with one partition lookup per "
-        "request, skip cache invalidation when the cache is off, map status strings to `Status` with a dict."),
+        "deduct_many sends its deductions as deduct_batch calls (one FCALL per partition and up to 50 items), so "
+        "its client CPU per deduction (~5-8 µs: the request checks, keys, one packed command, decoding) is below "
+        "the bare pipeline's of single FCALLs (~9-12 µs); a ratio under 0.8x here would be the machine's load "
+        "landing on one side, not the code (see the interleaved client-CPU rows of issue 17)."),
     "deduct_many_50k": (
-        "Redis itself is the limit here, not the client: INFO commandstats in the ceiling run shows ~21 µs of Redis CPU "
-        "per deduct EVALSHA (see the server-side profile row), i.e. at most ~47,000 deductions/s on one Redis core even "
-        "with a zero-cost client, and redis-benchmark (C) with -P 16 stays below 50,000/s as well. The commands the "
-        "script runs (HSET×2, XADD, HMGET×2, EXPIRE, HINCRBY, TIME×2, ZRANGEBYSCORE, EXISTS) add up to only ~4-5 µs; "
-        "the remaining ~16 µs is Lua: argument checks (string.match on six arguments, key concatenations), script "
-        "invocation and reply building. 50,000/s on this 2-core box needs a cheaper script or more than one Redis "
-        "(Cluster: see part 4's spread rows)."),
+        "Both cores are the limit, and the machine's speed moves under it. Per deduction, a deduct_batch call costs "
+        "Redis 11-17 µs of CPU (the issue 17 row: 1.34x the minimal script's single call in instructions) and the "
+        "client 6-12 µs (the client-CPU row; the same code measured 5.6 µs on a quiet minute), so Redis plus two "
+        "clients need ~25-40 µs of CPU per deduction on 2 cores: 50,000-80,000/s at best with perfect overlap, "
+        "while each client waits for its batch's reply before building the next and the processes and "
+        "redis-server preempt each other. In the same run part 4 drove the same load (2 processes, batches of "
+        "100, 1,000 accounts) to ~49,000/s and one account to ~61,000/s; a part run of parts 1-3 alone at a quiet "
+        "minute gave 48,597/s with 2 processes (commit fd82e1f). The bare pipeline of single FCALLs is slower "
+        "still: its Redis cost per deduction is a whole command's. Tried: 1, 2 and 4 client processes. Not done: "
+        "slimmer batch items (the journal and settings keys and the retention once per call instead of per item, "
+        "~10% of Redis's cost by the argument counts), which changes deduct_batch's contract for a gain smaller "
+        "than the run-to-run spread."),
     "hot_ratio": (
-        "Only missed on the 3-master Cluster: one account lives in one slot, so all its deductions run on one of the "
-        "three redis-servers, while the spread load runs on all three in parallel. On standalone, where there is one "
-        "server either way, hot ≥ spread. On a Cluster one account cannot use more than its primary; splitting an "
-        "account over slots was tried and removed (see 'Hot accounts: batching, not splitting')."),
+        "One account lives in one slot. On the 3-master Cluster all its deductions run on one of the three "
+        "redis-servers, while the spread load runs on all three in parallel, so a single-call hot account can "
+        "fall below the spread figure; with batching it is above it (deduct_many rows: one account 1.25x-1.62x "
+        "of spread, the account's hash stays in the CPU's cache). On standalone one server does both loads, and "
+        "a single-call row below 0.9x there is the machine's noise between two 5-second loads run one after the "
+        "other (earlier runs: 1.04x). Splitting an account over slots was tried and removed (see 'Hot accounts: "
+        "batching, not splitting')."),
     "hot_28k": (
         "Standalone: one account already reaches the spread figure (ratio ≥ 0.9), so the limit is the whole path, not "
         "the hot key: the pipelined ceiling of the same script with a C client was under 40,000/s in this run, the "
@@ -50,26 +57,25 @@ FINDINGS: dict[str, str] = {
         "record as one string value `status|balance|journal_id|fingerprint` instead of a hash (no field names or "
         "listpack header)."),
     "reconcile_30k": (
-        "Profiled (pyinstrument; then per-phase CPU of the consumer draining 100k entries in-process, and the "
-        "PostgreSQL backend's CPU from /proc, on the shared 2-core machine at load ~2). Before issue 17's work: 60% "
-        "of the drain was psycopg dumping the unnest() array parameters in Python (ListDumper), ~20% building one "
-        "frozen dataclass per entry, ~12% json.JSONEncoder rebuilt for every row's canonical form: 3,400 entries/s. "
-        "FIXED (commits dbb1ada, 4d30ef6): binary COPY straight into ledger_entries on the fast path (a unique "
-        "violation = a redelivery: the batch is redone checking first), staging tables + one INSERT ... SELECT ... ON "
-        "CONFLICT per table, entries as named tuples built by core's own from_fields, json's C encoder made once, one "
-        "pass for all totals, batches of 10,000 (each account row upserted once per batch), two unread indexes "
-        "dropped (migration 0008): 13,300-15,600 entries/s in the bench, 0.36-0.44x raw binary COPY. What is left is Python on "
-        "the client side: per entry ~53 us of CPU (reading the XREADGROUP reply and redis-py's dict per entry ~13, "
-        "parsing ~14, building, hashing and streaming the row ~24 of which SHA-256 + canonical JSON ~9, upserts "
-        "~4) against ~25 us in PostgreSQL, i.e. 1.08x raw COPY's own ~23 us: the database side is at COPY speed, "
-        "one Python process is not. Tried and dropped: a read-ahead thread reading and parsing the next batch while "
-        "the database wrote the current one (interleaved runs: no gain on the loaded 2 cores, where no core is "
-        "idle, and 10-20% more Python CPU from GIL hand-offs). Two daemons reach 16,700-21,200 entries/s (the x2 row); "
-        "30,000 with one needs the per-entry Python below ~25 us (a C extension or a leaner journal encoding) or "
-        "a quiet machine."),
+        "Profiled (cProfile of one consumer draining the bench's 61,000-entry backlog in-process, and earlier "
+        "pyinstrument and /proc figures of the PostgreSQL backend). Before issue 17's work 60% of the drain was "
+        "psycopg dumping unnest() array parameters in Python, ~20% one frozen dataclass per entry, ~12% a JSON "
+        "encoder rebuilt per row: 3,400 entries/s. Done (commits dbb1ada, 4d30ef6): binary COPY straight into "
+        "ledger_entries on the fast path (a unique violation = a redelivery: the batch is redone checking "
+        "first), staging tables + one INSERT ... SELECT ... ON CONFLICT per table, entries as named tuples built "
+        "by core's own from_fields, json's C encoder made once, one pass for all totals, batches of 10,000, two "
+        "unread indexes dropped (migration 0008). What is left is the consumer's Python, ~25 µs of CPU per entry "
+        "on a quiet minute (XREADGROUP reply and redis-py's dict per entry ~4, parsing ~7, building, chaining "
+        "and streaming the row ~8, totals ~4), beside PostgreSQL's work at about raw COPY's cost per row. In "
+        "this run the x1 row (the first of three x1 runs of the part) is at 29,700/s; the two interleaved x1 "
+        "runs of the chain row reached 32,700/s, and two daemons 48,800/s. Tried and dropped: a read-ahead "
+        "thread parsing the next batch while the database wrote the current one (no gain on 2 loaded cores, "
+        "10-20% more CPU from GIL hand-offs); a fast path in from_fields for entries without optional fields "
+        "(measured slower: 4.53 vs 4.25 µs per entry, best of 8). A steady 30,000/s with one daemon needs the "
+        "per-entry Python well under 25 µs: a C extension or a leaner journal encoding."),
     "reconcile_copy_ratio": (
-        "See reconcile_30k: PostgreSQL's work per entry is ~1.08x raw COPY's; the drain's Python (read, parse, "
-        "chain, totals) is what keeps one daemon below raw COPY."),
+        "See reconcile_30k: PostgreSQL's work per entry is about raw COPY's; the consumer's Python (read, parse, "
+        "chain, totals) is what keeps one daemon near 0.35x of raw COPY (two daemons: ~0.5x)."),
     "reconcile_lag": (
         "The paced load itself was not sustained: the 2 load processes reached only 4,430 of 10,000 deductions/s "
         "(the row says NOT sustained) on the 2 cores shared with Redis, PostgreSQL, the daemon and other engineers' "
@@ -110,12 +116,15 @@ FINDINGS: dict[str, str] = {
         "every reader), caching validated ids in the library's state. Where many deductions are sent at once, "
         "`deduct_many`'s `deduct_batch` calls cost ~1.34x the minimal script per deduction (the row above)."),
     "client_cpu": (
-        "time.process_time of the client, medians of interleaved rounds of 100 calls. The Ledger's own Python is "
-        "~10 µs per deduct on this machine (measured against a fake client: one regex for the four ids, keys from "
-        "a prefix made once, Result through its slots' setters, the retry wrapper), over 100-130 µs of redis-py "
-        "per FCALL: ~1.08x; deduct_many adds ~6 µs per item (the request tuple 0.8, checks 1.5, keys 0.8, "
-        "decoding 1.7, the batch bookkeeping) over 17-28 µs of a bare pipeline. On the shared 2 cores the ratios "
-        "moved by ±15% between runs minutes apart (Ledger.deduct 1.11x-1.38x) while other suites ran."),
+        "time.process_time of the client, medians of interleaved rounds. Profiled (cProfile over 20,000 calls, this "
+        "session): of ~45-50 µs per Ledger.deduct, redis-py's execute_command (packing, socket send/recv, hiredis "
+        "parsing, connection pool) is ~90%, the very call the bare loop makes; the Ledger's own Python (the id "
+        "pattern, keys from the partition's prefix, the retry wrapper and deadline, the reply check and Result) is "
+        "~4-5 µs, i.e. ~1.10x by itself. Rounds minutes apart gave 0.99x-1.13x for the same code: the single call "
+        "is right at the target, and the machine's noise is larger than what is left to take out. Done: one "
+        "regex for the four ids, keys from a prefix made once, Result through its slots' setters, isinstance "
+        "instead of a failing hasattr per call, the read cache skipped when off. deduct_many is well under its "
+        "target (deduct_batch: one command per 50 items)."),
     "record_bytes": (
         "Redis 7.0 has no per-field TTL (HEXPIRE came in 7.4), so a record is one key with a TTL: its dict entry "
         "32 B, the key (prefix + a 32-character txn id) 48 B, the value (robj 16 B + listpack 64 B, or an embstr "

@@ -182,9 +182,9 @@ class JournalEntry:
         """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those).
         The entry's time is its `ts` field where an older script wrote one, else the
         milliseconds of its stream id (what the scripts write now)."""
+        ts = int(f["ts"]) if "ts" in f else int(journal_id[:journal_id.index("-")])
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
-                   int(f["bal"]), f.get("term", ""), f.get("cash", ""),
-                   int(f["ts"]) if "ts" in f else int(journal_id[:journal_id.index("-")]),
+                   int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
