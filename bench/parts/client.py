@@ -1,9 +1,10 @@
-"""Parts 2 and 3: a bare redis-py loop calling the deduct script by SHA (1, 2 and 4
+"""Parts 2 and 3: a bare redis-py loop calling the deduct function by FCALL (1, 2 and 4
 processes, one connection each) against the product's `Ledger.deduct` at the same
-concurrency, and a bare redis-py pipeline of the same script against
-`Ledger.deduct_many` with the same batch size. Spread over 1,000 accounts on the
-private standalone Redis. Targets: `deduct` within 15% of the bare loop;
-`deduct_many` at least 0.8x of the bare pipeline and at least 50,000 deductions/s.
+concurrency, and a bare redis-py pipeline of single deduct FCALLs against
+`Ledger.deduct_many` (its deduct_batch calls) with the same batch size, 1, 2 and 4
+processes. Spread over 1,000 accounts on the private standalone Redis. Targets: `deduct`
+within 15% of the bare loop; `deduct_many` at least 0.8x of the bare pipeline and at
+least 50,000 deductions/s.
 """
 from __future__ import annotations
 
