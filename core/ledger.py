@@ -670,8 +670,9 @@ class Ledger(Members):
 
         All valid requests go out in one pipeline (on a Cluster, one per node) of
         `deduct_batch` calls: one call per partition and up to BATCH_ITEMS_PER_CALL
-        items, each item decided by deduct.lua's own code. A connection failure retries the whole batch with the
-        same txn ids, which is safe: every script is idempotent. If the deadline
+        items, each item decided by deduct.lua's own code. A connection failure
+        retries the whole batch with the same txn ids, which is safe: every script is
+        idempotent. If the deadline
         passes, `LedgerUnavailable` is raised for the batch: every outcome is unknown
         and the batch must be retried as it was.
         """
@@ -784,7 +785,8 @@ class Ledger(Members):
             errors = [r for r in replies if isinstance(r, Exception)]    # usually none: one pass
             if not any(is_function_missing(r) for r in errors):
                 break
-            self.scripts.load(client, self.scripts[name.removesuffix("_batch")])   # then re-run: replays answer the ones that ran
+            # then re-run: replays answer the ones that ran
+            self.scripts.load(client, self.scripts[name.removesuffix("_batch")])
         for reply in errors:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry
