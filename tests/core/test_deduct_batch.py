@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import core.ledger
 from core import (MAX_AMOUNT_MINOR, DeductRequest, InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result,
                   RetryPolicy, Status, TxnConflict)
-from tests.support.flaky_ledger import flaky_ledger, until_answered
+from tests.support.flaky_ledger import faulty_fixture, until_answered
 from tests.support.servers import RedisServer, wait_for
 
 ACCOUNTS = ("B-0", "B-1", "B-2", "B-frozen", "B-missing")
@@ -85,11 +85,7 @@ requests = st.builds(
 )
 
 
-@pytest.fixture
-def faulty(redis_url, ledger):
-    ledger.init()
-    with flaky_ledger(redis_url, drop_reply_probability=0.3, seed=17) as (flaky, proxy):
-        yield flaky, proxy
+faulty = faulty_fixture(drop_reply_probability=0.3, seed=17)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

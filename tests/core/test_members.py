@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import InvalidRequest, Ledger, Status, TxnConflict
 from core.members import member_index_key, name_key, pinyin_initials
-from tests.support.flaky_ledger import flaky_ledger, until_answered
+from tests.support.flaky_ledger import faulty_fixture, until_answered
 
 
 def journal_len(ledger: Ledger) -> int:
@@ -292,11 +292,7 @@ OPS = st.lists(st.one_of(
 ), min_size=5, max_size=25)
 
 
-@pytest.fixture
-def faulty(redis_url, ledger):
-    ledger.init()
-    with flaky_ledger(redis_url, drop_reply_probability=0.3, seed=7) as (flaky, proxy):
-        yield flaky, proxy
+faulty = faulty_fixture(drop_reply_probability=0.3, seed=7)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import InvalidRequest, Ledger, Status, TxnConflict
-from tests.support.flaky_ledger import flaky_ledger, until_answered
+from tests.support.flaky_ledger import faulty_fixture, until_answered
 
 ORDERS = ("principal_first", "bonus_first", "proportional")
 
@@ -163,11 +163,7 @@ def scenarios(draw):
     return order, ops
 
 
-@pytest.fixture
-def faulty(redis_url, ledger):
-    ledger.init()
-    with flaky_ledger(redis_url, drop_reply_probability=0.25, seed=11) as (flaky, proxy):
-        yield flaky, proxy
+faulty = faulty_fixture(drop_reply_probability=0.25, seed=11)
 
 
 def _take(order: str, amount: int, principal: int, bonus: int) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import pytest
+
 from core import Ledger, LedgerUnavailable, RetryPolicy
 
 from .proxy import FaultyProxy
@@ -24,6 +26,17 @@ def flaky_ledger(redis_url: str, *, drop_reply_probability: float, seed: int):
         flaky.close()
         proxy.close()
     assert proxy.dropped_replies > 10
+
+
+def faulty_fixture(*, drop_reply_probability: float, seed: int):
+    """A `faulty` fixture for a test module: the flaky ledger and its proxy over the
+    test's own (initialised) database, e.g. ``faulty = faulty_fixture(drop_reply_probability=0.3, seed=7)``."""
+    @pytest.fixture
+    def faulty(redis_url, ledger):
+        ledger.init()
+        with flaky_ledger(redis_url, drop_reply_probability=drop_reply_probability, seed=seed) as pair:
+            yield pair
+    return faulty
 
 
 def until_answered(call):
