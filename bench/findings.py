@@ -70,9 +70,13 @@ FINDINGS: dict[str, str] = {
         "this run the x1 row (the first of three x1 runs of the part) is at 29,700/s; the two interleaved x1 "
         "runs of the chain row reached 32,700/s, and two daemons 48,800/s. Tried and dropped: a read-ahead "
         "thread parsing the next batch while the database wrote the current one (no gain on 2 loaded cores, "
-        "10-20% more CPU from GIL hand-offs); a fast path in from_fields for entries without optional fields "
-        "(measured slower: 4.53 vs 4.25 µs per entry, best of 8). A steady 30,000/s with one daemon needs the "
-        "per-entry Python well under 25 µs: a C extension or a leaner journal encoding."),
+        "10-20% more CPU from GIL hand-offs). Measured after this run with `python -m bench.drain_instructions` "
+        "(callgrind on the parse, row, chain and totals Python of one 21,000-entry batch without the database: "
+        "deterministic where timings on this machine are not): 96.4k CPython instructions per entry; "
+        "BookEntry.parse building one tuple instead of two, 88.0k (-9%, kept); a fast path in from_fields for "
+        "entries without optional fields and a tuple instead of a list for the canonical form: no gain (within "
+        "0.5%), dropped. A steady 30,000/s with one "
+        "daemon needs the per-entry Python well under 25 µs: a C extension or a leaner journal encoding."),
     "reconcile_copy_ratio": (
         "See reconcile_30k: PostgreSQL's work per entry is about raw COPY's; the consumer's Python (read, parse, "
         "chain, totals) is what keeps one daemon near 0.35x of raw COPY (two daemons: ~0.5x)."),

@@ -66,6 +66,13 @@ def _book_entry_fields():
 
 _BookEntryFields, _CORE_FIELDS = _book_entry_fields()
 _core_from_fields = JournalEntry.from_fields.__func__
+_AMOUNT_AT, _KIND_AT = _BookEntryFields._fields.index("amount_minor"), _BookEntryFields._fields.index("kind")
+
+
+def _args_tuple(*values):
+    """What from_fields builds when given this as its class: the core fields as a plain
+    tuple, so BookEntry.parse makes one tuple per entry instead of two."""
+    return values
 
 
 class BookEntry(_BookEntryFields):
@@ -74,7 +81,8 @@ class BookEntry(_BookEntryFields):
     a `shift_close` the Z record, and `pos`, the sortable journal position.
 
     It has every field of core.JournalEntry, read from the stream fields by core's own
-    `JournalEntry.from_fields` (which builds the class it is called on from those fields),
+    `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
+    here a plain tuple of them),
     but is a named tuple rather than a frozen dataclass: building one costs a quarter
     (a frozen dataclass sets its 23 fields one object.__setattr__ at a time), and the
     drain builds one per entry (profiling: 20% of its time went into that)."""
@@ -86,8 +94,10 @@ class BookEntry(_BookEntryFields):
 
     @classmethod
     def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
-        entry = _core_from_fields(cls, journal_id, partition, f)
-        amt = entry.amount_minor
+        core = _core_from_fields(_args_tuple, journal_id, partition, f)    # the core fields, in order
+        if len(core) != _CORE_FIELDS:
+            raise RuntimeError("JournalEntry.from_fields must pass every field")  # a bug, never data
+        amt = core[_AMOUNT_AT]
         pd = _int_field(f, "pd") if "pd" in f else amt
         bd = _int_field(f, "bd") if "bd" in f else 0
         if pd + bd != amt:
@@ -95,8 +105,8 @@ class BookEntry(_BookEntryFields):
         method = f.get("m") or ""
         if len(method) > METHOD_LEN:
             raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
-        shift = _parse_shift(f) if entry.kind == "shift_close" else None
-        return tuple.__new__(cls, entry[:_CORE_FIELDS] + (pd, bd, method, shift, journal_pos(journal_id)))
+        shift = _parse_shift(f) if core[_KIND_AT] == "shift_close" else None
+        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id)))
 
 
 def _int_field(f: dict, name: str) -> int:
@@ -193,7 +203,7 @@ def _values(entry: BookEntry, now: datetime, occurred: datetime | None = None) -
     return [entry.txn_id, entry.account_id, entry.kind, entry.amount_minor, entry.balance_after_minor,
             entry.terminal_id or None, entry.cashier_id or None, entry.original_txn_id or None,
             occurred or ms_to_datetime(entry.occurred_ms), entry.partition, entry.journal_id, entry.pos,
-            entry.account_root, entry.transfer_id or None, entry.peer_id or None, entry.principal_delta_minor,
+            entry.root_id or entry.account_id, entry.transfer_id or None, entry.peer_id or None, entry.principal_delta_minor,
             entry.bonus_delta_minor, entry.method or None, now, 0, ""]
 
 
@@ -212,7 +222,7 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
             if not entry.txn_id or not entry.account_id or not entry.kind:
                 raise ValueError("empty txn, acct or kind")
             if (len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32
-                    or len(entry.account_root) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
+                    or len(entry.root_id) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
                 raise ValueError("id longer than the schema allows")
             good.append(entry)
         except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:

@@ -39,7 +39,19 @@ def test_bench_smoke_writes_report(tmp_path):
     assert "split into" not in text and "batching, not splitting" in text   # issue 12: no split rows
     assert "| 17 server cost | product deduct (fresh) |" in text       # issue 17 server cost
     assert "| 17 client CPU |" in text
+    assert "## Issue 17: lean ledger, every target of this run" in text   # issue 17's own table
+    assert "| 17 server cost: product deduct in deduct_many" in text
     assert "FAILED" not in text, proc.stdout + proc.stderr
     assert (tmp_path / "benchmarks" / "throughput_vs_concurrency.png").stat().st_size > 0
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (ROOT / "docs" / "benchmarks.md").samefile(report) if (ROOT / "docs" / "benchmarks.md").exists() else True
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_drain_instructions_counts_one_batch(tmp_path):
+    raw = tmp_path / "raw.pkl"
+    proc = subprocess.run([sys.executable, "-m", "bench.drain_instructions", "--entries", "300", "--raw", str(raw)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    per_entry = int(proc.stdout.strip().splitlines()[-1].split()[0].replace(",", ""))
+    assert raw.exists() and 10_000 < per_entry < 1_000_000, proc.stdout     # an entry is tens of thousands
