@@ -31,15 +31,9 @@ def _batch(raw_path: str, repeats: int) -> None:
     for _ in range(repeats):
         entries, _ = store.parse_entries(0, raw)
         totals = store._Totals(0, now, 1)
-        link = chain.Linker(store.LEDGER_COLUMNS, 0, chain.GENESIS_HASH)
-        instants: dict[int, datetime] = {}     # as store._insert_entries: one datetime per ms
-        for e in entries:
-            occurred = instants.get(e.occurred_ms)
-            if occurred is None:
-                occurred = instants[e.occurred_ms] = store.ms_to_datetime(e.occurred_ms)
-            row = store._values(e, now, occurred)
-            link(row)
-            totals.add(e)
+        for _row in store.ledger_rows(entries, now, chain.Linker(store.LEDGER_COLUMNS, 0, chain.GENESIS_HASH),
+                                      totals):
+            pass
         totals.account_rows()
 
 

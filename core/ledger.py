@@ -372,7 +372,7 @@ class Ledger(Members):
         try:
             reply = self._with_retry(self._script, script, keys, args, txn_id=txn_id)
         finally:
-            if self.read_cache.max_age_s > 0:     # the cache is off unless configured
+            if self.read_cache.enabled:     # off unless configured
                 self.read_cache.invalidate(account_id)
         return self._decode(reply, kind, account_id, amount_minor, txn_id)
 
@@ -786,7 +786,7 @@ class Ledger(Members):
             if not any(is_function_missing(r) for r in errors):
                 break
             # then re-run: replays answer the ones that ran
-            self.scripts.load(client, self.scripts[name.removesuffix("_batch")])
+            self.scripts.load(client, self.scripts[name])
         for reply in errors:
             if isinstance(reply, (MovedError, AskError)) and is_cluster(self.client):
                 self.client.nodes_manager.initialize()   # slots moved: learn the layout, retry

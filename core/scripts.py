@@ -156,7 +156,9 @@ class ScriptRunner:
         self.library, self.library_name, self.functions = build_library(self.scripts)
 
     def __getitem__(self, name: str) -> LuaScript:
-        return self.scripts[name]
+        """The script of an operation, or of a function key (`deduct_batch`: deduct.lua)."""
+        script = self.scripts.get(name)
+        return script if script is not None else self.scripts[name.removesuffix("_batch")]
 
     def function(self, name: str) -> str:
         """The FCALL name of an operation."""

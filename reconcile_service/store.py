@@ -351,6 +351,25 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry],
         _advance_progress(conn, partition, totals, now)
 
 
+def ledger_rows(entries: Iterable[BookEntry], now: datetime, link: "chain.Linker | None", totals: "_Totals"):
+    """The ledger_entries rows of `entries` (lists in LEDGER_COLUMNS order), each chained
+    by `link` (None: the bench's unchained placeholder) and added to `totals` as it is
+    made, so a COPY streams the rows already built while the next is built."""
+    instants: dict[int, datetime] = {}       # entries of one millisecond share its datetime
+    for e in entries:
+        occurred = instants.get(e.occurred_ms)
+        if occurred is None:
+            occurred = instants[e.occurred_ms] = ms_to_datetime(e.occurred_ms)
+        row = _values(e, now, occurred)
+        if link is not None:
+            link(row)
+        else:
+            pos = e.pos
+            row[-2] = -int(pos[:15]) * 10 ** 6 - int(pos[15:]) % 10 ** 6
+        totals.add(e)
+        yield row
+
+
 def _insert_entries(conn: Connection, partition: int, first: dict[str, BookEntry], now: datetime,
                     totals: "_Totals", *, chained: bool, check_first: bool) -> tuple[list[BookEntry], dict]:
     """Insert the batch's first occurrences that are new, chained after the partition's
@@ -370,29 +389,15 @@ def _insert_entries(conn: Connection, partition: int, first: dict[str, BookEntry
     if not effective:
         return effective, stored
     link = chain.Linker(LEDGER_COLUMNS, *head) if chained else None
-    instants: dict[int, datetime] = {}       # entries of one millisecond share its datetime
-
-    def rows():
-        for e in effective:
-            occurred = instants.get(e.occurred_ms)
-            if occurred is None:
-                occurred = instants[e.occurred_ms] = ms_to_datetime(e.occurred_ms)
-            row = _values(e, now, occurred)
-            if link is not None:
-                link(row)
-            else:
-                pos = e.pos
-                row[-2] = -int(pos[:15]) * 10 ** 6 - int(pos[15:]) % 10 ** 6
-            totals.add(e)
-            yield row
     if not check_first:
         import psycopg.errors
         try:
-            bulk.copy_rows(conn, LedgerEntry.__table__, LEDGER_COLUMNS, rows())
+            bulk.copy_rows(conn, LedgerEntry.__table__, LEDGER_COLUMNS, ledger_rows(effective, now, link, totals))
         except psycopg.errors.UniqueViolation:
             raise _ChainRace() from None
     else:
-        ins = bulk_insert(conn, LedgerEntry, [dict(zip(LEDGER_COLUMNS, r)) for r in rows()])
+        ins = bulk_insert(conn, LedgerEntry,
+                          [dict(zip(LEDGER_COLUMNS, r)) for r in ledger_rows(effective, now, link, totals)])
         stmt = ins.insert.on_conflict_do_nothing(index_elements=["txn_id"]).returning(LedgerEntry.txn_id)
         inserted = {r[0] for r in ins.execute(conn, stmt)}
         if len(inserted) != len(effective):

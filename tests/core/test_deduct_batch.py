@@ -144,7 +144,7 @@ def test_a_call_refused_for_memory_is_decided_item_by_item(redis_url, ledger):
                for i in ledger.deduct_many([DeductRequest("B-0", 1, f"m-{n}") for n in range(5)]))
 
 
-def test_one_call_per_partition_and_chunk(ledger, monkeypatch):
+def test_one_call_per_partition_and_chunk(ledger):
     """On a standalone Redis with one partition, 120 items are 3 calls of 50, 50, 20."""
     _open_all(ledger)
     before = int(ledger.client.info("commandstats").get("cmdstat_fcall", {}).get("calls", 0))

@@ -44,6 +44,12 @@ def on_screen(window, account_id: str) -> bool:
         page.account_input.text() == account_id
 
 
+def look_up_member(qtbot, window, text: str, account_id: str) -> None:
+    """Type a phone, card or id and wait until that member's account is on screen."""
+    type_and_look_up(qtbot, window, text)
+    qtbot.waitUntil(lambda: on_screen(window, account_id), timeout=5000)
+
+
 def wait_idle(qtbot, window):
     qtbot.waitUntil(lambda: window.sale_page.busy_txn is None, timeout=5000)
 
@@ -60,8 +66,7 @@ def journal_entries(ledger, kind: str) -> list[dict]:
 def test_look_up_by_phone_shows_the_member_with_principal_and_bonus(qtbot, terminal, ledger):
     member(ledger, "M-100", "张三", "138 0013 8000", principal_minor=10000, bonus_minor=2000)
     sign_in(qtbot, terminal)
-    type_and_look_up(qtbot, terminal, "13800138000")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-100"), timeout=5000)
+    look_up_member(qtbot, terminal, "13800138000", "M-100")
     text = terminal.sale_page.balance_label.text()
     assert "张三" in text and "Balance ¥120.00" in text
     assert "principal ¥100.00 + bonus ¥20.00" in text
@@ -148,8 +153,7 @@ def test_top_up_with_method_and_bonus(qtbot, terminal, ledger):
     member(ledger, "M-601", "周九", "13400000001", principal_minor=1000, card="C-601")
     assert ledger.add_promotion(10000, 2000, txn_id="promo-100-20").applied
     sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)          # may top up
-    type_and_look_up(qtbot, terminal, "C-601")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-601"), timeout=5000)
+    look_up_member(qtbot, terminal, "C-601", "M-601")
     page = terminal.sale_page
     qtbot.mouseClick(page.top_up_button, Qt.MouseButton.LeftButton)
     dialog = terminal.top_up_dialog
@@ -221,8 +225,7 @@ def outcome(qtbot, window) -> str:
 def test_card_replacement_keeps_the_balance_and_refuses_the_old_card(qtbot, terminal, ledger):
     member(ledger, "M-701", "郑一", "13300000001", principal_minor=8000, bonus_minor=1000, card="C-701")
     sign_in(qtbot, terminal)
-    type_and_look_up(qtbot, terminal, "C-701")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-701"), timeout=5000)
+    look_up_member(qtbot, terminal, "C-701", "M-701")
     dialog = open_member_action(qtbot, terminal, "card_button")
     assert dialog.old_input.text() == "C-701"               # the card it was found by
     dialog.new_input.setText("C-702")
@@ -243,8 +246,7 @@ def test_card_replacement_keeps_the_balance_and_refuses_the_old_card(qtbot, term
     assert op.approved_by == SUPERVISOR and op.applied
     type_and_look_up(qtbot, terminal, "C-701")
     qtbot.waitUntil(lambda: "blocked" in terminal.sale_page.account_error.text(), timeout=5000)
-    type_and_look_up(qtbot, terminal, "C-702")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-701"), timeout=5000)
+    look_up_member(qtbot, terminal, "C-702", "M-701")
 
 
 def dialog_op_txn(window, kind: str) -> str:
@@ -257,8 +259,7 @@ def test_someone_elses_card_is_never_blocked(qtbot, terminal, ledger):
     member(ledger, "M-711", "冯二", "13300000011", card="C-711")
     member(ledger, "M-712", "陈三", "13300000012", card="C-712")
     sign_in(qtbot, terminal)
-    type_and_look_up(qtbot, terminal, "C-711")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-711"), timeout=5000)
+    look_up_member(qtbot, terminal, "C-711", "M-711")
     dialog = open_member_action(qtbot, terminal, "card_button")
     dialog.old_input.setText("C-712")                       # a typo: another member's card
     approve(qtbot, dialog)
@@ -269,8 +270,7 @@ def test_someone_elses_card_is_never_blocked(qtbot, terminal, ledger):
 def test_close_at_the_till_shows_the_payout_then_account_closed(qtbot, terminal, ledger):
     member(ledger, "M-801", "褚四", "13200000001", principal_minor=8000, bonus_minor=2000, card="C-801")
     sign_in(qtbot, terminal)
-    type_and_look_up(qtbot, terminal, "C-801")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-801"), timeout=5000)
+    look_up_member(qtbot, terminal, "C-801", "M-801")
     dialog = open_member_action(qtbot, terminal, "close_button")
     assert "Pay out in cash: ¥80.00" in dialog.payout.text()
     assert "Bonus forfeited: ¥20.00" in dialog.payout.text()
@@ -297,8 +297,7 @@ def test_close_at_the_till_shows_the_payout_then_account_closed(qtbot, terminal,
 def test_a_supervisor_cannot_approve_the_close_at_their_own_till(qtbot, terminal, ledger):
     member(ledger, "M-811", "卫五", "13200000011", principal_minor=100)
     sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)
-    type_and_look_up(qtbot, terminal, "M-811")
-    qtbot.waitUntil(lambda: on_screen(terminal, "M-811"), timeout=5000)
+    look_up_member(qtbot, terminal, "M-811", "M-811")
     dialog = open_member_action(qtbot, terminal, "close_button")
     approve(qtbot, dialog)
     assert "another supervisor" in dialog.message.text() and dialog.isVisible()
