@@ -206,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_balance)
     p = sub.add_parser("journal", help="recent journal entries of an account")
     p.add_argument("account", help=ACCOUNT_HELP)
-    p.add_argument("--count", type=int, default=20, help="how many of the newest entries (default %(default)s)")
+    p.add_argument("--count", type=_journal_count, default=20,
+                   help=f"how many of the newest entries, 1..{MAX_JOURNAL_COUNT} (default %(default)s)")
     p.set_defaults(func=cmd_journal)
 
     p = sub.add_parser("acl", help="print (or --apply) least-privilege Redis ACL users")
@@ -239,6 +240,19 @@ def _plugins():
 
 
 ACCOUNT_HELP = "account id: 1-64 of A-Z a-z 0-9 . _ : -"
+
+
+MAX_JOURNAL_COUNT = 1000       # one screenful of a terminal's scrollback is plenty; Redis reads pages of 500
+
+
+def _journal_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"count: {text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_JOURNAL_COUNT:
+        raise argparse.ArgumentTypeError(f"count: must be between 1 and {MAX_JOURNAL_COUNT}, got {text}")
+    return value
 
 
 def _positive_seconds(text: str) -> float:

@@ -61,11 +61,20 @@ def shop_zone(name: str) -> ZoneInfo:
         raise ReportError("shop_timezone", f"{name!r} is not a time zone (e.g. Asia/Shanghai)") from None
 
 
+# the days a report may name: the book holds nothing before 1970, and a day near year 9999
+# has no "next day" for its end bound
+FIRST_REPORT_DATE = date(1970, 1, 1)
+LAST_REPORT_DATE = date(9998, 12, 31)
+
+
 def parse_date(text: str, field_name: str) -> date:
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except (TypeError, ValueError):
         raise ReportError(field_name, f"{text!r} is not a date YYYY-MM-DD") from None
+    if not FIRST_REPORT_DATE <= day <= LAST_REPORT_DATE:
+        raise ReportError(field_name, f"{text} is outside {FIRST_REPORT_DATE}..{LAST_REPORT_DATE}")
+    return day
 
 
 def day_bounds(first: date, last: date, zone: ZoneInfo) -> tuple[datetime, datetime]:

@@ -1,8 +1,11 @@
 """The back-office Flask application: `create_app(engine, zone)`. Every page but /login
 needs a session; nothing here writes to the database except a login's session key.
-Forms that change state (login, logout) carry a CSRF token kept in the session."""
+Forms that change state (login, logout) carry a CSRF token kept in the session. Sign-ins
+are throttled (web/throttle.py); after a sign-in the browser goes back only to a path of
+this site; a query or path carrying control characters is refused with a 400 naming it."""
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -16,14 +19,27 @@ from zoneinfo import ZoneInfo
 from ..reports import book, render
 from ..reports.commands import build
 from . import auth
+from .throttle import LoginThrottle
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATEMENT_PAGE_ROWS = 1000
 REPORT_KINDS = ("liability", "statement", "shifts", "discrepancies")
+# where a sign-in may send the browser on: a path of this site. Browsers drop tabs and
+# newlines and read "\\" as "/", so "/\t/evil.example" or "/\\evil.example" would leave it.
+_SAFE_NEXT = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~%!$&'()*+,;=:@/?]*")
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+MAX_ARG_LEN = 200
 
 
-def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flask:
+def safe_next(target: str | None) -> str:
+    """`target` if it is a path of this site, else "/"."""
+    return target if target and _SAFE_NEXT.fullmatch(target) else "/"
+
+
+def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
+               throttle: LoginThrottle | None = None) -> Flask:
     app = Flask("reconcile_service.web", template_folder=str(TEMPLATES))
+    throttle = throttle or LoginThrottle()
     # the signing key comes from the database on the first request (the daemon may start
     # before the database is reachable)
     app.session_interface = _LazyKeySessions(engine)
@@ -41,6 +57,17 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
         return dict(t=lambda key: render.label(L, key), yuan=render.yuan, lang=L,
                     local=lambda ts: render.local(ts, zone), kind_label=lambda k: render.kind_label(L, k),
                     zone=zone.key, user=session.get("user"), csrf=session.get("csrf", ""))
+
+    @app.before_request
+    def refuse_control_characters():
+        """A NUL or other control character, or an over-long value, in the path or a query
+        argument is bad input, answered before any of it reaches the database."""
+        for name, value in [("path", request.path), *request.args.items(multi=True)]:
+            if _CONTROL_CHARS.search(value) or len(value) > MAX_ARG_LEN:
+                reason = (f"longer than {MAX_ARG_LEN} characters" if len(value) > MAX_ARG_LEN
+                          else "contains a control character")
+                return render_template("error.html", message=f"{name}: {reason}"), 400
+        return None
 
     @app.before_request
     def require_login():
@@ -61,18 +88,26 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None) -> Flas
     def login():
         error = None
         if request.method == "POST":
+            username, address = request.form.get("username", ""), request.remote_addr or "?"
+            status = 401
             if not secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf", "-")):
                 error = "form expired, try again"
-            elif auth.check_login(engine, request.form.get("username", ""), request.form.get("password", "")):
-                nxt = request.args.get("next") or "/"
+            elif (wait_s := throttle.wait_s(username, address)) > 0:
+                # locked: not even the right password is checked, so guessing gains nothing
+                error = f"too many wrong passwords: sign-in locked, try again in {int(wait_s) + 1} s"
+                status = 429
+            elif auth.check_login(engine, username, request.form.get("password", "")):
+                throttle.succeeded(username, address)
                 session.clear()
                 session.permanent = True
-                session.update(user=request.form["username"], csrf=secrets.token_urlsafe(16))
-                return redirect(nxt if nxt.startswith("/") and not nxt.startswith("//") else "/")
+                session.update(user=username, csrf=secrets.token_urlsafe(16))
+                return redirect(safe_next(request.args.get("next")))
             else:
+                throttle.failed(username, address)
                 error = "wrong user name or password"
         session["csrf"] = session.get("csrf") or secrets.token_urlsafe(16)
-        return render_template("login.html", error=error, csrf=session["csrf"]), 401 if error else 200
+        resp = render_template("login.html", error=error, csrf=session["csrf"])
+        return (resp, status) if error else resp
 
     @app.post("/logout")
     def logout():
