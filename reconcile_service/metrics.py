@@ -11,12 +11,15 @@ import json
 import logging
 import threading
 import time
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 log = logging.getLogger(__name__)
+
+MEMORY_WINDOW_S = 3600.0     # the growth rate (and time to full) is over the last hour
 
 
 class Metrics:
@@ -48,12 +51,42 @@ class Metrics:
                                           registry=r)
         self.redis_up = Gauge("reconcile_redis_up", "1 while Redis answers", registry=r)
         self.database_up = Gauge("reconcile_database_up", "1 while the database answers", registry=r)
+        self.redis_full = Gauge("reconcile_redis_full",
+                                "1 while Redis refuses writes for memory (maxmemory, noeviction)", registry=r)
+        self.redis_used_memory = Gauge("reconcile_redis_used_memory_bytes", "Redis used_memory", registry=r)
+        self.redis_maxmemory = Gauge("reconcile_redis_maxmemory_bytes", "Redis maxmemory (0: no limit)",
+                                     registry=r)
+        self.redis_memory_growth = Gauge("reconcile_redis_memory_growth_bytes_per_second",
+                                         "Growth of used_memory over the last hour", registry=r)
+        self.redis_full_in = Gauge("reconcile_redis_full_in_seconds",
+                                   "Time until used_memory reaches maxmemory at the last hour's growth "
+                                   "(-1: not growing or no limit)", registry=r)
+        self.periodic_failures = Counter("reconcile_periodic_failures",
+                                         "Failed runs of the daemon's periodic work, by task", ["task"], registry=r)
         self.restored_accounts = Counter("reconcile_restored_accounts", "Accounts restored into Redis",
                                          registry=r)
         self.redis_up.set(0)
         self.database_up.set(0)
         self.heartbeat_monotonic = time.monotonic()
         self.stale_after_s = 120.0
+        self.memory_samples: deque[tuple[float, int]] = deque()
+
+    def observe_memory(self, client) -> None:
+        """Sample Redis memory (INFO memory; on a Cluster the fullest node counts)."""
+        info = client.info("memory")
+        nodes = info.values() if info and all(isinstance(v, dict) for v in info.values()) else [info]
+        fullest = max(nodes, key=lambda n: int(n.get("used_memory", 0)) / max(int(n.get("maxmemory", 0)), 1))
+        used, limit = int(fullest.get("used_memory", 0)), int(fullest.get("maxmemory", 0))
+        now = time.monotonic()
+        self.memory_samples.append((now, used))
+        while self.memory_samples and now - self.memory_samples[0][0] > MEMORY_WINDOW_S:
+            self.memory_samples.popleft()
+        first_t, first_used = self.memory_samples[0]
+        growth = (used - first_used) / (now - first_t) if now - first_t >= 1 else 0.0
+        self.redis_used_memory.set(used)
+        self.redis_maxmemory.set(limit)
+        self.redis_memory_growth.set(growth)
+        self.redis_full_in.set((limit - used) / growth if limit and growth > 0 else -1)
 
     def beat(self) -> None:
         self.heartbeat_monotonic = time.monotonic()

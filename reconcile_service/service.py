@@ -1,10 +1,14 @@
 """The reconcile service's lifecycle: connecting, the daemon loop, one-shot runs, status.
 
 `Service` owns the Redis ledger, the database engine, the consumer and the reconciler.
-The daemon (`run_daemon`) applies batches of every partition, refreshes lag metrics,
-trims the streams and runs reconciliation passes on a timer; when Redis or the database
-is away it backs off (exponentially, with jitter), reports it (log, metrics, /healthz)
-and carries on where the group left it. SIGTERM/SIGINT finish the current batch
+The daemon (`run_daemon`) applies batches of every partition and, between batches, runs
+its periodic work (lag and memory metrics, trimming, hold releases, reconciliation
+passes), each piece on its own timer whatever the load, a failure of one postponing only
+that one (`PeriodicTask`). When Redis or the database is away it backs off
+(exponentially, with jitter), reports it (log, metrics, /healthz) and carries on where
+the group left it. When Redis is full (maxmemory, noeviction) it keeps draining,
+acknowledging and trimming, which need no memory and free it, and says which periodic
+work it cannot do until memory is freed. SIGTERM/SIGINT finish the current batch
 (commit and XACK) and exit 0; a second signal exits at once, which is also safe
 because nothing is acknowledged before its commit.
 """
@@ -80,6 +84,44 @@ def config_mistake(exc: BaseException, redis_url: str | None = None) -> str | No
     if known is not None and known[0] == EXIT_BAD_INPUT:
         return known[1]
     return None
+
+
+def redis_full(exc: BaseException) -> bool:
+    """Redis refused a write because maxmemory is reached (noeviction): it is up, only
+    writes that need memory wait; reads, XACK and XTRIM still work."""
+    if isinstance(exc, rx.OutOfMemoryError):
+        return True
+    return isinstance(exc, LedgerUnavailable) and "out of memory" in str(exc)
+
+
+class PeriodicTask:
+    """One piece of the daemon's periodic work on its own timer. A failure postpones
+    only this task, by a backoff that doubles up to `max_backoff_s`, so it is logged a
+    few times a minute at most and never blocks the drain or the other tasks."""
+
+    def __init__(self, name: str, what: str, interval_s: float, run: Callable[[], object], *,
+                 first_backoff_s: float, max_backoff_s: float, due_at: float):
+        self.name, self.what, self.interval_s, self.run = name, what, interval_s, run
+        self.first_backoff_s, self.max_backoff_s = max(first_backoff_s, 0.05), max_backoff_s
+        self.next_due = due_at
+        self.delay_s = self.first_backoff_s
+        self.failures = 0
+
+    def due(self, now: float) -> bool:
+        return self.interval_s > 0 and now >= self.next_due
+
+    def succeeded(self, now: float) -> None:
+        self.failures = 0
+        self.delay_s = self.first_backoff_s
+        self.next_due = now + self.interval_s
+
+    def failed(self, now: float) -> float:
+        """Postpone after a failure; answers the seconds until the next try."""
+        self.failures += 1
+        wait_s = self.delay_s * random.uniform(0.7, 1.0)
+        self.next_due = now + wait_s
+        self.delay_s = min(self.max_backoff_s, self.delay_s * 2)
+        return wait_s
 
 
 def _which(exc: BaseException) -> str | None:
@@ -265,20 +307,72 @@ class Service:
         log.info("run --once finished", extra={"entries": drained, **report.as_dict()})
         return 0 if report.clean else 1
 
+    def periodic_tasks(self, now: float) -> list[PeriodicTask]:
+        s = self.settings
+
+        def trim() -> None:
+            trimmed = self.trim()
+            self.load_scripts()
+            self.consumer.forget_idle_consumers()
+            if trimmed:
+                log.debug("journal trimmed", extra={"entries": trimmed})
+
+        def task(name, what, interval_s, run, due_at):
+            return PeriodicTask(name, what, interval_s, run, first_backoff_s=s.first_backoff_s,
+                                max_backoff_s=s.max_backoff_s, due_at=due_at)
+        return [
+            task("lag", "read lag and memory", LAG_INTERVAL_S, self.update_gauges, now),
+            task("trim", "trim the journal", s.trim_interval_s, trim, now),
+            task("holds", "journal the release of expired holds (expire_holds writes)",
+                 s.hold_expiry_interval_s, lambda: self.hold_sweeper.sweep(), now),
+            task("pass", "run a reconciliation pass", s.reconcile_interval_s,
+                 lambda: self.reconciler.run_pass(), now + s.reconcile_interval_s),
+        ]
+
+    def update_gauges(self) -> None:
+        self.consumer.update_lag_metrics()
+        self.metrics.observe_memory(self.ledger.client)
+
+    def run_periodic(self, task: PeriodicTask) -> None:
+        """Run one due task; its failure is logged and postpones it alone. A wrong setting
+        or a Redis that lost its data is the main loop's to handle, so those propagate."""
+        try:
+            task.run()
+        except Exception as exc:
+            if config_mistake(exc, self.settings.redis_url) is not None or _lost_data(exc) \
+                    or isinstance(exc, UnsafeRedisConfig):
+                raise
+            retry_in_s = task.failed(time.monotonic())
+            self.metrics.periodic_failures.labels(task.name).inc()
+            detail = {"task": task.name, "retry_in_s": round(retry_in_s, 2), "failures": task.failures,
+                      "error": type(exc).__name__, "detail": str(exc).splitlines()[0][:300] if str(exc) else ""}
+            if redis_full(exc):
+                self.metrics.redis_full.set(1)
+                log.warning(f"Redis is full (maxmemory reached, noeviction): cannot {task.what}; "
+                            "draining, acknowledging and trimming go on", extra=detail)
+            elif (server := _which(exc)) is not None:
+                self._mark_down(server)
+                log.warning(f"{server} unavailable: cannot {task.what}, retrying", extra=detail)
+            else:
+                log.exception(f"{task.name}: unexpected error; retrying after backoff", extra=detail)
+            return
+        task.succeeded(time.monotonic())
+        if task.name == "holds":
+            self.metrics.redis_full.set(0)        # a hold release wrote: Redis has room again
+
     def run_daemon(self) -> int:
         s = self.settings
         self.with_retry(lambda: self.prepare_database(auto_migrate=True), "migrating the database", None)
         log.info("reconcile service starting", extra=self.describe())
         ready = False
-        now = time.monotonic()
-        next_lag = next_trim = next_holds = now
-        next_pass = now + s.reconcile_interval_s
+        tasks: list[PeriodicTask] = []
         delay = s.first_backoff_s
         while not self.stop_requested:
             try:
                 if not ready:
                     self.ready(restore_if_empty=s.restore_on_start)
                     ready = True
+                    tasks = self.periodic_tasks(time.monotonic())
                     log.info("consuming the journal", extra={"partitions": len(self.ledger.partitions)})
                 handled = 0
                 for part in self.ledger.partitions:
@@ -289,23 +383,11 @@ class Service:
                 self.metrics.database_up.set(1)
                 self.metrics.beat()
                 delay = s.first_backoff_s
-                now = time.monotonic()
-                if now >= next_lag:
-                    self.consumer.update_lag_metrics()
-                    next_lag = now + LAG_INTERVAL_S
-                if now >= next_trim:
-                    trimmed = self.trim()
-                    self.load_scripts()
-                    self.consumer.forget_idle_consumers()
-                    if trimmed:
-                        log.debug("journal trimmed", extra={"entries": trimmed})
-                    next_trim = now + s.trim_interval_s
-                if s.hold_expiry_interval_s and now >= next_holds and handled == 0:
-                    self.hold_sweeper.sweep()
-                    next_holds = time.monotonic() + s.hold_expiry_interval_s
-                if now >= next_pass and handled == 0:
-                    self.reconciler.run_pass()
-                    next_pass = time.monotonic() + s.reconcile_interval_s
+                # between batches, whatever the load: a pass or a hold sweep never waits
+                # for the journal to go quiet
+                for task in tasks:
+                    if not self.stop_requested and task.due(time.monotonic()):
+                        self.run_periodic(task)
                 if handled == 0 and not self.stop_requested:
                     parts = self.ledger.partitions
                     if len(parts) == 1:
@@ -322,6 +404,11 @@ class Service:
                               extra={"detail": str(exc)[:300], "retry_in_s": round(delay, 2)})
                 elif isinstance(exc, UnsafeRedisConfig):
                     log.error(str(exc))
+                elif redis_full(exc):
+                    self.metrics.redis_full.set(1)
+                    log.warning("Redis is full (maxmemory reached, noeviction) and refused a write of the "
+                                "drain; retrying", extra={"retry_in_s": round(delay, 2),
+                                                          "detail": str(exc).splitlines()[0][:300]})
                 elif server is not None:
                     self._mark_down(server)
                     log.warning(f"{server} unavailable, retrying", extra={
