@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from . import validation as v
 from .errors import InvalidRequest, LedgerError
 from .keys import Partition
+from .kinds import ORIGINAL_NAMING_KINDS, REFUNDABLE_KINDS
 from .result import status_of
 
-# Kinds a refund can name (refund.lua accepts deductions and captured holds only).
-REFUNDABLE_KINDS = ("deduct", "capture")
+# REFUNDABLE_KINDS (core.kinds, still importable from here): the kinds a refund can name
+# (refund.lua accepts deductions and captured holds only).
 DEFAULT_RECENT_COUNT = 20
 MAX_RECENT_COUNT = 200
 DEFAULT_SCAN_LIMIT = 20_000        # journal entries read at most for one account's history
@@ -152,7 +153,7 @@ class History:
     def _from_record(self, part: Partition, txn_id, fingerprint, stored, balance, journal_id,
                      refunded, ttl_s) -> PastOperation:
         kind, account_id, amount, *rest = fingerprint.split("|") + ["", "", ""]
-        original = rest[0] if kind in ("refund", "capture", "void", "compensate") else ""
+        original = rest[0] if kind in ORIGINAL_NAMING_KINDS else ""
         fields: dict[str, str] = {}
         if journal_id:
             page = self.ledger._with_retry(self.ledger.client.xrange, part.journal, journal_id,

@@ -19,6 +19,9 @@ Columns:
 - `account_status`: the account status it sets ("" if it leaves the status alone).
 - `book_section`: where the daily statement counts it ("topup", "spend", "refund",
   "close", "correction", or "").
+- `names_original`: its request names an earlier txn (the charge refunded, the hold
+  captured or voided, the duplicate compensated): the fourth field of its idempotency
+  record's fingerprint (`kind|account|amount|original`).
 """
 from __future__ import annotations
 
@@ -38,18 +41,19 @@ class Kind:
     hold_resolution: str = ""
     account_status: str = ""
     book_section: str = ""
+    names_original: bool = False
 
 
 TABLE: tuple[Kind, ...] = (
     Kind("deduct", "d", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
          splits_buckets=True, book_section="spend"),
     Kind("capture", "k", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
-         splits_buckets=True, hold_resolution="captured", book_section="spend"),
+         splits_buckets=True, hold_resolution="captured", book_section="spend", names_original=True),
     Kind("refund", "r", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
-         book_section="refund"),
+         book_section="refund", names_original=True),
     Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup"),
     Kind("hold", "h", "money"),                                   # reserves; moves nothing until captured
-    Kind("void", "v", "money", hold_resolution="voided"),
+    Kind("void", "v", "money", hold_resolution="voided", names_original=True),
     # open: an opening balance is a migrated figure, counted with the member operations on the till
     Kind("open", "o", "member", account_status="active", book_section="topup"),
     Kind("card_replace", "n", "member"),
@@ -61,7 +65,7 @@ TABLE: tuple[Kind, ...] = (
     Kind("card_block", "", "card"),
     Kind("setting", "", "setting"),
     Kind("hold_expire", "", "internal", hold_resolution="expired"),
-    Kind("compensate", "", "internal", moves_money=True, book_section="correction"),
+    Kind("compensate", "", "internal", moves_money=True, book_section="correction", names_original=True),
     Kind("restore", "", "internal", moves_money=True),
 )
 
@@ -89,6 +93,8 @@ TILL_MONEY_MOVING_KINDS = tuple(k for k in MONEY_MOVING_KINDS if k in TILL_KINDS
 HOLD_RESOLUTIONS: dict[str, str] = {k.name: k.hold_resolution for k in TABLE if k.hold_resolution}
 TILL_HOLD_RESOLUTIONS = tuple(k for k in HOLD_RESOLUTIONS if k in MONEY_KINDS)   # capture, void
 STATUS_BY_KIND: dict[str, str] = {k.name: k.account_status for k in TABLE if k.account_status}
+MEMBER_COUNTED_KINDS = kinds_where(group="member", moves_money=False)   # counted on a shift report, no money
+ORIGINAL_NAMING_KINDS = kinds_where(names_original=True)
 CARD_KINDS = kinds_where(group="card")
 SETTING_KIND = "setting"
 BOOK_ONLY_KINDS = kinds_where(group="book")            # in the book and the chain, never in a balance

@@ -15,12 +15,14 @@ from PySide6.QtCore import QLocale, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from core import kinds
+
 from . import money
 from .i18n import locale_of
 from .receipts.texts import language_of, text
 
 RESULT_HOLD_MS = 15_000
-DISPLAY_KINDS = ("deduct", "capture", "refund", "credit")
+DISPLAY_KINDS = kinds.DISPLAY_KINDS     # core.kinds: the operations the customer sees
 IDLE, AMOUNT, WAITING, RESULT = "idle", "amount", "waiting", "result"
 
 _STYLE = """

@@ -40,6 +40,7 @@ from redis.exceptions import RedisError
 
 from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, Status,
                   TxnConflict, UnsafeRedisConfig)
+from core import kinds
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
 from core.history import History
@@ -65,10 +66,10 @@ DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capp
 DEFAULT_READ_CACHE_MAX_AGE_S = 0.5   # display reads only; 0 turns the cache off
 MAX_READ_CACHE_MAX_AGE_S = 1.0
 
-# one letter per kind in txn ids: '<terminal>-<letter>-<32 hex>'
-TXN_LETTERS = {"deduct": "d", "refund": "r", "credit": "c", "hold": "h", "capture": "k", "void": "v",
-               "open": "o", "card_replace": "n", "close": "x"}
-SPLIT_KINDS = ("deduct", "capture", "refund")   # the script decides their bucket split
+# from core.kinds (still importable from here): one letter per kind in txn ids
+# ('<terminal>-<letter>-<32 hex>'); the kinds whose bucket split the script decides
+TXN_LETTERS = kinds.TXN_LETTERS
+SPLIT_KINDS = kinds.SPLIT_KINDS
 MAX_MATCHES = 8                                  # members offered in the pick list
 
 
@@ -326,7 +327,7 @@ class Engine(QObject):
         detail holder/phone), card_replace (`card_no`: the new card, detail old_card and
         reason) and close (amount 0: the ledger answers the payout) are member operations."""
         self.check_can_start(account_id)
-        if kind in ("capture", "void") and not original_txn_id:
+        if kind in kinds.TILL_HOLD_RESOLUTIONS and not original_txn_id:
             raise ValueError(f"{kind} needs the hold's txn id")
         op = Op(new_txn_id(self.terminal_id, kind), kind, account_id, amount_minor, self.terminal_id,
                 cashier_id, shift_id, now_ms(), original_txn_id=original_txn_id,
@@ -404,45 +405,63 @@ class Engine(QObject):
     def _call_ledger(self, op: Op):
         """Worker thread: the ledger call(s) of one outbox row, always the same request for
         the same row. Returns (Result, extra fields for Outbox.resolve)."""
-        led, who = self.ledger, dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id)
-        if op.kind == "deduct":
-            return led.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, **who), {}
-        if op.kind == "credit":
-            r = led.credit(op.account_id, op.amount_minor, txn_id=op.txn_id, method=op.method or "cash",
-                           bonus_minor=op.bonus_minor, **who)
-            return r, {"split": (op.amount_minor, op.bonus_minor)} if r.applied else {}
-        if op.kind == "hold":       # the same ttl_s on every send: same request, same answer
-            return led.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s, **who), {}
-        if op.kind == "capture":
-            return led.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
-                               account_id=op.account_id, **who), {}
-        if op.kind == "void":
-            return led.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id, **who), {}
-        if op.kind == "refund":
-            return led.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
-                              original_txn_id=op.original_txn_id, **who), {}
+        send = self._SENDERS.get(op.kind)
+        if send is None:
+            raise ValueError(f"unknown kind {op.kind!r}")
+        return send(self, op, dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id))
+
+    def _send_deduct(self, op: Op, who: dict):
+        return self.ledger.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, **who), {}
+
+    def _send_credit(self, op: Op, who: dict):
+        r = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id, method=op.method or "cash",
+                               bonus_minor=op.bonus_minor, **who)
+        return r, {"split": (op.amount_minor, op.bonus_minor)} if r.applied else {}
+
+    def _send_hold(self, op: Op, who: dict):       # the same ttl_s on every send: same request, same answer
+        return self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s, **who), {}
+
+    def _send_capture(self, op: Op, who: dict):
+        return self.ledger.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
+                                   account_id=op.account_id, **who), {}
+
+    def _send_void(self, op: Op, who: dict):
+        return self.ledger.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id, **who), {}
+
+    def _send_refund(self, op: Op, who: dict):
+        return self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
+                                  original_txn_id=op.original_txn_id, **who), {}
+
+    def _send_open(self, op: Op, who: dict):
+        led, d = self.ledger, op.details
+        r = led.open_account(op.account_id, txn_id=op.txn_id, holder_name=d.get("holder") or None,
+                             phone=d.get("phone") or None, **who)
+        if r.applied and op.card_no:
+            card = led.issue_card(op.account_id, op.card_no, txn_id=step_txn_id(op.txn_id, "card"), **who)
+            if not card.applied:      # the account is open; the card's refusal is the answer
+                return replace(r, status=card.status), {}
+        return r, {}
+
+    def _send_card_replace(self, op: Op, who: dict):
+        return self._replace_card(op, op.details, who), {}
+
+    def _send_close(self, op: Op, who: dict):
+        r = self.ledger.close_account(op.account_id, txn_id=op.txn_id, **who)
+        if not r.applied:
+            return r, {}
+        return r, {"split": (-r.payout_minor, -r.bonus_forfeited_minor), "amount_minor": r.payout_minor}
+
+    def _send_shift_close(self, op: Op, who: dict):
         d = op.details
-        if op.kind == "open":
-            r = led.open_account(op.account_id, txn_id=op.txn_id, holder_name=d.get("holder") or None,
-                                 phone=d.get("phone") or None, **who)
-            if r.applied and op.card_no:
-                card = led.issue_card(op.account_id, op.card_no, txn_id=step_txn_id(op.txn_id, "card"), **who)
-                if not card.applied:      # the account is open; the card's refusal is the answer
-                    return replace(r, status=card.status), {}
-            return r, {}
-        if op.kind == "card_replace":
-            return self._replace_card(op, d, who), {}
-        if op.kind == "close":
-            r = led.close_account(op.account_id, txn_id=op.txn_id, **who)
-            if not r.applied:
-                return r, {}
-            return r, {"split": (-r.payout_minor, -r.bonus_forfeited_minor), "amount_minor": r.payout_minor}
-        if op.kind == "shift_close":
-            r = close_shift(led, terminal_id=op.terminal_id, shift_no=d["shift_no"], closed_by=d["closed_by"],
-                            totals=ShiftTotals(**d["totals"]), cashier_id=d.get("cashier_id") or None,
-                            opened_ms=d.get("opened_ms") or None, txn_id=op.txn_id, extra_totals=d.get("extra"))
-            return r, {}
-        raise ValueError(f"unknown kind {op.kind!r}")
+        r = close_shift(self.ledger, terminal_id=op.terminal_id, shift_no=d["shift_no"], closed_by=d["closed_by"],
+                        totals=ShiftTotals(**d["totals"]), cashier_id=d.get("cashier_id") or None,
+                        opened_ms=d.get("opened_ms") or None, txn_id=op.txn_id, extra_totals=d.get("extra"))
+        return r, {}
+
+    # the ledger call(s) of each outbox row kind: one per core.kinds.TILL_KINDS (a test checks)
+    _SENDERS = {"deduct": _send_deduct, "credit": _send_credit, "hold": _send_hold, "capture": _send_capture,
+                "void": _send_void, "refund": _send_refund, "open": _send_open,
+                "card_replace": _send_card_replace, "close": _send_close, "shift_close": _send_shift_close}
 
     def _replace_card(self, op: Op, d: dict, who: dict):
         """Block the old card (when named) and issue the new one (when named) to the same

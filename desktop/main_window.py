@@ -34,7 +34,7 @@ from .engine import ONLINE, Engine
 from .receipts.hooks import install as install_receipts
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
-from .outbox import MEMBER_KINDS
+from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
 from .report import CloseShiftDialog, ShiftReportDialog, build_report, shift_totals
 from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
@@ -191,7 +191,7 @@ class MainWindow(Retranslates, QMainWindow):
         loc = QLocale()
         lines = [self.tr("Resolved after a restart:")]
         for op in ops:
-            what = (f"{op.shift_id}" if op.kind == "shift_close"       # the Z record: no account, no amount
+            what = (f"{op.shift_id}" if op.kind in BOOK_ONLY_KINDS     # the Z record: no account, no amount
                     else f"{op.account_id} {money.format_minor(op.amount_minor, loc)}")
             lines.append(f"{kind_words(op.kind)} {what}: {short_status(op.status, op.pending)}")
         self.sale_page.show_notice("\n".join(lines))

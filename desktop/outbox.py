@@ -29,16 +29,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import kinds
+
 PENDING, RESOLVED = "pending", "resolved"
 # statuses of resolved rows besides core.Status values: nothing changed in the ledger
 INVALID, CONFLICT = "INVALID", "CONFLICT"
 NOT_SENT = "NOT_SENT"   # never saved, so never sent (e.g. the local disk failed); not stored
-MONEY_KINDS = ("deduct", "refund", "credit", "hold", "capture", "void")
-# open: a member account (and its first card); card_replace: block a card and/or issue
-# one; close: 退卡 (amount_minor = the cash paid out, once answered); shift_close: the Z record
-MEMBER_KINDS = ("open", "card_replace", "close")
-KINDS = MONEY_KINDS + MEMBER_KINDS + ("shift_close",)
-HOLD_RESOLUTIONS = ("capture", "void")
+# The row kinds, from core.kinds (still importable from here). open: a member account
+# (and its first card); card_replace: block a card and/or issue one; close: 退卡
+# (amount_minor = the cash paid out, once answered); shift_close: the Z record.
+MONEY_KINDS = kinds.MONEY_KINDS
+MEMBER_KINDS = kinds.MEMBER_KINDS
+KINDS = kinds.TILL_KINDS
+HOLD_RESOLUTIONS = kinds.TILL_HOLD_RESOLUTIONS        # capture, void
 SCHEMA_VERSION = 3
 # A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
 # the moment Redis applied the hold differ a little, and the ledger decides anyway
@@ -292,8 +295,9 @@ class Outbox:
     def resolutions_of(self, hold_txn_id: str) -> list[Op]:
         """The captures and voids of one hold made here, oldest first."""
         return [_op(r) for r in self._all(
-            f"SELECT {_OP_COLUMNS} FROM ops WHERE original_txn_id = ? AND kind IN ('capture', 'void') "
-            "ORDER BY created_ms, rowid", (hold_txn_id,))]
+            f"SELECT {_OP_COLUMNS} FROM ops WHERE original_txn_id = ? "
+            f"AND kind IN ({', '.join('?' * len(HOLD_RESOLUTIONS))}) ORDER BY created_ms, rowid",
+            (hold_txn_id, *HOLD_RESOLUTIONS))]
 
     def hold_state(self, hold: Op, at_ms: int | None = None) -> str:
         return hold_state(hold, self.resolutions_of(hold.txn_id), now_ms() if at_ms is None else at_ms)
@@ -347,7 +351,8 @@ def hold_state(hold: Op, resolutions: list[Op], at_ms: int) -> str:
             return HOLD_CHECKING
     for op in resolutions:
         if op.applied:
-            return HOLD_CAPTURED if op.kind == "capture" else HOLD_RELEASED
+            captured = kinds.HOLD_RESOLUTIONS.get(op.kind) == "captured"    # else voided
+            return HOLD_CAPTURED if captured else HOLD_RELEASED
         final = {"HOLD_ALREADY_CAPTURED": HOLD_CAPTURED, "HOLD_ALREADY_VOIDED": HOLD_RELEASED,
                  "HOLD_EXPIRED": HOLD_EXPIRED_STATE, "HOLD_NOT_FOUND": HOLD_GONE}.get(op.status)
         if final:

@@ -31,6 +31,7 @@ from PySide6.QtGui import QPageSize, QTextDocument
 from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QTextBrowser, QVBoxLayout)
 
+from core import kinds
 from core.members import PAYMENT_METHODS
 from core.shifts import ShiftTotals
 
@@ -40,9 +41,10 @@ from .outbox import Op, Shift
 from .texts import kind_words, method_words
 from .i18n import Retranslates
 
-KIND_ORDER = ("deduct", "capture", "refund", "credit", "close", "hold", "void")
-MONEY_MOVING_KINDS = ("deduct", "capture", "refund", "credit", "close")
-COUNTED_KINDS = ("open", "card_replace")        # member operations: counted, no money moves
+# from core.kinds: the rows that move money, then the holds and releases (reserved only)
+MONEY_MOVING_KINDS = kinds.TILL_MONEY_MOVING_KINDS
+KIND_ORDER = MONEY_MOVING_KINDS + tuple(k for k in kinds.MONEY_KINDS if k not in MONEY_MOVING_KINDS)
+COUNTED_KINDS = kinds.MEMBER_COUNTED_KINDS      # member operations: counted, no money moves
 
 
 @dataclass
@@ -92,7 +94,7 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> Shif
         report.open_holds.add(hold.amount_minor)
     cashiers: dict[str, dict[str, Tally]] = defaultdict(lambda: {k: Tally() for k in KIND_ORDER})
     for op in ops:
-        if op.kind == "shift_close":
+        if op.kind in kinds.BOOK_ONLY_KINDS:
             continue                      # the Z record itself
         if op.pending:
             report.pending_count += 1
@@ -109,15 +111,16 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> Shif
 
 
 def _add_buckets(report: ShiftReport, op: Op) -> None:
-    if op.kind == "credit":
+    section = kinds.KINDS[op.kind].book_section     # the report's buckets are the book's sections
+    if section == "topup":
         report.topups_by_method.setdefault(op.method or "cash", Tally()).add(op.amount_minor)
         report.bonus_granted_minor += op.bonus_minor
-    elif op.kind == "close":
+    elif section == "close":
         report.bonus_forfeited_minor += -(op.bonus_delta_minor or 0)
-    elif op.kind in ("deduct", "capture", "refund"):
+    elif op.kind in kinds.SPLIT_KINDS:
         if op.principal_delta_minor is None or op.bonus_delta_minor is None:
             report.split_unknown_count += 1
-        elif op.kind == "refund":
+        elif section == "refund":
             report.refunded_principal_minor += op.principal_delta_minor
             report.refunded_bonus_minor += op.bonus_delta_minor
         else:

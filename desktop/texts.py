@@ -209,31 +209,43 @@ def pin_error_words(reason: str) -> str:
 def member_outcome_words(op) -> str:
     """What became of a member operation (open, card_replace, close), in full: what was
     done, or why not (never a bare 'not made')."""
-    fmt = lambda m: money.format_minor(m or 0, QLocale())  # noqa: E731
     if op.pending:
         return QCoreApplication.translate("Texts", "Being checked: the central server has not answered yet. The terminal keeps trying.")
+    return _MEMBER_OUTCOME_WORDS.get(op.kind, _closed_words)(op)
+
+
+def _opened_words(op) -> str:
     card = op.card_no
-    if op.kind == "open":
-        if op.applied:
-            return (QCoreApplication.translate("Texts", "Member account %1 opened.").replace("%1", op.account_id) + "\n"
-                    + (QCoreApplication.translate("Texts", "Card %1 issued.").replace("%1", card) if card else QCoreApplication.translate("Texts", "No card issued yet.")))
-        if op.status.startswith("CARD_"):
-            return (QCoreApplication.translate("Texts", "Member account %1 opened, but the card was not issued:").replace("%1", op.account_id)
-                    + "\n" + status_words(op.status))
-        return QCoreApplication.translate("Texts", "The account was not opened:") + "\n" + status_words(op.status)
-    if op.kind == "card_replace":
-        old = op.details.get("old_card", "")
-        if op.applied:
-            lines = []
-            if old:
-                lines.append(QCoreApplication.translate("Texts", "Card %1 blocked: it can no longer be used.").replace("%1", old))
-            if card:
-                lines.append(QCoreApplication.translate("Texts", "New card %1 issued to account %2; the balance stays.")
-                             .replace("%1", card).replace("%2", op.account_id))
-            return "\n".join(lines)
-        return QCoreApplication.translate("Texts", "The card was not changed:") + "\n" + status_words(op.status)
+    if op.applied:
+        return (QCoreApplication.translate("Texts", "Member account %1 opened.").replace("%1", op.account_id) + "\n"
+                + (QCoreApplication.translate("Texts", "Card %1 issued.").replace("%1", card) if card else QCoreApplication.translate("Texts", "No card issued yet.")))
+    if op.status.startswith("CARD_"):
+        return (QCoreApplication.translate("Texts", "Member account %1 opened, but the card was not issued:").replace("%1", op.account_id)
+                + "\n" + status_words(op.status))
+    return QCoreApplication.translate("Texts", "The account was not opened:") + "\n" + status_words(op.status)
+
+
+def _card_replaced_words(op) -> str:
+    card, old = op.card_no, op.details.get("old_card", "")
+    if op.applied:
+        lines = []
+        if old:
+            lines.append(QCoreApplication.translate("Texts", "Card %1 blocked: it can no longer be used.").replace("%1", old))
+        if card:
+            lines.append(QCoreApplication.translate("Texts", "New card %1 issued to account %2; the balance stays.")
+                         .replace("%1", card).replace("%2", op.account_id))
+        return "\n".join(lines)
+    return QCoreApplication.translate("Texts", "The card was not changed:") + "\n" + status_words(op.status)
+
+
+def _closed_words(op) -> str:
+    fmt = lambda m: money.format_minor(m or 0, QLocale())  # noqa: E731
     if op.applied:
         return (QCoreApplication.translate("Texts", "Account %1 closed. Pay out %2 in cash to the customer.")
                 .replace("%1", op.account_id).replace("%2", fmt(op.amount_minor)) + "\n"
                 + QCoreApplication.translate("Texts", "Bonus forfeited: %1").replace("%1", fmt(-(op.bonus_delta_minor or 0))))
     return QCoreApplication.translate("Texts", "The account was not closed:") + "\n" + status_words(op.status)
+
+
+# the words of each member operation (core.kinds.MEMBER_KINDS; a test checks they match)
+_MEMBER_OUTCOME_WORDS = {"open": _opened_words, "card_replace": _card_replaced_words, "close": _closed_words}

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderV
 
 from core import InvalidRequest, LedgerError
 from core.history import History, OperationNotFound, PastOperation, RefundCheck
+from core.kinds import MONEY_KINDS, REFUNDABLE_KINDS
 from core.validation import check_id
 
 from .. import money
@@ -213,10 +214,10 @@ class EarlierSaleDialog(Retranslates, QDialog):
         loc = QLocale()
         self.table.setRowCount(len(self.recent))
         for row, op in enumerate(self.recent):
-            sign = -1 if op.kind in ("deduct", "capture") else 1
+            charge = op.kind in REFUNDABLE_KINDS        # money taken, and what is refunded of it
             cells = [datetime.fromtimestamp(op.occurred_ms / 1000).strftime("%m-%d %H:%M"),
-                     self.kind_words(op.kind), money.format_minor(sign * op.amount_minor, loc),
-                     money.format_minor(op.refunded_minor, loc) if op.kind in ("deduct", "capture") else "",
+                     self.kind_words(op.kind), money.format_minor((-1 if charge else 1) * op.amount_minor, loc),
+                     money.format_minor(op.refunded_minor, loc) if charge else "",
                      money.format_minor(op.balance_after_minor, loc), op.terminal_id, op.txn_id]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -225,7 +226,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
 
     def kind_words(self, kind: str) -> str:
         """The terminal's words for its own kinds; the ledger's other kinds named here."""
-        if kind in ("deduct", "refund", "credit", "hold", "capture", "void"):
+        if kind in MONEY_KINDS:
             return kind_words(kind)
         return {"open": self.tr("Account opened"), "close": self.tr("Card closed"),
                 "compensate": self.tr("Correction"), "restore": self.tr("Restored")}.get(kind, kind)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QLocale, QObject
 
 from core.history import History
+from core.kinds import RECEIPT_NUMBER_PATTERN
 
 from .config import customer_display_options, printer_config, receipt_options
 from .earlier import EarlierSaleDialog
@@ -28,8 +29,9 @@ from .widgets import ReceiptBar
 
 log = logging.getLogger(__name__)
 
-# The terminal's txn ids (desktop.engine.new_txn_id): '<terminal>-<kind letter>-<32 hex>'.
-RECEIPT_NUMBER = re.compile(r"[A-Za-z0-9._:-]{1,20}-[drckhvx]-[0-9a-f]{32}")     # x: a card close (退卡)
+# The terminal's txn ids (desktop.engine.new_txn_id): '<terminal>-<kind letter>-<32 hex>',
+# letters from core.kinds (the money kinds and the card close, 退卡).
+RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
 
 
 def _ui_language() -> str:

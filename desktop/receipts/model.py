@@ -14,12 +14,14 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from core.kinds import RECEIPT_KINDS, REFUNDABLE_KINDS
+
 from .. import money
 from ..i18n import locale_of
 from .texts import language_of, text
 
-# Kinds that get a receipt (holds and releases do not move money: no slip).
-RECEIPT_KINDS = ("deduct", "capture", "refund", "credit", "close")
+# RECEIPT_KINDS (core.kinds, still importable from here): the kinds that get a receipt
+# (holds and releases do not move money: no slip).
 COLUMNS_BY_PAPER_MM = {58: 32, 80: 48}      # font A (12 x 24 dots): 384 / 576 dots wide
 
 
@@ -213,7 +215,7 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     out.append(Code(receipt.txn_id, use))
     out += [Line(part, "center") for part in wrap(receipt.txn_id, columns)]
     out.append(Line())
-    if receipt.kind in ("deduct", "capture"):
+    if receipt.kind in REFUNDABLE_KINDS:           # a refund names this slip
         out.append(Line(t("keep"), "center"))
     out.append(Line(t("thanks"), "center"))
     return out
