@@ -59,10 +59,13 @@ def shift_row(op: Op, hold_state: str | None) -> HistoryRow:
 
 
 class HistoryTable(QTableWidget):
-    """The shift's history: one row per operation, newest first, one row selected at a time."""
+    """The shift's history: one row per operation, newest first, one row selected at a
+    time; `history` (sale_session.ShiftHistory) says which operations and in which row,
+    `engine` the state of a hold now."""
 
-    def __init__(self, parent=None):
+    def __init__(self, history, engine, parent=None):
         super().__init__(0, COLUMNS, parent, objectName="historyTable")
+        self.history, self.engine = history, engine
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -77,6 +80,41 @@ class HistoryTable(QTableWidget):
         tr = lambda text: QCoreApplication.translate("SalePage", text)  # noqa: E731
         self.setHorizontalHeaderLabels([tr("Time"), tr("Type"), tr("Account"), tr("Amount"), tr("Result"),
                                         tr("Balance after"), tr("Cashier")])
+
+    def put(self, op: Op, shift_id: int | None, *, any_shift: bool = False) -> bool:
+        """Show `op` (a new row at the top, or its row again); False when it is not this
+        shift's list's (another shift's finished operation)."""
+        change = self.history.add(op, shift_id, any_shift=any_shift)
+        if change is None:
+            return False
+        if change.new_row:
+            self.insertRow(0)
+        self.fill(op)
+        if change.also is not None:
+            self.fill(change.also)       # the hold's state changed
+        return True
+
+    def fill(self, op: Op) -> None:
+        hold_state = (self.engine.outbox.hold_state(op) if op.kind == "hold" and op.applied
+                      and not self.engine.closed else None)
+        self.show_row(self.history.rows[op.txn_id], shift_row(op, hold_state))
+
+    def refill_holds(self) -> None:
+        """Holds change state with time (expiry): show them again."""
+        for hold in self.history.holds():
+            self.fill(hold)
+
+    def clear_rows(self) -> None:
+        self.setRowCount(0)
+        self.history.clear()
+
+    def op_at_row(self, row: int) -> Op | None:
+        txn_id = self.txn_at(row)
+        return self.history.op(txn_id) if txn_id else None
+
+    def selected_op(self) -> Op | None:
+        txn_id = self.selected_txn()
+        return self.history.op(txn_id) if txn_id else None
 
     def show_row(self, row: int, shown: HistoryRow) -> None:
         for col, text in enumerate(shown.cells):

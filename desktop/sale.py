@@ -34,33 +34,28 @@ the history's rows desktop/history_model.py's and the layout desktop/sale_layout
 """
 from __future__ import annotations
 
-import re
+from PySide6.QtCore import QLocale, QTimer, Signal
+from PySide6.QtWidgets import QLabel, QWidget
 
-from PySide6.QtCore import QLocale, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
-
-from core import AccountNotFound, InvalidRequest
-from core.kinds import RECEIPT_NUMBER_PATTERN
-from core.members import MAX_QUERY_LEN
+from core import InvalidRequest
 from core.validation import check_id
 
 from . import money
 from .engine import ONLINE, AccountView, Refused
-from .history_model import COLUMNS, ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, HistoryTable, clock_time, shift_row
+from .history_model import COLUMNS, ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
 from .i18n import Retranslates
-from .keypad import Keypad
 from .outbox import Op
-from .sale_layout import fix_heights, lay_out
+from .sale_layout import fix_heights, retranslate_ui, set_tone, setup_ui
+from .sale_lookup import RECEIPT_NUMBER, AccountLookup
 from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession
-from .sale_texts import (account_words, checking_words, decision_words, hold_panel_words, large_amount_words,
-                         lookup_error_words, refund_hint_words, release_words, resolved_words, working_words)
+from .sale_texts import (checking_words, decision_words, hold_panel_words, large_amount_words, refund_hint_words,
+                         release_words, resolved_words, working_words)
 from .texts import amount_error_words, id_error_words, refusal_words
 
-__all__ = ["SalePage", "DISPLAY_REFRESH_MS", "LARGE_AMOUNT_MINOR", "ROW_COLOURS", "ROW_TONE_ROLE", "clock_time"]
+__all__ = ["SalePage", "DISPLAY_REFRESH_MS", "LARGE_AMOUNT_MINOR", "RECEIPT_NUMBER", "ROW_COLOURS", "ROW_TONE_ROLE",
+           "clock_time"]
 
 DISPLAY_REFRESH_MS = 3000   # re-read the account on screen this often (may hit the read cache)
-RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
 CLEARS_AMOUNT_KINDS = SPEND_KINDS + ("hold",)   # an applied one used the amount typed on this screen
 
 
@@ -81,58 +76,17 @@ class SalePage(Retranslates, QWidget):
         self.engine = engine
         self.session = SaleSession(engine)
         self.confirm_dialog = None
-
-        self.account_label, self.amount_label = QLabel(), QLabel()
-        self.account_input = QLineEdit(objectName="accountInput")
-        self.account_input.setMaxLength(64)
-        self.lookup_button = QPushButton(objectName="lookupButton", clicked=self.look_up)
-        self.members_button = QPushButton(objectName="membersButton", clicked=lambda: self.membersRequested.emit())
-        self.account_error = QLabel(objectName="accountError", wordWrap=True)
-        self.account_error.setProperty("tone", "error")
-        self.balance_label = QLabel(objectName="balanceLabel", wordWrap=True)
-        self.amount_input = QLineEdit(objectName="amountInput")
-        self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
-        self.amount_error = QLabel(objectName="amountError", wordWrap=True)
-        self.amount_error.setProperty("tone", "error")
-        self.charge_button = QPushButton(objectName="chargeButton", clicked=self.charge)
-        self.charge_button.setProperty("role", "charge")
-        self.hold_button = QPushButton(objectName="holdButton", clicked=self.hold)
-        self.hold_info = QLabel(objectName="holdInfoLabel", wordWrap=True)
-        self.complete_button = QPushButton(objectName="completeSaleButton", clicked=self.complete_sale)
-        self.complete_button.setProperty("role", "primary")
-        self.release_button = QPushButton(objectName="releaseHoldButton", clicked=self.release_hold)
-        self.new_sale_button = QPushButton(objectName="newSaleButton", clicked=self.new_sale)
-        self.result_label = QLabel(objectName="resultLabel", wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter)
-        # The notice sits in the history bar with a fixed height, always laid out (empty
-        # when there is nothing to say), so that nothing moves when it appears.
-        self.notice_label = QLabel(objectName="noticeLabel", wordWrap=True)
-        self.notice_label.setProperty("tone", "none")
-        self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.keypad = Keypad(lambda: self.amount_input)
-        self.keypad.setMaximumHeight(330)
-        self.history_title = QLabel(objectName="historyTitle")
-        self.history_table = HistoryTable()
+        self.lookup = AccountLookup(self, changed=self._update_buttons, clear_result=lambda: self._set_result("", ""))
+        for signal in ("pickRequested", "lookupStarted", "receiptRequested"):
+            getattr(self.lookup, signal).connect(getattr(self, signal))
+        setup_ui(self)
         self.history_table.itemSelectionChanged.connect(self._update_buttons)
-        self.refund_button = QPushButton(objectName="refundButton", clicked=self._ask_refund)
-        self.refund_button.setEnabled(False)
-        self.top_up_button = QPushButton(objectName="topUpButton",
-                                         clicked=lambda: self.topUpRequested.emit(self._typed()))
-
         self.account_input.returnPressed.connect(self.look_up)
-        self.account_input.returnPressed.connect(self._receipt_typed)     # after the look-up: it drops it
-        self.account_input.textEdited.connect(self._account_edited)
+        self.account_input.returnPressed.connect(self.lookup.receipt_typed)     # after the look-up: it drops it
+        self.account_input.textEdited.connect(self.lookup.edited)
         self.amount_input.returnPressed.connect(self.charge)
         self.amount_input.textEdited.connect(lambda _t: self.amount_error.clear())
-        self.f12 = QShortcut(QKeySequence(Qt.Key.Key_F12), self, activated=self.charge)
-        self.f9 = QShortcut(QKeySequence(Qt.Key.Key_F9), self, activated=self.hold)
-        # keyboard-only tills: every action has a key, shown on its button
-        self.esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.new_sale)
-        self.f5 = QShortcut(QKeySequence(Qt.Key.Key_F5), self, activated=self.refund_shortcut)
-        self.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), self, activated=self.top_up_button.click)
-        self.f7 = QShortcut(QKeySequence(Qt.Key.Key_F7), self, activated=self.members_button.click)
         self.refresh_timer = QTimer(self, interval=DISPLAY_REFRESH_MS, timeout=self.refresh_account)
-        self.history_bar = lay_out(self)
-
         engine.opResolved.connect(self._resolved)
         engine.opUncertain.connect(self._uncertain)
         engine.connectionChanged.connect(self._connection_changed)
@@ -152,6 +106,30 @@ class SalePage(Retranslates, QWidget):
     large_amount_minor = property(lambda self: self.session.large_amount_minor,
                                   lambda self, value: setattr(self.session, "large_amount_minor", value))
 
+    # the account field's actions (sale_lookup.AccountLookup)
+    def look_up(self) -> None:
+        """Enter in the account field, Look up, a scan: find the card, account or member."""
+        self.lookup.look_up()
+
+    def take_scan(self, code: str) -> None:
+        """A code scanned anywhere in the window (scanner.ScanDetector): a receipt's number
+        opens that sale; a card replaces the account field and is looked up at once."""
+        self.lookup.take_scan(code)
+
+    def pick(self, lookup, account_id: str) -> bool:
+        """The pick list's answer: look that account up, unless the cashier has moved on
+        since `lookup` (then nothing happens and False is answered)."""
+        return self.lookup.pick(lookup, account_id)
+
+    def show_account(self, view: AccountView, query: str = "") -> None:
+        """Put a found account on screen (`query`: what found it, the same customer)."""
+        self.lookup.show_account(view, query)
+
+    def refresh_account(self) -> None:
+        """Re-read the account on screen (timer; after each operation). Quiet: no focus
+        change, and a failed read keeps what is shown."""
+        self.lookup.refresh()
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         fix_heights(self)
@@ -163,33 +141,14 @@ class SalePage(Retranslates, QWidget):
     # ---------------------------------------------------------------- texts
 
     def retranslate(self) -> None:
-        self.account_label.setText(self.tr("Account (scan the card or type)"))
-        self.account_input.setPlaceholderText(self.tr("Card, phone or name"))
-        self.lookup_button.setText(self.tr("Look up"))
-        self.members_button.setText(self.tr("Member…  (F7)"))
-        self.amount_label.setText(self.tr("Amount"))
-        self.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
-        self.charge_button.setText(self.tr("Charge  (F12)"))
-        self.hold_button.setText(self.tr("Hold  (F9)"))
-        self.complete_button.setText(self.tr("Complete sale…"))
-        self.release_button.setText(self.tr("Release hold"))
-        self.new_sale_button.setText(self.tr("Next customer  (Esc)"))
-        self.history_title.setText(self.tr("This shift"))
-        self.refund_button.setText(self.tr("Refund…  (F5)"))
-        self.top_up_button.setText(self.tr("Top up…  (F6)"))
+        retranslate_ui(self)
         self.history_table.retranslate()
-        self._show_account()
+        self.lookup.show()
         for op in self.session.history.ops.values():
-            self._fill_row(op)
+            self.history_table.fill(op)
         self.hold_info.setText(hold_panel_words(self.target_hold()))
         if self.session.last_result:
             self._show_decision(self.session.last_result[1])
-
-    @staticmethod
-    def _set_tone(label: QLabel, tone: str) -> None:
-        label.setProperty("tone", tone)
-        label.style().unpolish(label)
-        label.style().polish(label)
 
     def _set_result(self, tone: str, text: str, *, remember: tuple | None = None,
                     account_id: str | None = None, reason: str = "") -> None:
@@ -198,7 +157,7 @@ class SalePage(Retranslates, QWidget):
         connection change can take it away."""
         self.session.result_shown(remember, account_id, reason)
         self.result_label.setText(text)
-        self._set_tone(self.result_label, tone or "idle")
+        set_tone(self.result_label, tone or "idle")
 
     def _refuse(self, refusal: Refusal, account_id: str | None = None) -> Refusal:
         self._set_result("checking" if refusal.reason == Reason.BUSY else "declined", refusal_words(refusal.reason),
@@ -210,7 +169,7 @@ class SalePage(Retranslates, QWidget):
         the full text is also the tooltip when it is longer than the bar."""
         self.notice_label.setText(text)
         self.notice_label.setToolTip(text)
-        self._set_tone(self.notice_label, "info" if text else "none")
+        set_tone(self.notice_label, "info" if text else "none")
 
     # ---------------------------------------------------------------- session
 
@@ -241,154 +200,14 @@ class SalePage(Retranslates, QWidget):
         self.account_error.clear()
         self.amount_error.clear()
         self._set_result("", "")
-        self._show_account()
+        self.lookup.show()
         self._update_buttons()
         self.account_input.setFocus()
-
-    # ---------------------------------------------------------------- account
-
-    def _typed(self) -> str:
-        return self.account_input.text().strip()
-
-    def _account_edited(self, text: str) -> None:
-        dropped, others_result = self.session.account_edited(text)
-        self.account_error.clear()
-        if dropped:
-            self._show_account()
-        if others_result:
-            self._set_result("", "")      # that result was another customer's
-        self._update_buttons()            # the hold panel follows the account typed
-
-    def take_scan(self, code: str) -> None:
-        """A code scanned anywhere in the window (scanner.ScanDetector): a receipt's
-        number opens that sale; anything else is a card, which replaces whatever the
-        account field held and is looked up at once."""
-        if self.session.cashier is not None and RECEIPT_NUMBER.fullmatch(code):
-            self.receiptRequested.emit(code)
-            return
-        self.account_input.setText(code)
-        self.look_up()
-
-    def _receipt_typed(self) -> None:
-        """A receipt number typed (or scanned) into the account field: not an account."""
-        number = self._typed()
-        if self.session.cashier is None or not RECEIPT_NUMBER.fullmatch(number):
-            return
-        self.account_input.clear()           # the account look-up's answer is then ignored
-        self.balance_label.clear()
-        self.receiptRequested.emit(number)
-
-    def _customer_changes_to(self, account_id: str) -> None:
-        """A different account comes on screen: the previous customer's result, amount
-        and operation in flight are not this customer's."""
-        change = self.session.customer_changes_to(account_id)
-        if change is None:
-            return
-        clear_amount, clear_result = change
-        if clear_amount:
-            self.amount_input.clear()
-            self.amount_error.clear()
-        if clear_result:
-            self._set_result("", "")
-        self._update_buttons()
-
-    def look_up(self) -> None:
-        """Enter in the account field, Look up, a scan: find the card, account or member."""
-        query = self._typed()
-        if not query or len(query) > MAX_QUERY_LEN:
-            self.account_error.setText(id_error_words(self.tr("Account"),
-                                                      "must not be empty" if not query else "longer than 64"))
-            self.account_input.setFocus()
-            return
-        self.session.cancel_lookup()
-        self.lookupStarted.emit()
-        self.account_error.clear()
-        self._customer_changes_to(query)
-        self.session.account = None
-        self.balance_label.setText(self.tr("Looking up %1…").replace("%1", query))
-        self.amount_input.setFocus()
-        self.amount_input.selectAll()
-        lookup = self.engine.find(query, lambda found: self._found(lookup, query, found),
-                                  lambda exc: self._lookup_failed(query, exc, lookup))
-        self.session.lookup = lookup
-
-    def _found(self, lookup, query: str, found) -> None:
-        if not self.session.lookup_wanted(lookup) or self._typed() != query:
-            return                                   # the cashier has moved on
-        if found.view is not None:
-            self.show_account(found.view, query)
-        elif found.blocked is not None:
-            self._lookup_failed(query, found.blocked, lookup)
-        elif found.matches:
-            self.balance_label.setText(self.tr("%1 members found: pick one").replace("%1", str(len(found.matches))))
-            self.pickRequested.emit(query, found.matches, lookup)
-        else:
-            self._lookup_failed(query, AccountNotFound(query), lookup)
-
-    def show_account(self, view: AccountView, query: str = "") -> None:
-        """Put a found account on screen; the field holds its id from now on. `query`:
-        what found it (a card, a phone: the same customer, so what was typed for them
-        meanwhile stays)."""
-        self.session.found_as(query, view.account_id)
-        self._customer_changes_to(view.account_id)
-        self.account_input.setText(view.account_id)
-        self.session.account = view
-        self.account_error.clear()
-        self._show_account()
-        self._update_buttons()
-
-    def pick(self, lookup, account_id: str) -> bool:
-        """The pick list's answer: look that account up, unless the cashier has moved on
-        since `lookup` (then nothing happens and False is answered)."""
-        if not self.session.lookup_wanted(lookup):
-            return False
-        self.account_input.setText(account_id)
-        self.look_up()
-        return True
-
-    def _looked_up(self, account_id: str, view: AccountView) -> None:
-        if self._typed() != account_id:
-            return                                   # the cashier has moved on
-        self.session.account = view
-        self._show_account()
-        self._update_buttons()
-
-    def refresh_account(self) -> None:
-        """Re-read the account on screen (timer; after each operation). Quiet: no focus
-        change, and a failed read keeps what is shown."""
-        if self.engine.closed:
-            self.refresh_timer.stop()
-            return
-        view, refresh = self.session.account, self.session.refresh
-        if view is not None and (refresh is None or not refresh.pending) and self.engine.state == ONLINE:
-            self.session.refresh = self.engine.lookup(
-                view.account_id, lambda new: self.session.refreshed(new) and self._show_account(), lambda _exc: None)
-        for hold in self.session.history.holds():     # holds change state with time (expiry)
-            self._fill_row(hold)
-
-    def _lookup_failed(self, account_id: str, exc: Exception, lookup=None) -> None:
-        if self._typed() != account_id or (lookup is not None and not self.session.lookup_wanted(lookup)):
-            return
-        self.session.account = None
-        self.balance_label.clear()
-        self._update_buttons()
-        self.account_error.setText(lookup_error_words(account_id, exc))
-        self.account_input.setFocus()
-        self.account_input.selectAll()
-
-    def _show_account(self) -> None:
-        info = self.session.account
-        if info is None:
-            if not self._typed():
-                self.balance_label.setText(self.tr("Scan a card to start"))
-            return
-        self.balance_label.setText(account_words(info))
-        self._set_tone(self.balance_label, "frozen" if info.status == "frozen" else "")
 
     # ---------------------------------------------------------------- charge
 
     def _update_buttons(self) -> None:
-        can = self.session.controls(self.engine.state == ONLINE, self.selected_op(), self._typed())
+        can = self.session.controls(self.engine.state == ONLINE, self.selected_op(), self.lookup.typed())
         self.charge_button.setEnabled(can.charge)
         self.hold_button.setEnabled(can.charge)
         self.refund_button.setEnabled(can.refund)
@@ -396,10 +215,10 @@ class SalePage(Retranslates, QWidget):
         self.complete_button.setEnabled(can.hold_actions)
         self.release_button.setEnabled(can.hold_actions)
         self.hold_info.setText(hold_panel_words(can.hold))
-        self._set_tone(self.hold_info, "hold" if can.hold is not None else "")
+        set_tone(self.hold_info, "hold" if can.hold is not None else "")
 
     def _validated(self) -> tuple[str, int] | None:
-        account_id = self._typed()
+        account_id = self.lookup.typed()
         ok = True
         try:
             check_id(account_id, "account_id")
@@ -463,7 +282,7 @@ class SalePage(Retranslates, QWidget):
     def target_hold(self) -> Op | None:
         """The hold the panel acts on: the open hold selected in the history, else the
         newest open hold of the account on screen; None when there is none."""
-        return self.session.target_hold(self.selected_op(), self._typed())
+        return self.session.target_hold(self.selected_op(), self.lookup.typed())
 
     def complete_sale(self) -> None:
         """Complete sale…: asks for the final amount (the main window opens the dialog)."""
@@ -500,13 +319,13 @@ class SalePage(Retranslates, QWidget):
         refusal = self.session.refusal(kind, original_txn_id)
         if refusal is not None:
             return self._refuse(refusal)
-        if account_id != self._typed():
+        if account_id != self.lookup.typed():
             # e.g. a refund of an earlier customer's charge picked in the history: that
             # customer comes on screen, so the result is never shown under someone else
             self.account_input.setText(account_id)
             if kind == "open":            # not there yet: looked up once it is opened
                 self.session.cancel_lookup()
-                self._customer_changes_to(account_id)
+                self.lookup.customer_changes_to(account_id)
                 self.session.account = None
                 self.account_error.clear()
                 self.balance_label.clear()
@@ -527,12 +346,12 @@ class SalePage(Retranslates, QWidget):
 
     def _resolved(self, op: Op) -> None:
         self._add_or_update(op)
-        done = self.session.resolved(op, self._typed())
+        done = self.session.resolved(op, self.lookup.typed())
         if done.account_changed:
-            self._show_account()
+            self.lookup.show()
             self.refresh_account()            # the rest (e.g. others' holds), read fresh: own write
         elif done.read_account:
-            self.engine.lookup(op.account_id, lambda view: self._looked_up(op.account_id, view),
+            self.engine.lookup(op.account_id, lambda view: self.lookup.looked_up(op.account_id, view),
                                lambda _exc: None)
         if done.notice:                       # the panel moved on: say it in the notice
             self.show_notice(resolved_words(op))
@@ -571,32 +390,18 @@ class SalePage(Retranslates, QWidget):
     # ---------------------------------------------------------------- history
 
     def _add_or_update(self, op: Op, *, any_shift: bool = False) -> None:
-        change = self.session.history.add(op, self.session.shift_id, any_shift=any_shift)
-        if change is None:
-            return
-        if change.new_row:
-            self.history_table.insertRow(0)
-        self._fill_row(op)
-        if change.also is not None:
-            self._fill_row(change.also)       # the hold's state changed
-        self._update_buttons()
-
-    def _fill_row(self, op: Op) -> None:
-        hold_state = (self.engine.outbox.hold_state(op) if op.kind == "hold" and op.applied
-                      and not self.engine.closed else None)
-        self.history_table.show_row(self.session.history.rows[op.txn_id], shift_row(op, hold_state))
+        if self.history_table.put(op, self.session.shift_id, any_shift=any_shift):
+            self._update_buttons()
 
     def op_at_row(self, row: int) -> Op | None:
-        txn_id = self.history_table.txn_at(row)
-        return self.session.history.op(txn_id) if txn_id else None
+        return self.history_table.op_at_row(row)
 
     def selected_op(self) -> Op | None:
-        txn_id = self.history_table.selected_txn()
-        return self.session.history.op(txn_id) if txn_id else None
+        return self.history_table.selected_op()
 
     _selected_op = selected_op
 
-    def _ask_refund(self) -> None:
+    def ask_refund(self) -> None:
         op = self.session.refundable(self.selected_op())
         if op is not None:
             self.refundRequested.emit(op)
@@ -608,4 +413,4 @@ class SalePage(Retranslates, QWidget):
                 self._set_result("declined", refund_hint_words())
                 self.history_table.setFocus()
             return
-        self._ask_refund()
+        self.ask_refund()
