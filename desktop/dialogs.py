@@ -7,7 +7,8 @@ the cashier confirms. A refund needs a supervisor's id and PIN every time: the P
 worker thread and the approval it yields is used up by this one refund
 (`SupervisorApproval.use()`), so it can never approve a second action. Both dialogs
 check their input inline and hand the operation to the sale screen, which runs it
-like a charge (outbox first, same txn id on every retry).
+like a charge (outbox first, same txn id on every retry) or answers why not (a
+sale_session.Refusal, shown in the dialog).
 
 Every dialog here is a `TillDialog`: Enter anywhere in it runs its default action
 (`confirm`), never Cancel, and an error keeps the dialog open with the message shown
@@ -31,7 +32,9 @@ from core.validation import check_id
 from . import money
 from .keypad import Keypad
 from .outbox import Op
-from .texts import amount_error_words, id_error_words, method_words, pin_error_words, signin_words
+from .sale_session import Refusal
+from .supervisor_fields import SupervisorFields
+from .texts import amount_error_words, id_error_words, method_words, pin_error_words, refusal_words, signin_words
 from .i18n import Retranslates
 
 
@@ -130,13 +133,14 @@ class TillDialog(Retranslates, QDialog):
 
     _busy = False
 
-    def ask_supervisor(self, engine, supervisor_input: QLineEdit, pin_input: QLineEdit, on_approved, *,
+    def ask_supervisor(self, engine, fields: SupervisorFields, on_approved, *,
                        not_allowed: tuple[str, ...] = (), not_allowed_text: str = "") -> None:
-        """Check the supervisor id and PIN typed in the two fields (inline errors; the PIN
-        on a worker thread), then `on_approved(supervisor_id)`: the approval is used up
-        by that one action. `not_allowed` ids are refused with `not_allowed_text`."""
+        """Check the supervisor id and PIN typed in `fields` (inline errors; the PIN on a
+        worker thread), then `on_approved(supervisor_id)`: the approval is used up by
+        that one action. `not_allowed` ids are refused with `not_allowed_text`."""
         if self._busy:
             return
+        supervisor_input, pin_input = fields.supervisor_input, fields.pin_input
         supervisor_id = supervisor_input.text().strip()
         try:
             check_id(supervisor_id, "supervisor_id")
@@ -219,10 +223,8 @@ class SupervisorDialog(TillDialog):
         self.engine = engine
         self.not_allowed = not_allowed
         self.purpose = QLabel(purpose, objectName="supervisorPurpose", wordWrap=True)
-        self.supervisor_input = QLineEdit(objectName="supervisorInput")
-        self.supervisor_input.setMaxLength(64)
-        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
-        self.pin_input.setMaxLength(12)
+        self.supervisor = SupervisorFields()
+        self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
         self.message = QLabel(objectName="supervisorMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.confirm_button = QPushButton(objectName="supervisorConfirmButton", clicked=self.confirm)
@@ -230,10 +232,8 @@ class SupervisorDialog(TillDialog):
         self.cancel_button = QPushButton(objectName="supervisorCancelButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
         self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False)
-        self.supervisor_label, self.pin_label = QLabel(), QLabel()
         form = QFormLayout()
-        form.addRow(self.supervisor_label, self.supervisor_input)
-        form.addRow(self.pin_label, self.pin_input)
+        self.supervisor.add_to(form)
         buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.purpose)
@@ -246,14 +246,12 @@ class SupervisorDialog(TillDialog):
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Supervisor approval"))
-        self.supervisor_label.setText(self.tr("Supervisor id"))
-        self.pin_label.setText(self.tr("Supervisor PIN"))
+        self.supervisor.set_labels(self.tr("Supervisor id"), self.tr("Supervisor PIN"))
         self.confirm_button.setText(self.tr("Approve"))
         self.cancel_button.setText(self.tr("Cancel"))
 
     def confirm(self) -> None:
-        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input, self._approved,
-                            not_allowed=self.not_allowed,
+        self.ask_supervisor(self.engine, self.supervisor, self._approved, not_allowed=self.not_allowed,
                             not_allowed_text=self.tr("Another supervisor must approve this."))
 
     def _approved(self, supervisor_id: str) -> None:
@@ -272,10 +270,8 @@ class RefundDialog(TillDialog):
         self.summary = QLabel(objectName="refundSummary", wordWrap=True)
         self.amount_input = QLineEdit(money.format_plain(self.refundable_minor), objectName="refundAmountInput")
         self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
-        self.supervisor_input = QLineEdit(objectName="supervisorInput")
-        self.supervisor_input.setMaxLength(64)
-        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
-        self.pin_input.setMaxLength(12)
+        self.supervisor = SupervisorFields()
+        self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
         self.message = QLabel(objectName="refundMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.confirm_button = QPushButton(objectName="refundConfirmButton", clicked=self.confirm)
@@ -283,11 +279,10 @@ class RefundDialog(TillDialog):
         self.cancel_button = QPushButton(objectName="refundCancelButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
         self.keypad = Keypad(lambda: self.focused_line_edit(self.amount_input))
-        self.amount_label, self.supervisor_label, self.pin_label = QLabel(), QLabel(), QLabel()
+        self.amount_label = QLabel()
         form = QFormLayout()
         form.addRow(self.amount_label, self.amount_input)
-        form.addRow(self.supervisor_label, self.supervisor_input)
-        form.addRow(self.pin_label, self.pin_input)
+        self.supervisor.add_to(form)
         buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -307,8 +302,7 @@ class RefundDialog(TillDialog):
             .replace("%2", self.original.account_id)
             .replace("%3", money.format_minor(self.refundable_minor, loc)))
         self.amount_label.setText(self.tr("Amount to refund"))
-        self.supervisor_label.setText(self.tr("Supervisor id"))
-        self.pin_label.setText(self.tr("Supervisor PIN"))
+        self.supervisor.set_labels(self.tr("Supervisor id"), self.tr("Supervisor PIN"))
         self.confirm_button.setText(self.tr("Refund"))
         self.cancel_button.setText(self.tr("Cancel"))
 
@@ -325,16 +319,16 @@ class RefundDialog(TillDialog):
             return
         # four eyes: the supervisor at the till cannot approve their own refund
         own = (self.sale.cashier.cashier_id,) if self.sale.cashier is not None else ()
-        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input,
+        self.ask_supervisor(self.engine, self.supervisor,
                             lambda supervisor_id: self._approved(amount_minor, supervisor_id), not_allowed=own,
                             not_allowed_text=self.tr("A supervisor cannot approve their own refund: "
                                                      "ask another supervisor."))
 
     def _approved(self, amount_minor: int, approved_by: str) -> None:
-        op = self.sale.start_operation("refund", self.original.account_id, amount_minor,
-                                       original_txn_id=self.original.txn_id, approved_by=approved_by)
-        if op is None:
-            self.fail(self.sale.result_label.text(), self.amount_input)
+        started = self.sale.try_operation("refund", self.original.account_id, amount_minor,
+                                          original_txn_id=self.original.txn_id, approved_by=approved_by)
+        if isinstance(started, Refusal):
+            self.fail(refusal_words(started.reason), self.amount_input)
             return
         self.accept()
 
@@ -476,9 +470,10 @@ class TopUpDialog(TillDialog):
                                 parent=self)
 
     def _start(self, account_id: str, amount_minor: int, method: str = "cash", bonus_minor: int = 0) -> None:
-        if self.sale.start_operation("credit", account_id, amount_minor, method=method,
-                                     bonus_minor=bonus_minor) is None:
-            self.fail(self.sale.result_label.text(), self.amount_input)
+        started = self.sale.try_operation("credit", account_id, amount_minor, method=method,
+                                          bonus_minor=bonus_minor)
+        if isinstance(started, Refusal):
+            self.fail(refusal_words(started.reason), self.amount_input)
             return
         self.accept()
 
@@ -570,8 +565,9 @@ class CompleteSaleDialog(TillDialog):
         self.sale.confirm_large(final_minor, lambda: self._start(final_minor), parent=self)
 
     def _start(self, final_minor: int) -> None:
-        if self.sale.start_operation("capture", self.hold.account_id, final_minor,
-                                     original_txn_id=self.hold.txn_id) is None:
-            self.fail(self.sale.result_label.text(), self.amount_input)
+        started = self.sale.try_operation("capture", self.hold.account_id, final_minor,
+                                          original_txn_id=self.hold.txn_id)
+        if isinstance(started, Refusal):
+            self.fail(refusal_words(started.reason), self.amount_input)
             return
         self.accept()

@@ -49,7 +49,7 @@ from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_
 from core.validation import check_id
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
-from .workers import Background
+from .workers import Background, Task
 
 log = logging.getLogger(__name__)
 
@@ -565,11 +565,12 @@ class Engine(QObject):
 
     # ---------------------------------------------------------------- reads
 
-    def lookup(self, account_id: str, on_done, on_error) -> None:
+    def lookup(self, account_id: str, on_done, on_error) -> Task:
         """Read an account for display (status, balance, available) on a worker: an
         AccountView to on_done, or the exception (AccountNotFound, ...) to on_error.
-        May answer from the read cache (at most `read_cache_max_age_s` old)."""
-        self.reads.run(lambda: self._view(account_id), on_done, on_error)
+        May answer from the read cache (at most `read_cache_max_age_s` old). The task
+        can be cancelled: its answer is then dropped."""
+        return self.reads.run(lambda: self._view(account_id), on_done, on_error)
 
     def _view(self, account_id: str, card_no: str = "") -> AccountView:
         info = self.ledger.account(account_id)
@@ -579,7 +580,7 @@ class Engine(QObject):
         return AccountView(account_id, info.status, balance_minor, available_minor, now_ms(),
                            info.holder_name, bonus_minor, card_no)
 
-    def find(self, query: str, on_done, on_error) -> None:
+    def find(self, query: str, on_done, on_error) -> Task:
         """Resolve what was typed or scanned (worker thread) to a `Found`: a card (or an
         account id used as one) -> its account; a blocked card -> `blocked`; else the
         members whose phone is it, whose name or pinyin initials start with it: one ->
@@ -600,7 +601,7 @@ class Engine(QObject):
             if len(matches) == 1:
                 return Found(query, view=self._view(matches[0].account_id), matches=matches)
             return Found(query, matches=matches)
-        self.reads.run(read, on_done, on_error)
+        return self.reads.run(read, on_done, on_error)
 
     def promotions(self, on_done, on_error) -> None:
         """The shop's top-up promotions (worker thread)."""

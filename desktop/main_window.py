@@ -126,6 +126,19 @@ class MainWindow(Retranslates, QMainWindow):
         self.retranslate()
         self.show_sign_in()
 
+    # what receipts added (desktop/receipts/hooks.py), read from their hook
+    receipts = property(lambda self: self.receipt_hooks.service)
+    earlier_dialog = property(lambda self: self.receipt_hooks.earlier_dialog)
+    receipt_settings_dialog = property(lambda self: self.receipt_hooks.settings_dialog)
+    customer_display = property(lambda self: self.receipt_hooks.customer_display)
+
+    def open_earlier(self) -> None:
+        self.receipt_hooks.open_earlier()
+
+    def open_receipt_settings(self) -> None:
+        if self.receipt_hooks.open_settings is not None:
+            self.receipt_hooks.open_settings()
+
     # ---------------------------------------------------------------- texts
 
     def retranslate(self) -> None:
@@ -214,9 +227,11 @@ class MainWindow(Retranslates, QMainWindow):
         self.top_up_dialog = TopUpDialog(self.sale_page, account_id, self)
         self.top_up_dialog.open()
 
-    def open_pick_list(self, query: str, matches, number: int) -> MemberPickDialog:
+    def open_pick_list(self, query: str, matches, lookup) -> MemberPickDialog:
+        """`lookup`: the look-up (a workers.Task) that found `matches`; a pick made after the
+        cashier moved on from it changes nothing."""
         self.pick_dialog = MemberPickDialog(query, matches, self)
-        self.pick_dialog.picked.connect(lambda account_id: self.sale_page.pick(number, account_id))
+        self.pick_dialog.picked.connect(lambda account_id: self.sale_page.pick(lookup, account_id))
         self.pick_dialog.open()
         return self.pick_dialog
 

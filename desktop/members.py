@@ -25,7 +25,10 @@ from . import money
 from .dialogs import TillDialog
 from .engine import new_member_id
 from .keypad import Keypad
-from .texts import account_status_words, card_reason_words, id_error_words, kind_words, member_outcome_words
+from .sale_session import Refusal
+from .supervisor_fields import SupervisorFields
+from .texts import (account_status_words, card_reason_words, id_error_words, kind_words, member_outcome_words,
+                    refusal_words)
 
 
 class MemberPickDialog(TillDialog):
@@ -184,11 +187,8 @@ class _MemberActionDialog(TillDialog):
         self.four_eyes = four_eyes
         self.summary = QLabel(objectName="memberSummary", wordWrap=True)
         self.form = QFormLayout()
-        self.supervisor_input = QLineEdit(objectName="supervisorInput")
-        self.supervisor_input.setMaxLength(64)
-        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
-        self.pin_input.setMaxLength(12)
-        self.supervisor_label, self.pin_label = QLabel(), QLabel()
+        self.supervisor = SupervisorFields()
+        self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
         self.message = QLabel(objectName="memberMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.confirm_button = QPushButton(objectName="memberConfirmButton", clicked=self.confirm)
@@ -202,8 +202,7 @@ class _MemberActionDialog(TillDialog):
         layout.addLayout(self.form)
         layout.addWidget(self.message)
         if self.needs_supervisor:
-            self.form.addRow(self.supervisor_label, self.supervisor_input)
-            self.form.addRow(self.pin_label, self.pin_input)
+            self.supervisor.add_to(self.form)
             # touch-only tills: digits into the field with the cursor (the PIN by default)
             self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False)
             layout.addWidget(self.keypad)
@@ -212,8 +211,8 @@ class _MemberActionDialog(TillDialog):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.supervisor_label.setText(QCoreApplication.translate("MemberActionDialog", "Supervisor id"))
-        self.pin_label.setText(QCoreApplication.translate("MemberActionDialog", "Supervisor PIN"))
+        self.supervisor.set_labels(QCoreApplication.translate("MemberActionDialog", "Supervisor id"),
+                                   QCoreApplication.translate("MemberActionDialog", "Supervisor PIN"))
         self.cancel_button.setText(QCoreApplication.translate("MemberActionDialog", "Cancel"))
 
     def request(self) -> dict | None:
@@ -228,15 +227,15 @@ class _MemberActionDialog(TillDialog):
             self._start(request, "")
             return
         own = (self.sale.cashier.cashier_id,) if self.four_eyes and self.sale.cashier is not None else ()
-        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input,
+        self.ask_supervisor(self.engine, self.supervisor,
                             lambda supervisor_id: self._start(request, supervisor_id), not_allowed=own,
                             not_allowed_text=QCoreApplication.translate("MemberActionDialog", "A supervisor cannot approve this at their own till: "
                                                      "ask another supervisor."))
 
     def _start(self, request: dict, approved_by: str) -> None:
-        op = self.sale.start_operation(approved_by=approved_by, **request)
-        if op is None:
-            self.fail(self.sale.result_label.text())
+        started = self.sale.try_operation(approved_by=approved_by, **request)
+        if isinstance(started, Refusal):
+            self.fail(refusal_words(started.reason))
             return
         self.accept()
 

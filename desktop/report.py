@@ -28,7 +28,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLocale, Signal
 from PySide6.QtGui import QPageSize, QTextDocument
-from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QPushButton,
                                QTextBrowser, QVBoxLayout)
 
 from core import kinds
@@ -37,6 +37,7 @@ from core.shifts import ShiftTotals
 
 from . import money
 from .dialogs import TillDialog
+from .supervisor_fields import SupervisorFields
 from .outbox import Op, Shift
 from .texts import kind_words, method_words
 from .i18n import Retranslates
@@ -205,7 +206,7 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                 _time(s.closed_ms, seconds=True), closed_by_words(s.closed_by)]
         everyone = QCoreApplication.translate("ShiftReportDialog", "All cashiers")
         rows = [(everyone, kind_words(k), t) for k, t in report.by_kind.items()]
-        rows += [(c, kind_words(k), t) for c, kinds in report.by_cashier.items() for k, t in kinds.items()
+        rows += [(c, kind_words(k), t) for c, by_kind in report.by_cashier.items() for k, t in by_kind.items()
                  if t.count]
         for cashier, kind, t in rows:
             w.writerow(head + [cashier, kind, t.count, money.format_plain(t.sum_minor), t.sum_minor])
@@ -303,8 +304,8 @@ class ShiftReportDialog(Retranslates, QDialog):
                                                  .replace("%1", str(r.pending_count))) + "</b></p>")
         parts.append(f"<h3>{html.escape(by_cashier)}</h3>")
         parts.append("<table cellspacing='0' cellpadding='6' border='1'>" + head([self.tr("Cashier"), *cols]))
-        for cashier, kinds in r.by_cashier.items():
-            for kind, t in kinds.items():
+        for cashier, by_kind in r.by_cashier.items():
+            for kind, t in by_kind.items():
                 if t.count:
                     parts.append(f"<tr><td>{html.escape(cashier)}</td><td>{html.escape(kind_words(kind))}</td>"
                                  f"<td>{t.count}</td><td>{fmt(t.sum_minor)}</td></tr>")
@@ -365,22 +366,17 @@ class CloseShiftDialog(TillDialog):
         self.needs_supervisor = needs_supervisor
         self.summary = QLabel(objectName="closeShiftSummary", wordWrap=True)
         self.who = QLabel(objectName="closeShiftWho", wordWrap=True)
-        self.supervisor_input = QLineEdit(objectName="supervisorInput")
-        self.supervisor_input.setMaxLength(64)
-        self.pin_input = QLineEdit(objectName="supervisorPinInput", echoMode=QLineEdit.EchoMode.Password)
-        self.pin_input.setMaxLength(12)
+        self.supervisor = SupervisorFields()
+        self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
         self.message = QLabel(objectName="closeShiftMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.confirm_button = QPushButton(objectName="closeShiftConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="closeShiftCancelButton", clicked=self.reject)
         self.quiet_buttons(self.confirm_button, self.cancel_button)
-        self.supervisor_label, self.pin_label = QLabel(), QLabel()
         form = QFormLayout()
-        form.addRow(self.supervisor_label, self.supervisor_input)
-        form.addRow(self.pin_label, self.pin_input)
-        for w in (self.supervisor_label, self.supervisor_input, self.pin_label, self.pin_input):
-            w.setVisible(needs_supervisor)
+        self.supervisor.add_to(form)
+        self.supervisor.set_visible(needs_supervisor)
         buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -414,8 +410,7 @@ class CloseShiftDialog(TillDialog):
                              .replace("%1", r.shift.opened_by))
         else:
             self.who.setText(self.tr("Closed by %1.").replace("%1", self.cashier.cashier_id))
-        self.supervisor_label.setText(self.tr("Supervisor id"))
-        self.pin_label.setText(self.tr("Supervisor PIN"))
+        self.supervisor.set_labels(self.tr("Supervisor id"), self.tr("Supervisor PIN"))
         self.confirm_button.setText(self.tr("Close shift"))
         self.cancel_button.setText(self.tr("Cancel"))
 
@@ -423,7 +418,7 @@ class CloseShiftDialog(TillDialog):
         if not self.needs_supervisor:
             self._approved("")
             return
-        self.ask_supervisor(self.engine, self.supervisor_input, self.pin_input, self._approved)
+        self.ask_supervisor(self.engine, self.supervisor, self._approved)
 
     def _approved(self, supervisor_id: str) -> None:
         self.accept()

@@ -2,7 +2,10 @@
 
 `Background.run(fn, on_done, on_error)` runs `fn` on a QThreadPool and delivers its
 return value (or exception) to the callbacks on the UI thread through a queued
-signal, the way Anki's taskman does. A pool with one thread runs its jobs one after
+signal, the way Anki's taskman does. It answers a `Task`: `task.cancel()` drops the
+answer (the work itself still runs to its end), so a caller that no longer wants an
+answer (the cashier typed or scanned something else meanwhile) cancels its task
+instead of numbering its requests. A pool with one thread runs its jobs one after
 another, which is how the terminal keeps its money operations in order (Vorta's
 per-repository job queue). `wait()` lets a window or a test wait for every job at
 shutdown so nothing runs against a closed connection.
@@ -39,6 +42,25 @@ class _Job(QRunnable):
             self._dispatcher.finished.emit(self._job_id, True, value)
 
 
+class Task:
+    """The handle of one job: `cancel()` and its callbacks are never called (an answer
+    that arrives afterwards is dropped); `done` once its answer was delivered or dropped."""
+
+    __slots__ = ("cancelled", "done")
+
+    def __init__(self):
+        self.cancelled = False
+        self.done = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    @property
+    def pending(self) -> bool:
+        """Still wanted and not answered yet."""
+        return not (self.cancelled or self.done)
+
+
 class Background:
     """A private thread pool of `threads` workers (1 = jobs run strictly in order)."""
 
@@ -52,13 +74,19 @@ class Background:
         self._next_id = 0
 
     def run(self, fn: Callable[[], Any], on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[Exception], None] | None = None) -> None:
+            on_error: Callable[[Exception], None] | None = None) -> Task:
         self._next_id += 1
-        self._callbacks[self._next_id] = (on_done, on_error)
+        task = Task()
+        self._callbacks[self._next_id] = (task, on_done, on_error)
         self.pool.start(_Job(self._next_id, fn, self._dispatcher))
+        return task
 
     def _deliver(self, job_id: int, ok: bool, value) -> None:
-        on_done, on_error = self._callbacks.pop(job_id, (None, None))
+        task, on_done, on_error = self._callbacks.pop(job_id, (None, None, None))
+        if task is not None:
+            task.done = True
+            if task.cancelled:
+                return                   # nobody wants this answer any more
         if ok:
             if on_done:
                 on_done(value)

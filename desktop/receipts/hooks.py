@@ -14,14 +14,16 @@ history.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
+from typing import Callable
 
 from PySide6.QtCore import QEvent, QLocale, QObject
 
 from core.history import History
-from core.kinds import RECEIPT_NUMBER_PATTERN
 
+# The terminal's txn ids (desktop.engine.new_txn_id: '<terminal>-<kind letter>-<32 hex>')
+# are recognised by the sale screen, which hands them here (SalePage.receiptRequested).
+from ..sale import RECEIPT_NUMBER  # noqa: F401  (still importable from here)
 from .config import customer_display_options, printer_config, receipt_options
 from .earlier import EarlierSaleDialog
 from .service import ReceiptService
@@ -29,9 +31,6 @@ from .widgets import ReceiptBar
 
 log = logging.getLogger(__name__)
 
-# The terminal's txn ids (desktop.engine.new_txn_id): '<terminal>-<kind letter>-<32 hex>',
-# letters from core.kinds (the money kinds and the card close, 退卡).
-RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
 
 
 def _ui_language() -> str:
@@ -56,96 +55,69 @@ class _CloseWatcher(QObject):
 
 @dataclass
 class ReceiptsHook:
+    """What receipts added to a main window; the window reads its service, dialogs and
+    customer display from here (MainWindow.receipts, .earlier_dialog, ...)."""
     service: ReceiptService
     bar: ReceiptBar
     customer_display: object | None = None
     settings: object | None = None           # the QSettings store, when the terminal has one
-
-
-def _place_actions(page, actions) -> None:
-    """Reprint / Earlier sale… go in the row above the shift's history, left of Top up…
-    (found through the top-up button); without such a row, under the sale card."""
-    layout = page.layout()
-    for i in range(layout.count()):
-        row = layout.itemAt(i).layout()
-        if row is not None and row.indexOf(page.top_up_button) >= 0:
-            row.insertWidget(row.indexOf(page.top_up_button), actions)
-            return
-    layout.insertWidget(1, actions)
+    earlier_dialog: EarlierSaleDialog | None = None
+    settings_dialog: object | None = None    # the printer settings dialog, when open
+    open_earlier: Callable[[], None] = lambda: None
+    open_settings: Callable[[], None] | None = None
 
 
 def install(window, settings=None) -> ReceiptsHook:
+    """Connect receipts to `window`'s signals (the engine's resolved operations, the
+    sale screen's receipt numbers, the receipt bar's buttons); nothing is set on the
+    window: it reads what it needs from the hook answered."""
     q = getattr(settings, "q", None)
     engine, page = window.engine, window.sale_page
     service = ReceiptService(engine.terminal_id, settings=q, ui_language=_ui_language,
                              history=History(engine.ledger), parent=window)
 
     def selected_receipt():
-        op = page._selected_op()
+        op = page.selected_op()
         return service.receipt_for(op, window.cashier) if op is not None else None
     bar = ReceiptBar(service, window.statusBar(), selected_receipt=selected_receipt)
     window.statusBar().insertWidget(1, bar, 1)   # after the connection status; shown on the sale screen
     window.stack.currentChanged.connect(lambda _i: bar.setVisible(window.stack.currentWidget() is page))
     bar.setVisible(window.stack.currentWidget() is page)
-    _place_actions(page, bar.actions)
+    page.add_history_action(bar.actions)
+    hook = ReceiptsHook(service, bar, None, q)
 
     def resolved(op) -> None:
         if not op.recovered:
             service.operation_resolved(op, window.cashier)
     engine.opResolved.connect(resolved)
 
-    window.earlier_dialog = None
-
     def open_earlier() -> None:
         if window.cashier is None:
             return
-        window.earlier_dialog = EarlierSaleDialog(page, service, window,
-                                                  refund_window_s=service.options.refund_window_s)
-        window.earlier_dialog.open()
+        hook.earlier_dialog = EarlierSaleDialog(page, service, window,
+                                                refund_window_s=service.options.refund_window_s)
+        hook.earlier_dialog.open()
     bar.earlierRequested.connect(open_earlier)
-    window.open_earlier = open_earlier
+    hook.open_earlier = open_earlier
 
     def open_receipt(number: str) -> None:
         open_earlier()
-        window.earlier_dialog.number_input.setText(number)
-        window.earlier_dialog.load(number)
+        hook.earlier_dialog.number_input.setText(number)
+        hook.earlier_dialog.load(number)
+    # a receipt number typed into the account field or scanned anywhere on the sale screen
+    page.receiptRequested.connect(open_receipt)
 
-    def receipt_typed() -> None:
-        """A receipt number typed (or scanned) into the account field: open that sale."""
-        number = page.account_input.text().strip()
-        if window.cashier is None or not RECEIPT_NUMBER.fullmatch(number):
-            return
-        page.account_input.clear()           # the account look-up's answer is then ignored
-        page.balance_label.clear()
-        open_receipt(number)
-    page.account_input.returnPressed.connect(receipt_typed)
-    detector = getattr(window, "scan_detector", None)     # the window's keyboard-wedge scanner
-    if detector is not None:
-        card_scanned = detector.on_scan
-
-        def scanned(code: str) -> None:
-            """A receipt's code scanned anywhere on the sale screen opens that sale; any
-            other code is a card, as before."""
-            if window.cashier is not None and RECEIPT_NUMBER.fullmatch(code):
-                open_receipt(code)
-            else:
-                card_scanned(code)
-        detector.on_scan = scanned
-
-    hook = ReceiptsHook(service, bar, None, q)
     window.installEventFilter(_CloseWatcher(hook, window))
-    window.receipt_settings_dialog = None
     if q is not None:
         def open_settings() -> None:
             from .printer_settings import PrinterSettingsDialog
-            window.receipt_settings_dialog = PrinterSettingsDialog(q, service, window)
-            window.receipt_settings_dialog.accepted.connect(lambda: apply_settings(window, hook))
-            window.receipt_settings_dialog.open()
+            hook.settings_dialog = PrinterSettingsDialog(q, service, window)
+            hook.settings_dialog.accepted.connect(lambda: apply_settings(window, hook))
+            hook.settings_dialog.open()
         bar.settingsRequested.connect(open_settings)
-        window.open_receipt_settings = open_settings
+        hook.open_settings = open_settings
     bar.settings_button.setVisible(q is not None)
     apply_settings(window, hook)
-    window.receipts = service
     return hook
 
 
@@ -165,5 +137,4 @@ def apply_settings(window, hook: ReceiptsHook) -> None:
         display.watch(window.engine, window.sale_page)
         display.place(options.screen)
         hook.customer_display = display
-    window.customer_display = hook.customer_display
     hook.bar.retranslate()

@@ -1,0 +1,170 @@
+"""The account half of the sale screen: what the account field takes (a card, an
+account id, a phone, a name or its pinyin initials, a scan, a receipt number), the
+look-up on a worker, the pick list's answer, the account on screen and its re-reads.
+
+Each look-up is a cancellable task (desktop/workers.Task): typing, scanning or looking
+up something else cancels it, so its answer is dropped and the screen never shows a
+stale or another customer's account. The state lives in the sale session
+(desktop/sale_session.py); this class only moves it between the widgets and the engine.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+
+from core import AccountNotFound
+from core.kinds import RECEIPT_NUMBER_PATTERN
+from core.members import MAX_QUERY_LEN
+
+from .engine import ONLINE
+from .sale_layout import set_tone
+from .sale_texts import account_words, lookup_error_words
+from .texts import id_error_words
+
+RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("SalePage", text)
+
+
+class AccountLookup(QObject):
+    pickRequested = Signal(str, object, object)   # query, matches, the look-up (a Task): the pick list
+    lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
+    receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
+
+    def __init__(self, page, *, changed: Callable[[], None], clear_result: Callable[[], None]):
+        """`page`: the sale screen, for its session, engine and widgets; `changed()` when
+        the buttons must follow; `clear_result()` when the panel's result is another
+        customer's."""
+        super().__init__(page)
+        self.page, self.session, self.engine = page, page.session, page.engine
+        self.changed, self.clear_result = changed, clear_result
+
+    def typed(self) -> str:
+        return self.page.account_input.text().strip()
+
+    def edited(self, text: str) -> None:
+        dropped, others_result = self.session.account_edited(text)
+        self.page.account_error.clear()
+        if dropped:
+            self.show()
+        if others_result:
+            self.clear_result()           # that result was another customer's
+        self.changed()                    # the hold panel follows the account typed
+
+    def take_scan(self, code: str) -> None:
+        if self.session.cashier is not None and RECEIPT_NUMBER.fullmatch(code):
+            self.receiptRequested.emit(code)
+            return
+        self.page.account_input.setText(code)
+        self.look_up()
+
+    def receipt_typed(self) -> None:
+        """A receipt number typed (or scanned) into the account field: not an account."""
+        number = self.typed()
+        if self.session.cashier is None or not RECEIPT_NUMBER.fullmatch(number):
+            return
+        self.page.account_input.clear()           # the account look-up's answer is then ignored
+        self.page.balance_label.clear()
+        self.receiptRequested.emit(number)
+
+    def customer_changes_to(self, account_id: str) -> None:
+        change = self.session.customer_changes_to(account_id)
+        if change is None:
+            return
+        clear_amount, clear_result = change
+        if clear_amount:
+            self.page.amount_input.clear()
+            self.page.amount_error.clear()
+        if clear_result:
+            self.clear_result()
+        self.changed()
+
+    def look_up(self) -> None:
+        page, query = self.page, self.typed()
+        if not query or len(query) > MAX_QUERY_LEN:
+            page.account_error.setText(id_error_words(tr("Account"),
+                                                      "must not be empty" if not query else "longer than 64"))
+            page.account_input.setFocus()
+            return
+        self.session.cancel_lookup()
+        self.lookupStarted.emit()
+        page.account_error.clear()
+        self.customer_changes_to(query)
+        self.session.account = None
+        page.balance_label.setText(tr("Looking up %1…").replace("%1", query))
+        page.amount_input.setFocus()
+        page.amount_input.selectAll()
+        lookup = self.engine.find(query, lambda found: self._found(lookup, query, found),
+                                  lambda exc: self.failed(query, exc, lookup))
+        self.session.lookup = lookup
+
+    def _found(self, lookup, query: str, found) -> None:
+        if not self.session.lookup_wanted(lookup) or self.typed() != query:
+            return                                   # the cashier has moved on
+        if found.view is not None:
+            self.show_account(found.view, query)
+        elif found.blocked is not None:
+            self.failed(query, found.blocked, lookup)
+        elif found.matches:
+            self.page.balance_label.setText(tr("%1 members found: pick one").replace("%1", str(len(found.matches))))
+            self.pickRequested.emit(query, found.matches, lookup)
+        else:
+            self.failed(query, AccountNotFound(query), lookup)
+
+    def show_account(self, view, query: str = "") -> None:
+        self.session.found_as(query, view.account_id)
+        self.customer_changes_to(view.account_id)
+        self.page.account_input.setText(view.account_id)
+        self.session.account = view
+        self.page.account_error.clear()
+        self.show()
+        self.changed()
+
+    def pick(self, lookup, account_id: str) -> bool:
+        if not self.session.lookup_wanted(lookup):
+            return False
+        self.page.account_input.setText(account_id)
+        self.look_up()
+        return True
+
+    def looked_up(self, account_id: str, view) -> None:
+        if self.typed() != account_id:
+            return                                   # the cashier has moved on
+        self.session.account = view
+        self.show()
+        self.changed()
+
+    def refresh(self) -> None:
+        if self.engine.closed:
+            self.page.refresh_timer.stop()
+            return
+        view, refresh = self.session.account, self.session.refresh
+        if view is not None and (refresh is None or not refresh.pending) and self.engine.state == ONLINE:
+            self.session.refresh = self.engine.lookup(
+                view.account_id, lambda new: self.session.refreshed(new) and self.show(), lambda _exc: None)
+        self.page.history_table.refill_holds()
+
+    def failed(self, account_id: str, exc: Exception, lookup=None) -> None:
+        if self.typed() != account_id or (lookup is not None and not self.session.lookup_wanted(lookup)):
+            return
+        page = self.page
+        self.session.account = None
+        page.balance_label.clear()
+        self.changed()
+        page.account_error.setText(lookup_error_words(account_id, exc))
+        page.account_input.setFocus()
+        page.account_input.selectAll()
+
+    def show(self) -> None:
+        """The account on screen on the balance line (or how to start)."""
+        info = self.session.account
+        if info is None:
+            if not self.typed():
+                self.page.balance_label.setText(tr("Scan a card to start"))
+            return
+        self.page.balance_label.setText(account_words(info))
+        set_tone(self.page.balance_label, "frozen" if info.status == "frozen" else "")
