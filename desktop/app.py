@@ -6,13 +6,19 @@ earlier run left unresolved before anything else is sent) and the main window.
 ``--self-test`` checks the installation without a display and exits 0 or 1 with one
 line. Options override the settings for one run; they are meant for installers and
 tests (``--data-dir``, ``--config``, ``--redis-url``, ``--terminal-id``, ``--lang``).
-``--fullscreen`` (or the setting ui/fullscreen) starts full screen, for kiosk tills.
+``--fullscreen`` (or the setting ui/fullscreen) starts full screen, for kiosk tills;
+so does an X display without a window manager (kiosk tills often have none: nothing
+would place or size the window, and it would open at its default size in a corner).
+The first-run settings dialog shows the server address and terminal id given on the
+command line (what this run uses), not the defaults. Started in Chinese (zh_CN) where no
+font can draw Chinese, the terminal says so (stderr, its log and a message in English).
 With no display to show the window on, the terminal says so in one line and exits
 with EXIT_NO_DISPLAY (3) instead of letting Qt abort the process (exit 134).
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
 import logging.handlers
 import os
@@ -87,6 +93,108 @@ def display_problem(env=None, platform: str = sys.platform) -> str | None:
     return None
 
 
+class _XcbCookie(ctypes.Structure):
+    _fields_ = [("sequence", ctypes.c_uint)]
+
+
+class _XcbScreenIterator(ctypes.Structure):
+    _fields_ = [("data", ctypes.POINTER(ctypes.c_uint32)), ("rem", ctypes.c_int), ("index", ctypes.c_int)]
+
+
+class _XcbInternAtomReply(ctypes.Structure):
+    _fields_ = [("response_type", ctypes.c_uint8), ("pad0", ctypes.c_uint8), ("sequence", ctypes.c_uint16),
+                ("length", ctypes.c_uint32), ("atom", ctypes.c_uint32)]
+
+
+XCB_ATOM_WINDOW = 33
+
+
+def x_window_manager_running(display: str | None = None) -> bool | None:
+    """Does an (EWMH) window manager run on the X display? True/False, None when it cannot
+    be told (no libxcb, no connection). A window manager that follows EWMH (all current
+    ones) sets _NET_SUPPORTING_WM_CHECK on the root window; with none, it is absent."""
+    try:
+        xcb = ctypes.CDLL("libxcb.so.1")
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    xcb.xcb_get_setup.restype = ctypes.c_void_p
+    xcb.xcb_get_setup.argtypes = [ctypes.c_void_p]
+    xcb.xcb_setup_roots_iterator.restype = _XcbScreenIterator
+    xcb.xcb_setup_roots_iterator.argtypes = [ctypes.c_void_p]
+    xcb.xcb_screen_next.argtypes = [ctypes.POINTER(_XcbScreenIterator)]
+    xcb.xcb_intern_atom.restype = _XcbCookie
+    xcb.xcb_intern_atom.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_char_p]
+    xcb.xcb_intern_atom_reply.restype = ctypes.POINTER(_XcbInternAtomReply)
+    xcb.xcb_intern_atom_reply.argtypes = [ctypes.c_void_p, _XcbCookie, ctypes.c_void_p]
+    xcb.xcb_get_property.restype = _XcbCookie
+    xcb.xcb_get_property.argtypes = [ctypes.c_void_p, ctypes.c_uint8] + [ctypes.c_uint32] * 5
+    xcb.xcb_get_property_reply.restype = ctypes.c_void_p
+    xcb.xcb_get_property_reply.argtypes = [ctypes.c_void_p, _XcbCookie, ctypes.c_void_p]
+    xcb.xcb_get_property_value_length.restype = ctypes.c_int
+    xcb.xcb_get_property_value_length.argtypes = [ctypes.c_void_p]
+    libc.free.argtypes = [ctypes.c_void_p]
+    screen_number = ctypes.c_int(0)
+    conn = xcb.xcb_connect(display.encode() if display else None, ctypes.byref(screen_number))
+    try:
+        if not conn or xcb.xcb_connection_has_error(conn):
+            return None
+        roots = xcb.xcb_setup_roots_iterator(xcb.xcb_get_setup(conn))
+        for _ in range(screen_number.value):
+            xcb.xcb_screen_next(ctypes.byref(roots))
+        root_window = roots.data[0]            # xcb_screen_t starts with its root window
+        name = b"_NET_SUPPORTING_WM_CHECK"
+        atom_reply = xcb.xcb_intern_atom_reply(conn, xcb.xcb_intern_atom(conn, 1, len(name), name), None)
+        if not atom_reply:
+            return None
+        atom = atom_reply.contents.atom
+        libc.free(atom_reply)
+        if atom == 0:                          # only_if_exists: no client ever named it
+            return False
+        reply = xcb.xcb_get_property_reply(
+            conn, xcb.xcb_get_property(conn, 0, root_window, atom, XCB_ATOM_WINDOW, 0, 1), None)
+        if not reply:
+            return None
+        length = xcb.xcb_get_property_value_length(reply)
+        libc.free(reply)
+        return length > 0
+    finally:
+        if conn:
+            xcb.xcb_disconnect(conn)
+
+
+def should_fill_screen(args: argparse.Namespace, settings, platform_name: str, env=None) -> bool:
+    """Full screen: asked for (--fullscreen, ui/fullscreen), or an X display with no window
+    manager (nothing else would size the window to the till's screen)."""
+    if args.fullscreen or settings.fullscreen:
+        return True
+    env = os.environ if env is None else env
+    return platform_name == "xcb" and x_window_manager_running(env.get("DISPLAY")) is False
+
+
+def chinese_font_warning(lang: str):
+    """Started in zh_CN where Chinese cannot be drawn: say so (stderr, log, a message in
+    English, which the Latin font can draw). Returns the message box shown, or None."""
+    if lang != "zh_CN":
+        return None
+    from . import fonts
+    problem = fonts.chinese_problem()
+    if problem is None:
+        return None
+    print(f"cashier-terminal: {problem}", file=sys.stderr, flush=True)
+    logging.getLogger("desktop").warning("%s", problem)
+    from PySide6.QtWidgets import QMessageBox
+    box = QMessageBox(QMessageBox.Icon.Warning, "Cashier terminal: no Chinese font", problem[0].upper() + problem[1:])
+    box.setObjectName("chineseFontWarning")
+    box.setModal(False)
+    box.show()
+    return box
+
+
 def setup_logging(data_dir) -> None:
     logs = data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -120,12 +228,16 @@ def main(argv=None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("cashier-terminal")
     settings = TerminalSettings(args.config)
-    i18n.install(args.lang or settings.language)
+    font_warning = chinese_font_warning(i18n.install(args.lang or settings.language))
     if args.settings or not (settings.complete or (args.redis_url and args.terminal_id)):
-        dialog = SettingsDialog(settings, first_run=not settings.complete)
+        # what this run uses: the command line's values before the stored ones
+        in_use = {"redis_url": args.redis_url or settings.redis_url,
+                  "terminal_id": args.terminal_id or settings.terminal_id}
+        dialog = SettingsDialog(settings, first_run=not settings.complete, in_use=in_use)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return 1
-        i18n.install(args.lang or settings.language)
+        lang = i18n.install(args.lang or settings.language)
+        font_warning = font_warning or chinese_font_warning(lang)
     directory = data_dir(args.data_dir)
     setup_logging(directory)
     log = logging.getLogger("desktop")
@@ -134,10 +246,12 @@ def main(argv=None) -> int:
                     read_cache_max_age_s=settings.read_cache_max_age_ms / 1000)
     log.info("terminal %s starting; data in %s", engine.terminal_id, directory)
     window = MainWindow(engine, settings)
-    if args.fullscreen or settings.fullscreen:
+    if should_fill_screen(args, settings, app.platformName()):
         window.show_full_screen()
     else:
         window.show()
+    if font_warning is not None:
+        font_warning.raise_()
     engine.start()
     code = app.exec()
     engine.close()

@@ -1,8 +1,9 @@
 """`cashier-terminal --self-test`: checks an installation without a display.
 
 Imports every module, finds the ledger's Lua scripts (core.scripts.load_scripts),
-loads every translation, and builds the main window on Qt's offscreen platform
-(no Redis needed: nothing connects until the engine starts). Prints one line and
+loads every translation, checks that the fonts Qt resolves draw real glyphs for
+"收银 Cashier ¥0.01" (desktop/fonts.py: not empty boxes), and builds the main window on
+Qt's offscreen platform (no Redis needed: nothing connects until the engine starts). Prints one line and
 returns 0 when all is well, 1 with the first problem otherwise.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 MODULES = ("core", "core.cashiers", "desktop.money", "desktop.outbox", "desktop.engine", "desktop.workers",
            "desktop.texts", "desktop.i18n", "desktop.settings", "desktop.keypad", "desktop.signin",
            "desktop.sale", "desktop.dialogs", "desktop.report", "desktop.main_window", "desktop.style",
-           "desktop.scanner")
+           "desktop.scanner", "desktop.fonts")
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "cashier_pin_attempt")
 
 
@@ -33,6 +34,11 @@ def check() -> str:
 
     from desktop import i18n
     app = QApplication.instance() or QApplication(["cashier-terminal-self-test"])
+    from desktop import fonts
+    font_problem = fonts.self_test_problem()
+    if font_problem:
+        raise RuntimeError(font_problem)
+    font_families = ", ".join(fonts.families_used(fonts.SELF_TEST_TEXT))
     for lang in i18n.LANGUAGES[1:]:
         path = i18n.translation_file(lang)
         if not QTranslator().load(str(path)):
@@ -53,7 +59,8 @@ def check() -> str:
     from desktop.receipts.printer import self_test as receipt_self_test   # python-escpos, Pillow
     receipt_self_test()
     del app
-    return f"{len(scripts)} Lua scripts, {len(i18n.LANGUAGES)} languages, main window built, receipt composed"
+    return (f"{len(scripts)} Lua scripts, {len(i18n.LANGUAGES)} languages, text drawn with {font_families}, "
+            "main window built, receipt composed")
 
 
 def run() -> int:

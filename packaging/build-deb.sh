@@ -2,6 +2,7 @@
 # One command for the Debian package: builds the PyInstaller bundle (build.spec) and
 # packs it with dpkg-deb into dist/cashier_<version>_<arch>.deb (packaging/build_deb.py).
 #   bash packaging/build-deb.sh            # needs .venv with ".[build]" (made if missing), dpkg-dev
+#   bash packaging/build-deb.sh --compression gzip   # options go to build_deb.py (gzip: fast, bigger)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -10,4 +11,4 @@ PY=${PYTHON:-python3}
 command -v dpkg-deb >/dev/null && command -v readelf >/dev/null || {
   echo "build-deb: needs dpkg-deb and readelf: apt install dpkg-dev binutils" >&2; exit 2; }
 .venv/bin/python -m PyInstaller build.spec --noconfirm --log-level WARN --distpath dist --workpath build
-.venv/bin/python packaging/build_deb.py --bundle dist/cashier --out dist
+.venv/bin/python packaging/build_deb.py --bundle dist/cashier --out dist "$@"

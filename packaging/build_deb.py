@@ -12,11 +12,22 @@ What the package holds (the layout docs/deployment.md describes):
   /etc/cashier/reconcile.toml         conffile (kept across upgrades when edited)
   /usr/share/doc/cashier/             README, deployment and operations docs, copyright
 Maintainer scripts (packaging/deb/postinst, prerm, postrm) create the system user and
-/var/lib/cashier, and on purge only delete them with the secrets file.
+/var/lib/cashier, and on purge only delete them with the secrets file. postrm puts back
+/opt when dpkg took it away (dpkg deletes a directory of the package that is empty and
+owned by no other package, and /opt, made by debootstrap, belongs to none).
 
 `Depends` is computed, not guessed: every shared library the bundle's ELF files link that
 is not inside the bundle is looked up with `dpkg -S` on the build machine, and libc6's
-minimum version is the newest GLIBC_x.y symbol version any file needs.
+minimum version is the newest GLIBC_x.y symbol version any file needs. Text needs what
+no ELF file names (the bundle's fontconfig reads /etc/fonts/fonts.conf and finds fonts
+through it; without them every character is an empty box), so TEXT_DEPENDS adds it:
+fontconfig's configuration and a Latin font. Chinese needs a CJK font: RECOMMENDS, not
+Depends (Debian policy: Recommends are what all but unusual installations have; apt
+installs them by default, and an English-only till works without one; the terminal
+started in zh_CN without one says so, and `--self-test` fails). WenQuanYi Micro Hei
+first: 5 MB installed against Noto Sans CJK's 91 MB, and it covers GB 2312/GBK, the
+till's text; a machine that has fonts-noto-cjk (the back office's PDF reports use it)
+satisfies the alternative.
 """
 from __future__ import annotations
 
@@ -36,6 +47,9 @@ INSTALL_DIR = Path("opt") / PACKAGE
 PROGRAMS = ("cashier-terminal", "reconcile-service", "cashierctl")
 UNIT_NAME = "cashier-reconcile.service"
 DEBIAN_REVISION = "1"
+# What drawing text needs that no ELF file names (see the docstring).
+TEXT_DEPENDS = ("fontconfig-config", "fonts-dejavu-core")
+RECOMMENDS = ("fonts-wqy-microhei | fonts-noto-cjk",)
 # Libraries every Debian-family system has as part of libc6 (dpkg -S finds them in libc6 anyway).
 LIBC_SONAMES = re.compile(r"^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux[\w-]*)\.so")
 
@@ -100,6 +114,7 @@ def depends(bundle: Path) -> list[str]:
     if unresolved:
         raise SystemExit(f"build_deb: no Debian package provides {', '.join(unresolved)} on this machine")
     packages.discard("libc6")
+    packages.update(TEXT_DEPENDS)
     return [f"libc6 (>= {glibc[0]}.{glibc[1]})"] + sorted(packages)
 
 
@@ -114,6 +129,7 @@ Architecture: {arch}
 Maintainer: Cashier ledger maintainers <cashier@localhost>
 Installed-Size: {size}
 Depends: {depends}
+Recommends: {recommends}
 Section: misc
 Priority: optional
 Homepage: https://example.invalid/cashier
@@ -177,7 +193,7 @@ def build(bundle: Path, out_dir: Path, compression: str = "xz") -> Path:
         control_dir.mkdir()
         (control_dir / "control").write_text(CONTROL.format(
             package=PACKAGE, version=deb_version, arch=arch, size=installed_size_kib(tree),
-            depends=", ".join(depends(bundle))))
+            depends=", ".join(depends(bundle)), recommends=", ".join(RECOMMENDS)))
         (control_dir / "conffiles").write_text("/etc/cashier/reconcile.toml\n")
         for script in ("postinst", "prerm", "postrm"):
             shutil.copyfile(DEB_DIR / script, control_dir / script)
