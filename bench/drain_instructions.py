@@ -25,14 +25,15 @@ def _batch(raw_path: str, repeats: int) -> None:
     """The drain's Python for one batch, `repeats` times (what runs under callgrind)."""
     from datetime import datetime, timezone
 
-    from reconcile_service import chain, store
+    from reconcile_service import chain, entries as book_entries
+    from reconcile_service.totals import BatchTotals
     raw = pickle.loads(Path(raw_path).read_bytes())
     now = datetime.now(timezone.utc)
     for _ in range(repeats):
-        entries, _ = store.parse_entries(0, raw)
-        totals = store._Totals(0, now, 1)
-        for _row in store.ledger_rows(entries, now, chain.Linker(store.LEDGER_COLUMNS, 0, chain.GENESIS_HASH),
-                                      totals):
+        entries, _ = book_entries.parse_entries(0, raw)
+        totals = BatchTotals(0, now, 1)
+        linker = chain.Linker(book_entries.LEDGER_COLUMNS, 0, chain.GENESIS_HASH)
+        for _row in book_entries.ledger_rows(entries, now, linker, totals):
             pass
         totals.account_rows()
 

@@ -22,6 +22,9 @@ Columns:
 - `names_original`: its request names an earlier txn (the charge refunded, the hold
   captured or voided, the duplicate compensated): the fourth field of its idempotency
   record's fingerprint (`kind|account|amount|original`).
+- `amount_sign`: the sign its journal entries' amount must have (the verifier checks
+  it): "+" positive, "-" negative, "0" zero, "-0" never positive, "+-" either, ""
+  never journaled under this name.
 """
 from __future__ import annotations
 
@@ -42,22 +45,26 @@ class Kind:
     account_status: str = ""
     book_section: str = ""
     names_original: bool = False
+    amount_sign: str = "0"
 
 
 TABLE: tuple[Kind, ...] = (
     Kind("deduct", "d", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
-         splits_buckets=True, book_section="spend"),
+         splits_buckets=True, book_section="spend", amount_sign="-"),
     Kind("capture", "k", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
-         splits_buckets=True, hold_resolution="captured", book_section="spend", names_original=True),
+         splits_buckets=True, hold_resolution="captured", book_section="spend", names_original=True,
+         amount_sign="-"),
     Kind("refund", "r", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
-         book_section="refund", names_original=True),
-    Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup"),
+         book_section="refund", names_original=True, amount_sign="+"),
+    Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup",
+         amount_sign="+"),
     Kind("hold", "h", "money"),                                   # reserves; moves nothing until captured
     Kind("void", "v", "money", hold_resolution="voided", names_original=True),
     # open: an opening balance is a migrated figure, counted with the member operations on the till
-    Kind("open", "o", "member", account_status="active", book_section="topup"),
-    Kind("card_replace", "n", "member"),
-    Kind("close", "x", "member", moves_money=True, receipt=True, account_status="closed", book_section="close"),
+    Kind("open", "o", "member", account_status="active", book_section="topup", amount_sign="+-"),
+    Kind("card_replace", "n", "member", amount_sign=""),     # journaled as card_block + card_issue
+    Kind("close", "x", "member", moves_money=True, receipt=True, account_status="closed", book_section="close",
+         amount_sign="-0"),
     Kind("shift_close", "", "book"),
     Kind("freeze", "", "account", account_status="frozen"),
     Kind("unfreeze", "", "account", account_status="active"),
@@ -65,7 +72,8 @@ TABLE: tuple[Kind, ...] = (
     Kind("card_block", "", "card"),
     Kind("setting", "", "setting"),
     Kind("hold_expire", "", "internal", hold_resolution="expired"),
-    Kind("compensate", "", "internal", moves_money=True, book_section="correction", names_original=True),
+    Kind("compensate", "", "internal", moves_money=True, book_section="correction", names_original=True,
+         amount_sign="+"),
     Kind("restore", "", "internal", moves_money=True),
 )
 

@@ -10,7 +10,7 @@ rows into a per-session temporary table (created on first use, emptied by Postgr
 at every COMMIT) and answers an ``INSERT ... SELECT`` from it, to which the caller adds
 its ``ON CONFLICT`` clause, so every upsert stays one statement whatever the row count.
 Everything runs on the caller's connection, inside its transaction. PostgreSQL only;
-SQLite takes an executemany (see `store.BulkInsert`).
+SQLite takes an executemany (see `dialect.BulkInsert`).
 """
 from __future__ import annotations
 

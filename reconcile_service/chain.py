@@ -74,16 +74,30 @@ def utc_day(value: datetime | str):
     return date(1970, 1, 1) + timedelta(days=us // 86_400_000_000)
 
 
-def canonical(row) -> bytes:
-    """The canonical bytes of a row (a dict or a result row with the columns above)."""
+def canonical_values(row) -> list:
+    """The canonical values of a row (a dict or a result row with the columns above), in
+    CANONICAL_COLUMNS order, occurred_at as microseconds."""
     get = row.__getitem__ if isinstance(row, dict) else row._mapping.__getitem__
     values = [get(c) for c in CANONICAL_COLUMNS[:-1]]
     values.append(occurred_us(get("occurred_at")))
-    return _dumps(values).encode("utf-8")
+    return values
+
+
+def canonical(row) -> bytes:
+    """The canonical bytes of a row (a dict or a result row with the columns above)."""
+    return _dumps(canonical_values(row)).encode("utf-8")
+
+
+def hash_values(prev_hash: str, values: list) -> str:
+    """THE row hash (version 1): of a row's canonical values, chained after `prev_hash`.
+    The chainer (`link`, `Linker`) writes it and the verifier (`verify_chain`, which
+    `verify` runs) recomputes it, both through this one function."""
+    return hashlib.sha256(b"%s\n%s" % (prev_hash.encode("ascii"), _dumps(values).encode("utf-8"))).hexdigest()
 
 
 def row_hash(prev_hash: str, row) -> str:
-    return hashlib.sha256(prev_hash.encode("ascii") + b"\n" + canonical(row)).hexdigest()
+    """The row hash of a row given as a dict or a result row."""
+    return hash_values(prev_hash, canonical_values(row))
 
 
 def link(rows: list[dict], last_seq: int, last_hash: str) -> tuple[int, str]:
@@ -119,8 +133,7 @@ class Linker:
         if us is None:
             us = self._instants[occurred] = occurred_us(occurred)
         values.append(us)
-        self.last_hash = row[self._hash_at] = hashlib.sha256(
-            b"%s\n%s" % (self.last_hash.encode("ascii"), _dumps(values).encode("utf-8"))).hexdigest()
+        self.last_hash = row[self._hash_at] = hash_values(self.last_hash, values)
 
 
 @dataclass

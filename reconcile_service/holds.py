@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from core import AccountNotFound, InvalidRequest, Ledger
 
 from .models import Hold
-from .store import utcnow
+from .dialect import utcnow
 
 log = logging.getLogger(__name__)
 

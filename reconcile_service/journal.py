@@ -11,18 +11,18 @@ unique txn id / journal position make them change nothing.
 oldest pending entry, or up to the last delivered one when nothing is pending); the
 reconciler compares only below it and `trim()` never removes anything above it.
 
-Fault point (tests only): with ``CASHIER_FAULT_EXIT_AFTER_COMMIT=<n>`` in the environment
-when the consumer is created, the process exits at once (``os._exit(FAULT_EXIT_CODE)``, no
-cleanup, like a power cut) right after the COMMIT of its n-th batch and before that
-batch's XACK, so a test can prove that exactly this batch is delivered again and changes
-nothing. Unset (always, in production) it costs one integer comparison per batch.
+Test hook: `after_commit_hook`, when a test sets it (it is None in production), is
+called right after the COMMIT of each batch and before that batch's XACK, with how many
+batches the consumer has committed; tests/support/fault_daemon.py installs one that
+ends the process there (like a power cut), so a test can prove that exactly this batch
+is delivered again and changes nothing. Unset it costs one comparison per batch.
 """
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from redis.exceptions import ResponseError
 
@@ -35,14 +35,9 @@ from .store import BatchResult, apply_batch
 
 log = logging.getLogger(__name__)
 
-FAULT_ENV = "CASHIER_FAULT_EXIT_AFTER_COMMIT"
-FAULT_EXIT_CODE = 86          # distinct from every exit code of the CLI, so a test knows it was this
-
-
-def _fault_exit_after_commit() -> int:
-    """The batch number after whose COMMIT the process dies (0: never). Read once."""
-    value = os.environ.get(FAULT_ENV, "")
-    return int(value) if value.isdigit() else 0
+# Called after each batch's COMMIT, before its XACK, with the number of batches the
+# consumer has committed; read when a consumer is created. Tests only (see above).
+after_commit_hook: Callable[[int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +133,7 @@ class Consumer:
         # a batch whose commit failed): read with XREADGROUP id 0 until none are left.
         self._own_pending: dict[int, bool] = {}
         self._claim_cursor: dict[int, str] = {}
-        self._exit_after_commit = _fault_exit_after_commit()
+        self._after_commit = after_commit_hook
         self._commits = 0
 
     def _read_own(self, part: Partition) -> list:
@@ -187,10 +182,9 @@ class Consumer:
         self._own_pending[part.index] = True      # until the ack below has happened
         result: BatchResult = apply_batch(self.engine, part.index, raw, len(self.ledger.partitions))
         self.metrics.database_up.set(1)
-        if self._exit_after_commit:
+        if self._after_commit is not None:
             self._commits += 1
-            if self._commits >= self._exit_after_commit:
-                os._exit(FAULT_EXIT_CODE)         # the fault point: committed, not acknowledged
+            self._after_commit(self._commits)     # a test's fault point: committed, not acknowledged
         ids = [eid for eid, _ in entries]
         if ids:
             self.client.xack(part.journal, CONSUMER_GROUP, *ids)

@@ -19,25 +19,20 @@ from sqlalchemy import case, select
 from sqlalchemy.engine import Connection, Engine
 
 from core import JournalEntry, Ledger, Status
+from core.kinds import CARD_KINDS, SETTING_KIND
 from core.members import card_key, card_map_key, settings_key
+from core.validation import internal_txn_id
 
-from .models import Card, ShopSetting, journal_pos
+from .dialect import insert_for, ms_to_datetime
+from .models import Account, Card, ShopSetting, journal_pos
 
 log = logging.getLogger(__name__)
 
-CARD_KINDS = ("card_issue", "card_block")
-SETTING_KIND = "setting"
 # Kinds that move no money and belong to no balance row: cards and shop settings.
 NON_BALANCE_KINDS = (*CARD_KINDS, SETTING_KIND)
 
 
-def _ms(ms: int) -> datetime:
-    from .store import ms_to_datetime
-    return ms_to_datetime(ms)
-
-
 def apply_member_entries(conn: Connection, entries: Iterable[JournalEntry], now: datetime) -> None:
-    from .store import insert_for
     cards: dict[str, dict] = {}
     settings: dict[str, dict] = {}
     for e in sorted(entries, key=lambda e: journal_pos(e.journal_id)):
@@ -46,10 +41,10 @@ def apply_member_entries(conn: Connection, entries: Iterable[JournalEntry], now:
                 card_no=e.card_no, account_id=e.account_id, status="active", block_reason=None,
                 issue_txn_id=None, issued_at=None, block_txn_id=None, blocked_at=None, updated_at=now))
             if e.kind == "card_issue":
-                row.update(account_id=e.account_id, issue_txn_id=e.txn_id, issued_at=_ms(e.occurred_ms))
+                row.update(account_id=e.account_id, issue_txn_id=e.txn_id, issued_at=ms_to_datetime(e.occurred_ms))
             else:
                 row.update(account_id=e.account_id, status="blocked", block_reason=e.card_reason or None,
-                           block_txn_id=e.txn_id, blocked_at=_ms(e.occurred_ms))
+                           block_txn_id=e.txn_id, blocked_at=ms_to_datetime(e.occurred_ms))
         elif e.kind == SETTING_KIND and e.setting and not e.txn_id.startswith("@set:"):
             # partitions after the first repeat the setting under internal ids: one row is enough
             settings[e.setting] = dict(name=e.setting, value=e.setting_value, txn_id=e.txn_id,
@@ -81,7 +76,6 @@ def apply_member_entries(conn: Connection, entries: Iterable[JournalEntry], now:
 def bonus_column() -> list:
     """`accounts.bonus_minor` (backoffice's migration 0005, from the entries' `bd`) when the
     schema has it: restore gives each account its bonus bucket back."""
-    from .models import Account
     column = getattr(Account, "bonus_minor", None)
     return [column] if column is not None else []
 
@@ -90,7 +84,6 @@ def bonus_column() -> list:
 
 def restore_txn_id(*parts: object) -> str:
     """Deterministic per database state, in the reserved namespace ('@rst:...')."""
-    from core.validation import internal_txn_id
     return internal_txn_id("rst", hashlib.sha1("|".join(map(str, parts)).encode()).hexdigest()[:40])
 
 
@@ -157,7 +150,6 @@ def _verify_buckets(ledger: Ledger, engine: Engine, report) -> None:
     """Each Redis account's bonus bucket lies within 0..balance (a closed account holds
     nothing), and equals the database's `accounts.bonus_minor` where the schema has it and
     the account's entries are all in the database."""
-    from .models import Account
     ids = [a for p in ledger.partitions for a in ledger.account_ids(p)]
     live = ledger.accounts(ids)
     db_bonus = {}

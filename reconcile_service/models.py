@@ -9,17 +9,17 @@ Journal positions: a Redis stream id ``<ms>-<seq>`` is kept as written (`journal
 and as `journal_pos`, 34 digits (ms padded to 15, seq to 19), whose text order is the
 stream order under any collation, so SQL can take maxima and compare positions.
 
-The balance identity, per Redis account hash (a plain account, or a sub-balance of a
-split account: its root or a shard 'A#k')::
+The balance identity, per Redis account hash (a plain account; in a book older than the
+removal of split accounts also a shard 'A#k' of one)::
 
     sub_balances.balance_minor == SUM(ledger_entries.amount_minor WHERE account_id = it)
                                 + SUM(duplicate_entries.amount_minor WHERE account_id = it)
 
-and per account as customers see it (`root_account_id`; internal transfers between
-sub-balances excluded, so money in flight between two halves of a transfer still counts)::
+and per account as customers see it (`root_account_id`, which is `account_id` since
+split accounts were removed)::
 
-    accounts.balance_minor == SUM(amount_minor of its entries and duplicates, kinds other
-                                  than xfer_out / xfer_in, over every sub-balance)
+    accounts.balance_minor == SUM(amount_minor of its entries and duplicates, over every
+                                  sub-balance)
 
 The same holds bucket by bucket (migration 0005): `accounts.principal_minor` and
 `bonus_minor` are the sums of the entries' `principal_delta_minor` / `bonus_delta_minor`

@@ -29,8 +29,9 @@ from core.keys import Partition
 
 from .journal import Journal
 from .metrics import Metrics
+from .dialect import utcnow
 from .models import Discrepancy, DuplicateEntry, LedgerEntry, ReconcilePass, SubBalance, journal_pos
-from .store import account_balance_at, utcnow
+from .store import account_balance_at
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,8 @@ from .journal import Consumer
 from .members import bonus_column, restore_members
 from .metrics import Metrics
 from .models import Account, Hold
-from .store import get_setting, utcnow
+from .dialect import utcnow
+from .store import get_setting
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,9 @@ from sqlalchemy.engine import Engine
 
 from core import Ledger
 from core.keys import CONSUMER_GROUP
+from core.kinds import HOLD_RESOLUTIONS, MONEY_MOVING_KINDS, TABLE as KIND_TABLE
 
+from .chain import verify_chain
 from .journal import Consumer, Journal
 from .members import verify_members
 from .metrics import Metrics
@@ -33,10 +35,17 @@ from .models import (Account, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntr
                      journal_pos)
 from .store import account_balance_at
 
-# The sign each kind's amount must have: +1 positive, -1 negative, 0 zero, None either.
-KIND_SIGN = {"open": None, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1,
-             "restore": 0, "hold": 0, "void": 0, "hold_expire": 0, "freeze": 0, "unfreeze": 0,
-             "shift_close": 0, "close": None, "card_issue": 0, "card_block": 0, "setting": 0}
+# The sign each journaled kind's amount must have (core.kinds' `amount_sign`): "+"
+# positive, "-" negative, "0" zero, "-0" never positive (a close only pays out), "+-" either.
+KIND_SIGN = {k.name: k.amount_sign for k in KIND_TABLE if k.amount_sign}
+# opening + credits + refunds + compensations - deductions - captures - closes (restores
+# 0): every kind that moves money by the direction of its sign, an opening balance
+# (the one kind of either sign) as it is
+FORMULA_IN_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("+", "0"))
+FORMULA_OUT_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("-", "-0"))
+FORMULA_AS_IS_KINDS = tuple(k for k, sign in KIND_SIGN.items() if sign == "+-")
+HOLD_RESOLVING_KINDS = tuple(HOLD_RESOLUTIONS)
+HOLD_RESOLVED = tuple(HOLD_RESOLUTIONS.values())
 STREAM_SCAN_LIMIT = 500_000
 
 
@@ -102,24 +111,25 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 total = int(total)
                 report.checked["entries" if table is LedgerEntry else "duplicates"] += int(n)
                 by_account[acct] += total
-                sign = KIND_SIGN.get(kind, "unknown")
-                if sign == "unknown":
+                sign = KIND_SIGN.get(kind)
+                if sign is None:
                     report.add("unknown_kind", acct, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
-                elif (sign is not None and ((sign == 1 and low <= 0) or (sign == -1 and high >= 0)
-                                            or (sign == 0 and (low, high) != (0, 0)))) \
-                        or (kind == "close" and high > 0):        # a close only pays out
+                elif ((sign == "+" and low <= 0) or (sign == "-" and high >= 0)
+                      or (sign == "0" and (low, high) != (0, 0)) or (sign == "-0" and high > 0)):
                     report.add("wrong_sign", acct, f"{kind} entries of {acct} with amounts {low}..{high}",
                                kind=kind, low=int(low), high=int(high))
-                if kind in ("open", "credit", "refund", "compensate", "restore"):
-                    formula[acct] += abs(total) if kind != "open" else total
-                elif kind in ("deduct", "capture", "close"):
+                if kind in FORMULA_AS_IS_KINDS:
+                    formula[acct] += total
+                elif kind in FORMULA_IN_KINDS:
+                    formula[acct] += abs(total)
+                elif kind in FORMULA_OUT_KINDS:
                     formula[acct] -= abs(total)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
                      for r in conn.execute(select(t.journal_partition, t.journal_id))}
         twice = conn.execute(select(LedgerEntry.original_txn_id, func.count(), func.min(LedgerEntry.kind),
                                     func.max(LedgerEntry.kind)).where(
-            LedgerEntry.kind.in_(("capture", "void", "hold_expire"))).group_by(LedgerEntry.original_txn_id)
+            LedgerEntry.kind.in_(HOLD_RESOLVING_KINDS)).group_by(LedgerEntry.original_txn_id)
             .having(func.count() > 1)).all()
         holds = conn.execute(select(Hold)).all()
         check_chain(conn, report)
@@ -196,8 +206,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         if h.amount_minor is not None and h.captured_minor > h.amount_minor:
             report.add("capture_exceeds_hold", h.account_id, f"hold {h.hold_txn_id}: captured "
                        f"{h.captured_minor} of {h.amount_minor}")
-        resolved = ("captured", "voided", "expired")
-        if hs in resolved and h.status in resolved and hs != h.status:
+        if hs in HOLD_RESOLVED and h.status in HOLD_RESOLVED and hs != h.status:
             report.add("hold_resolved_twice", h.account_id, f"hold {h.hold_txn_id} is {h.status} in the "
                        f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
     verify_members(ledger, engine, report)
@@ -207,7 +216,6 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
 def check_chain(conn, report: VerifyReport) -> None:
     """The book's hash chain (reconcile_service.chain): every partition recomputed from
     its first row; the first broken row of each partition is a `chain_broken` violation."""
-    from .chain import verify_chain
     chain = verify_chain(conn)
     report.checked["chained_entries"] = chain.rows_checked
     for b in chain.breaks:

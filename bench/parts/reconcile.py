@@ -17,8 +17,6 @@ raw COPY; lag under 1 s.
 from __future__ import annotations
 
 import hashlib
-
-import os
 import signal
 import subprocess
 import sys
@@ -62,15 +60,15 @@ def _reset_database(dsn: str) -> None:
 
 
 def _service(args: list[str], dsn: str, redis_url: str | None, name: str = "bench",
-             env: dict | None = None) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "reconcile_service", *args, "--database-url", _sqlalchemy_url(dsn),
+             module: str = "reconcile_service") -> subprocess.Popen:
+    """The daemon (`module`: the service's own, or bench.unchained_service) as a process."""
+    cmd = [sys.executable, "-m", module, *args, "--database-url", _sqlalchemy_url(dsn),
            "--redis-url", redis_url or "redis://127.0.0.1:1/0", "--log-level", "WARNING",
            "--log-format", "text"]
     if args[0] == "run":
         cmd += ["--consumer-name", name, "--metrics-port", "0", "--reconcile-interval-s", "86400",
                 "--trim-interval-s", "86400", "--hold-expiry-interval-s", "0", "--no-restore-on-start"]
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def _stop(procs: list[subprocess.Popen]) -> str:
@@ -154,7 +152,7 @@ def _check_db(dsn: str, url: str, accounts: tuple[str, ...], entries: int) -> di
 def drain(url: str, dsn: str, journals: list[str], instances: int, accounts, entries: int,
           chained: bool = True) -> dict:
     """Reset group and database, start `instances` daemons on the backlog, time the drain.
-    chained=False: the daemons skip the hash chain (CASHIER_BENCH_UNCHAINED, bench only)."""
+    chained=False: the daemons skip the hash chain (bench.unchained_service, bench only)."""
     client = connect(url)
     for j in journals:
         client.xgroup_destroy(j, CONSUMER_GROUP)
@@ -162,8 +160,8 @@ def drain(url: str, dsn: str, journals: list[str], instances: int, accounts, ent
     _reset_database(dsn)
     backlog = _unapplied(client, journals)
     spawned = time.perf_counter()
-    env = None if chained else {"CASHIER_BENCH_UNCHAINED": "1"}
-    procs = [_service(["run"], dsn, url, f"bench-{instances}-{i}", env) for i in range(instances)]
+    module = "reconcile_service" if chained else "bench.unchained_service"
+    procs = [_service(["run"], dsn, url, f"bench-{instances}-{i}", module) for i in range(instances)]
     samples: list[tuple[float, int]] = [(spawned, backlog)]
     deadline = spawned + DRAIN_TIMEOUT_S
     try:
@@ -196,14 +194,15 @@ def raw_copy(url: str, dsn: str, journals: list[str]) -> dict:
     import psycopg
     from reconcile_service import bulk
     from reconcile_service.models import LedgerEntry
-    from reconcile_service.store import BookEntry, _row, utcnow
+    from reconcile_service.entries import BookEntry, ledger_row
+    from reconcile_service.dialect import utcnow
 
     client = connect(url)
     rows = []
     now = utcnow()
     for part_index, j in enumerate(journals):
         for eid, fields in client.xrange(j, "-", "+"):
-            rows.append(_row(BookEntry.parse(eid, part_index, fields), now))
+            rows.append(ledger_row(BookEntry.parse(eid, part_index, fields), now))
     client.close()
     # the chain's columns, filled outside the timed COPY (the same bytes per row as the book's)
     for seq, r in enumerate(rows, 1):
@@ -323,7 +322,7 @@ def run(ctx) -> None:
                      f"{r['rows']:,} rows in ledger_entries; exact (rows and account totals = Redis): {r['exact']}")
     cost = 1 - best_chained / unchained["per_s"]
     runs = lambda rs: ", ".join(f"{r['per_s']:,.0f}" for r in rs)
-    ctx.row("6 reconcile drain", f"reconcile-service run ×1 WITHOUT the hash chain (CASHIER_BENCH_UNCHAINED, "
+    ctx.row("6 reconcile drain", f"reconcile-service run ×1 WITHOUT the hash chain (bench.unchained_service, "
             f"bench only), same backlog of {unchained['entries']:,} entries", f"{unchained['per_s']:,.0f} entries/s",
             ratio=f"the chain costs {cost:.1%} of the drain rate (best ×1 chained {best_chained:,.0f}/s)",
             target="chain ≤ 15% of the drain rate", met=cost <= 0.15,

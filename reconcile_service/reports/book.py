@@ -33,14 +33,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import and_, func, literal, select, union_all
 from sqlalchemy.engine import Connection, Engine
 
-from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
-from ..store import BOOK_ONLY_KINDS, utcnow
+from core.kinds import BOOK_ONLY_KINDS, kinds_where
 
-TOPUP_KINDS = ("open", "credit")
-SPEND_KINDS = ("deduct", "capture")
-REFUND_KINDS = ("refund",)
-CLOSE_KINDS = ("close",)
-CORRECTION_KINDS = ("compensate",)
+from ..dialect import utcnow
+from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
+
+# the statement's lines, by each kind's `book_section` (core.kinds)
+TOPUP_KINDS = kinds_where(book_section="topup")
+SPEND_KINDS = kinds_where(book_section="spend")
+REFUND_KINDS = kinds_where(book_section="refund")
+CLOSE_KINDS = kinds_where(book_section="close")
+CORRECTION_KINDS = kinds_where(book_section="correction")
 METHODS = ("cash", "wechat", "alipay", "bank_card", "other")
 UNSPECIFIED = "unspecified"
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from ..models import BackofficeUser, LedgerSetting
 from ..reports.book import ReportError
-from ..store import insert_for, utcnow
+from ..dialect import insert_for, utcnow
 
 _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")

@@ -17,6 +17,7 @@ from core import DeductRequest, Ledger
 from core.keys import CONSUMER_GROUP
 from reconcile_service.cli import main as cli_main
 from reconcile_service.models import Account, DuplicateEntry, LedgerEntry, SubBalance
+from tests.support import fault_daemon
 from tests.support.postgres import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,12 +56,15 @@ def run_cli(*args: str, redis_url: str, database_url: str | None, extra_env: dic
 
 def spawn(*args: str, redis_url: str, database_url: str | None, env: dict | None = None,
           log_path: Path | None = None) -> subprocess.Popen:
-    """The CLI as a real process (`python -m reconcile_service`), for signals and kill -9."""
+    """The CLI as a real process (`python -m reconcile_service`), for signals and kill -9;
+    with the journal's fault point in `env`, through tests.support.fault_daemon (which
+    arms it: the production daemon reads no such variable)."""
+    module = fault_daemon.MODULE if fault_daemon.FAULT_ENV in (env or {}) else "reconcile_service"
     full_env = dict(os.environ, CASHIER_REDIS_URL=redis_url, PYTHONPATH=str(ROOT), **(env or {}))
     if database_url:
         full_env["CASHIER_DATABASE_URL"] = database_url
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    return subprocess.Popen([sys.executable, "-m", "reconcile_service", *args], cwd=ROOT, env=full_env,
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=full_env,
                             stdout=out, stderr=subprocess.STDOUT)
 
 

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import create_engine, func, select
 
 from core import Ledger
-from reconcile_service.journal import FAULT_ENV, FAULT_EXIT_CODE
 from reconcile_service.models import DuplicateEntry, LedgerEntry
 from tests.reconcile.conftest import assert_books_agree, open_accounts, run_cli, spawn, workload
+from tests.support.fault_daemon import FAULT_ENV, FAULT_EXIT_CODE
 from tests.support.postgres import PostgresServer
 from tests.support.servers import free_port, wait_for
 

@@ -1,0 +1,162 @@
+"""Journal entries as the book of record reads them: `BookEntry` (core.JournalEntry's
+fields and the book's own: bucket deltas, payment method, a shift_close's Z record, the
+sortable position), `parse_entries` (good entries and quarantine rows of a batch), and
+the ledger_entries row of an entry (`LEDGER_COLUMNS`, `ledger_values`, `ledger_rows`).
+Nothing here talks to a database.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import namedtuple
+from dataclasses import MISSING, fields as dataclass_fields
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from core import JournalEntry
+
+from .dialect import ms_to_datetime, utcnow
+from .models import METHOD_LEN, journal_pos
+
+_INT_RE = re.compile(r"-?[0-9]{1,19}")
+# the totals of a Z record (core.shifts), each a whole number
+SHIFT_TOTALS = ("sales_count", "sales_minor", "refunds_count", "refunds_minor", "topups_count", "topups_minor")
+
+
+def _book_entry_fields():
+    """A named tuple of core.JournalEntry's fields (same names, order and defaults) and
+    the book's own (see BookEntry)."""
+    core = dataclass_fields(JournalEntry)
+    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos"]
+    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, ""]
+    return namedtuple("BookEntryFields", names, defaults=defaults), len(core)
+
+
+_BookEntryFields, _CORE_FIELDS = _book_entry_fields()
+_core_from_fields = JournalEntry.from_fields.__func__
+_AMOUNT_AT, _KIND_AT = _BookEntryFields._fields.index("amount_minor"), _BookEntryFields._fields.index("kind")
+
+
+def _args_tuple(*values):
+    """What from_fields builds when given this as its class: the core fields as a plain
+    tuple, so BookEntry.parse makes one tuple per entry instead of two."""
+    return values
+
+
+class BookEntry(_BookEntryFields):
+    """A journal entry with what the book of record adds: the bucket deltas and payment
+    method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method), for
+    a `shift_close` the Z record, and `pos`, the sortable journal position.
+
+    It has every field of core.JournalEntry, read from the stream fields by core's own
+    `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
+    here a plain tuple of them),
+    but is a named tuple rather than a frozen dataclass: building one costs a quarter
+    (a frozen dataclass sets its 23 fields one object.__setattr__ at a time), and the
+    drain builds one per entry (profiling: 20% of its time went into that)."""
+    __slots__ = ()
+
+    @property
+    def account_root(self) -> str:
+        return JournalEntry.account_root.fget(self)
+
+    @classmethod
+    def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
+        core = _core_from_fields(_args_tuple, journal_id, partition, f)    # the core fields, in order
+        if len(core) != _CORE_FIELDS:
+            raise RuntimeError("JournalEntry.from_fields must pass every field")  # a bug, never data
+        amt = core[_AMOUNT_AT]
+        pd = _int_field(f, "pd") if "pd" in f else amt
+        bd = _int_field(f, "bd") if "bd" in f else 0
+        if pd + bd != amt:
+            raise ValueError(f"pd {pd} + bd {bd} != amt {amt}")
+        method = f.get("m") or ""
+        if len(method) > METHOD_LEN:
+            raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
+        shift = _parse_shift(f) if core[_KIND_AT] == "shift_close" else None
+        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id)))
+
+
+def _int_field(f: dict, name: str) -> int:
+    value = f[name]
+    if not isinstance(value, str) or not _INT_RE.fullmatch(value):
+        raise ValueError(f"{name} {str(value)[:24]!r} is not a whole number")
+    return int(value)
+
+
+def _parse_shift(f: dict) -> dict:
+    """A shift_close entry's Z record (core.shifts writes it): number, who closed it,
+    when it opened, the totals (JSON object `z`)."""
+    if f.get("amt") != "0":
+        raise ValueError("a shift_close moves no money (amt must be 0)")
+    shift_no = _int_field(f, "shift")
+    if shift_no < 1 or not f.get("term") or not f.get("by") or len(f["by"]) > 64:
+        raise ValueError("a shift_close needs shift >= 1, term and by")
+    record = json.loads(f["z"])
+    if not isinstance(record, dict):
+        raise ValueError("z is not a JSON object")
+    totals = {}
+    for name in SHIFT_TOTALS:
+        value = record.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2 ** 63:
+            raise ValueError(f"z.{name} is not a whole number")
+        totals[name] = value
+    opened = _int_field(f, "opened") if f.get("opened") else None
+    return dict(shift_no=shift_no, closed_by=f["by"], opened_ms=opened, totals=totals, record=f["z"])
+
+
+def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[BookEntry], list[dict]]:
+    """Split stream entries into parsed entries and quarantine rows (malformed ones)."""
+    good, bad = [], []
+    now = utcnow()
+    for entry_id, fields_ in raw:
+        try:
+            entry = BookEntry.parse(entry_id, partition, fields_)
+            if not entry.txn_id or not entry.account_id or not entry.kind:
+                raise ValueError("empty txn, acct or kind")
+            if (len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32
+                    or len(entry.root_id) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
+                raise ValueError("id longer than the schema allows")
+            good.append(entry)
+        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
+            bad.append(dict(journal_partition=partition, journal_id=entry_id,
+                            fields_json=json.dumps(fields_, sort_keys=True, default=str),
+                            error=f"{type(exc).__name__}: {exc}", quarantined_at=now))
+    return good, bad
+
+
+# ledger_entries' columns as the drain writes them (the chain's two last)
+LEDGER_COLUMNS = ("txn_id", "account_id", "kind", "amount_minor", "balance_after_minor", "terminal_id",
+                  "cashier_id", "original_txn_id", "occurred_at", "journal_partition", "journal_id",
+                  "journal_pos", "root_account_id", "transfer_id", "peer_account_id", "principal_delta_minor",
+                  "bonus_delta_minor", "method", "applied_at", "chain_seq", "row_hash")
+
+
+def ledger_values(entry: BookEntry, now: datetime, occurred: datetime | None = None) -> list:
+    """An entry's ledger_entries values in LEDGER_COLUMNS order, the chain's left 0 and ''."""
+    return [entry.txn_id, entry.account_id, entry.kind, entry.amount_minor, entry.balance_after_minor,
+            entry.terminal_id or None, entry.cashier_id or None, entry.original_txn_id or None,
+            occurred or ms_to_datetime(entry.occurred_ms), entry.partition, entry.journal_id, entry.pos,
+            entry.root_id or entry.account_id, entry.transfer_id or None, entry.peer_id or None, entry.principal_delta_minor,
+            entry.bonus_delta_minor, entry.method or None, now, 0, ""]
+
+
+def ledger_row(entry: BookEntry, now: datetime) -> dict:
+    """An entry's ledger_entries row as a dict (without the chain's columns)."""
+    return dict(zip(LEDGER_COLUMNS[:-2], ledger_values(entry, now)))
+
+
+def ledger_rows(entries: Iterable[BookEntry], now: datetime, link, totals):
+    """The ledger_entries rows of `entries` (lists in LEDGER_COLUMNS order), each chained
+    by `link` (a `chain.Linker`, or what the book's chain gives instead) and added to
+    `totals` (a `totals.BatchTotals`) as it is made, so a COPY streams the rows already
+    built while the next is built."""
+    instants: dict[int, datetime] = {}       # entries of one millisecond share its datetime
+    for e in entries:
+        occurred = instants.get(e.occurred_ms)
+        if occurred is None:
+            occurred = instants[e.occurred_ms] = ms_to_datetime(e.occurred_ms)
+        row = ledger_values(e, now, occurred)
+        link(row)
+        totals.add(e)
+        yield row
