@@ -57,9 +57,10 @@ class ConfigError(InvalidRequest):
         if reason is not None:
             super().__init__(field, reason)
             return
-        head, _, self.reason = field.partition(": ")
+        message = field                  # the one-argument form: a whole message
+        head, _, self.reason = message.partition(": ")
         self.field = head.split(" (from ")[0]
-        LedgerError.__init__(self, field)
+        LedgerError.__init__(self, message)
 
 
 class TxnConflict(LedgerError):
