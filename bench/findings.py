@@ -93,7 +93,7 @@ FINDINGS: dict[str, str] = {
         "in the first run). Not reached on this machine: needs the load on other cores (terminals are other "
         "machines) or a second daemon."),
     "latency_p99": (
-        "Not Redis: INFO commandstats during the paced run shows tens of microseconds of Redis CPU per EVALSHA, and the "
+        "Not Redis: INFO commandstats during the paced run shows tens of microseconds of Redis CPU per FCALL, and the "
         "median service time is a fraction of a millisecond. The p99 tail (and the gap between service time and "
         "time-from-schedule) is CPU run-queue waiting: four paced client processes and redis-server share 2 cores, "
         "and a descheduled client delays every request scheduled behind it. On a shared machine this reached tens "

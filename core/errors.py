@@ -47,7 +47,20 @@ class ConfigError(InvalidRequest):
     A subclass of InvalidRequest, so every handler of bad input (exit code 2 of the
     CLIs, the terminal's settings dialog) shows it as it is: the field and the reason.
     Retrying cannot help: the configuration must change.
+
+    Raised as ConfigError(field, reason), or as ConfigError(message) with a whole message
+    that begins with what is wrong (the reconcile service's settings: "batch_size (from
+    command line): must be at least 1, got 0"); that message is kept word for word.
     """
+
+    def __init__(self, field: str, reason: str | None = None):
+        if reason is not None:
+            super().__init__(field, reason)
+            return
+        message = field                  # the one-argument form: a whole message
+        head, _, self.reason = message.partition(": ")
+        self.field = head.split(" (from ")[0]
+        LedgerError.__init__(self, message)
 
 
 class TxnConflict(LedgerError):

@@ -21,7 +21,7 @@ import time
 from core.exit_codes import (EXIT_BAD_INPUT, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED,
                              EXIT_UNAVAILABLE, classify, epilog)
 
-from .config import ConfigError, load_settings
+from .config import FLAG_SETTINGS, ConfigError, load_settings
 from .logs import setup_logging
 
 log = logging.getLogger("reconcile_service")
@@ -33,29 +33,11 @@ def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("configuration (flags > environment > --config file > defaults)")
     g.add_argument("--config", metavar="FILE", help="TOML file of settings (see docs/reconcile.md)")
-    g.add_argument("--redis-url", help="ledger Redis (env CASHIER_REDIS_URL)")
-    g.add_argument("--database-url", help="database of record (env CASHIER_DATABASE_URL; "
-                                          "default: SQLite file in the user data directory)")
-    g.add_argument("--consumer-name", help="this instance's consumer name (default host-pid)")
-    g.add_argument("--batch-size", type=int, help="entries per database transaction")
-    g.add_argument("--block-ms", type=int, help="how long an idle read waits for new entries")
-    g.add_argument("--claim-idle-ms", type=int, help="claim entries pending this long at another consumer")
-    g.add_argument("--reconcile-interval-s", type=float, help="seconds between the daemon's passes")
-    g.add_argument("--trim-interval-s", type=float, help="seconds between trims of applied journal entries")
-    g.add_argument("--trim-keep-s", type=float, help="keep applied journal entries this long")
-    g.add_argument("--hold-expiry-interval-s", type=float,
-                   help="seconds between journaling the release of expired holds")
-    g.add_argument("--restore-on-start", action=argparse.BooleanOptionalAction, default=None,
-                   help="restore a Redis that lost everything before consuming")
-    g.add_argument("--metrics-host", help="address of the /metrics endpoint (default 127.0.0.1)")
-    g.add_argument("--metrics-port", type=int, help="Prometheus /metrics and /healthz port of the daemon "
-                                                    "(default 9464; 0 = off; `run --once` opens none)")
-    g.add_argument("--backoffice-host", help="address of the back-office page (default 127.0.0.1)")
-    g.add_argument("--backoffice-port", type=int, help="port of the back-office page (0 = off, the default)")
-    g.add_argument("--retry-deadline-s", type=float,
-                   help="give up when a server is away this long (0: daemon never, one-shot 60 s)")
-    g.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
-    g.add_argument("--log-format", help="json (default, for journald and log shippers) or text")
+    for setting in FLAG_SETTINGS:         # one flag per setting that has one, from config.SETTINGS
+        if setting.type is bool:
+            g.add_argument(setting.flag, action=argparse.BooleanOptionalAction, default=None, help=setting.help)
+        else:
+            g.add_argument(setting.flag, type=None if setting.type is str else setting.type, help=setting.help)
     return p
 
 
@@ -85,11 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_SETTING_FLAGS = ("redis_url", "database_url", "consumer_name", "batch_size", "block_ms", "claim_idle_ms",
-                  "reconcile_interval_s", "trim_interval_s", "trim_keep_s", "hold_expiry_interval_s",
-                  "restore_on_start",
-                  "metrics_host", "metrics_port", "retry_deadline_s", "log_level", "log_format",
-                  "backoffice_host", "backoffice_port")
+_SETTING_FLAGS = tuple(setting.name for setting in FLAG_SETTINGS)
 
 
 class Progress:

@@ -4,26 +4,31 @@ Precedence, highest first: command-line flags, environment (`CASHIER_REDIS_URL`,
 `CASHIER_DATABASE_URL`), the TOML file named by `--config` (or `CASHIER_RECONCILE_CONFIG`),
 then the defaults below. Every bad value raises `ConfigError` with a message that names
 the setting and the reason, so the CLI can print it and exit non-zero without a traceback.
+
+Each setting is declared once, in `SETTINGS`: its type, default, bounds, command-line flag,
+environment variable and what the docs say of its default. The `Settings` dataclass, the
+validation, the CLI's flags (reconcile_service/cli.py) and the settings table of
+docs/reconcile.md and docs/operations.md (`python -m reconcile_service.config --doc-table`;
+tests/test_docs.py checks the pages hold it) are all made from that one tuple.
 """
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import platformdirs
+
+from core.errors import ConfigError  # noqa: F401  (one hierarchy; importable from here as before)
 
 APP_NAME = "cashier-ledger"
 ENV_REDIS_URL = "CASHIER_REDIS_URL"
 ENV_DATABASE_URL = "CASHIER_DATABASE_URL"
 ENV_CONFIG = "CASHIER_RECONCILE_CONFIG"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-
-
-class ConfigError(Exception):
-    """A setting is missing or wrong; the message says which one and why."""
+_MAX_BATCH = 50_000  # one transaction stays short; SQLite executemany has no parameter limit
 
 
 def default_database_url() -> str:
@@ -32,51 +37,104 @@ def default_database_url() -> str:
     return f"sqlite:///{directory / 'reconcile.sqlite3'}"
 
 
+def _check_zone(value: str, where: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{where}: {value!r} is not a time zone name (e.g. Asia/Shanghai)") from None
+
+
+def _check_port(number: int, where: str) -> None:
+    if number > 65535:
+        raise ConfigError(f"{where}: must be a TCP port 0..65535, got {number}")
+
+
 @dataclass(frozen=True, slots=True)
-class Settings:
-    redis_url: str = DEFAULT_REDIS_URL
-    database_url: str = ""                 # "" -> default_database_url()
-    consumer_name: str = ""                # "" -> <hostname>-<pid>
-    batch_size: int = 10_000               # journal entries per database transaction (one statement per table)
-    block_ms: int = 1000                   # XREADGROUP BLOCK when every partition is idle
-    claim_idle_ms: int = 30_000            # pending this long -> its consumer is presumed dead
-    reconcile_interval_s: float = 300.0    # the daemon's reconciliation passes
-    trim_interval_s: float = 60.0
-    trim_keep_s: float = 3600.0            # keep applied entries this long (recent-history reads)
-    hold_expiry_interval_s: float = 10.0   # journal the release of expired holds this often
-    restore_on_start: bool = True          # the daemon restores lost accounts before consuming
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int = 9464               # 0 = no HTTP endpoint
-    retry_deadline_s: float = 0.0          # give up when a server is away this long; 0 = never
-    first_backoff_s: float = 0.5
-    max_backoff_s: float = 30.0
-    log_level: str = "INFO"
-    log_format: str = "json"               # json | text
-    shop_timezone: str = "Asia/Shanghai"   # reports and the back-office page show times in it
-    backoffice_host: str = "127.0.0.1"     # the back-office page (loopback unless you mean it)
-    backoffice_port: int = 0               # 0 = the daemon serves no back-office page
+class Setting:
+    """One setting: a field of `Settings`, a TOML key, maybe a flag and an environment variable."""
+    name: str
+    type: type
+    default: Any
+    help: str | None = None          # the flag's help; None: no flag (TOML only)
+    minimum: float | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    upper_case: bool = False         # given in any case, kept upper-case (log levels)
+    check: Callable[[Any, str], None] | None = None   # a last check: (value, "name (from source)")
+    env: str | None = None
+    doc_default: str | None = None   # the docs' default column when the value alone says too little
+    doc_note: str = ""               # appended to the docs' default column, in parentheses
+    doc_flag: str | None = None      # the docs' flag column for a setting without a flag
 
-    def resolved_database_url(self) -> str:
-        return self.database_url or default_database_url()
+    @property
+    def flag(self) -> str | None:
+        return None if self.help is None else "--" + self.name.replace("_", "-")
 
 
-# setting -> (type, lower bound or None)
-_TYPES: dict[str, tuple[type, float | None]] = {
-    "redis_url": (str, None), "database_url": (str, None), "consumer_name": (str, None),
-    "batch_size": (int, 1), "block_ms": (int, 0), "claim_idle_ms": (int, 0),
-    "reconcile_interval_s": (float, 0.0), "trim_interval_s": (float, 0.0),
-    "trim_keep_s": (float, 0.0), "hold_expiry_interval_s": (float, 0.0), "restore_on_start": (bool, None), "metrics_host": (str, None),
-    "metrics_port": (int, 0), "retry_deadline_s": (float, 0.0), "first_backoff_s": (float, 0.0),
-    "max_backoff_s": (float, 0.0), "log_level": (str, None), "log_format": (str, None),
-    "shop_timezone": (str, None), "backoffice_host": (str, None), "backoffice_port": (int, 0),
-}
-_CHOICES = {"log_format": ("json", "text"),
-            "log_level": ("DEBUG", "INFO", "WARNING", "ERROR")}
-_MAX_BATCH = 50_000  # one transaction stays short; SQLite executemany has no parameter limit
+# In the order of `--help` and of the docs' table.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("redis_url", str, DEFAULT_REDIS_URL, "ledger Redis (env CASHIER_REDIS_URL)", env=ENV_REDIS_URL,
+            doc_note="also `rediss://`, `redis+cluster://`"),
+    Setting("database_url", str, "",                                   # "" -> default_database_url()
+            "database of record (env CASHIER_DATABASE_URL; default: SQLite file in the user data directory)",
+            env=ENV_DATABASE_URL,
+            doc_default="SQLite `reconcile.sqlite3` in the user data dir (platformdirs, app `cashier-ledger`)"),
+    Setting("consumer_name", str, "", "this instance's consumer name (default host-pid)",  # "" -> <hostname>-<pid>
+            doc_default="`<hostname>-<pid>`"),
+    # journal entries per database transaction (one statement per table)
+    Setting("batch_size", int, 10_000, "entries per database transaction", minimum=1, maximum=_MAX_BATCH),
+    # XREADGROUP BLOCK when every partition is idle
+    Setting("block_ms", int, 1000, "how long an idle read waits for new entries", minimum=0),
+    # pending this long -> its consumer is presumed dead
+    Setting("claim_idle_ms", int, 30_000, "claim entries pending this long at another consumer", minimum=0),
+    Setting("reconcile_interval_s", float, 300.0, "seconds between the daemon's passes", minimum=0.0),
+    Setting("trim_interval_s", float, 60.0, "seconds between trims of applied journal entries", minimum=0.0),
+    # keep applied entries this long (recent-history reads)
+    Setting("trim_keep_s", float, 3600.0, "keep applied journal entries this long", minimum=0.0),
+    Setting("hold_expiry_interval_s", float, 10.0, "seconds between journaling the release of expired holds",
+            minimum=0.0, doc_note="0 = off"),
+    Setting("restore_on_start", bool, True, "restore a Redis that lost everything before consuming"),
+    Setting("metrics_host", str, "127.0.0.1", "address of the /metrics endpoint (default 127.0.0.1)"),
+    Setting("metrics_port", int, 9464, "Prometheus /metrics and /healthz port of the daemon "
+            "(default 9464; 0 = off; `run --once` opens none)", minimum=0, check=_check_port,
+            doc_note="0 = off; `run --once` opens none"),
+    # the back-office page: loopback unless you mean it; port 0 = the daemon serves none
+    Setting("backoffice_host", str, "127.0.0.1", "address of the back-office page (default 127.0.0.1)"),
+    Setting("backoffice_port", int, 0, "port of the back-office page (0 = off, the default)", minimum=0,
+            check=_check_port, doc_note="off"),
+    Setting("retry_deadline_s", float, 0.0, "give up when a server is away this long (0: daemon never, one-shot 60 s)",
+            minimum=0.0, doc_note="the daemon never gives up; one-shot commands 60 s"),
+    Setting("first_backoff_s", float, 0.5, minimum=0.0),
+    Setting("max_backoff_s", float, 30.0, minimum=0.0),
+    Setting("log_level", str, "INFO", "DEBUG, INFO, WARNING or ERROR (default INFO)",
+            choices=("DEBUG", "INFO", "WARNING", "ERROR"), upper_case=True),
+    Setting("log_format", str, "json", "json (default, for journald and log shippers) or text",
+            choices=("json", "text")),
+    # reports and the back-office page show times in it
+    Setting("shop_timezone", str, "Asia/Shanghai", check=_check_zone, doc_note="reports and the page",
+            doc_flag="TOML only (`report --tz` overrides it for one report)"),
+)
+SETTING_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+SETTING_NAMES = tuple(s.name for s in SETTINGS)
+FLAG_SETTINGS = tuple(s for s in SETTINGS if s.flag)     # the ones the CLI has a flag for
+
+
+def _resolved_database_url(self) -> str:
+    return self.database_url or default_database_url()
+
+
+Settings = make_dataclass(
+    "Settings", [(s.name, s.type, field(default=s.default)) for s in SETTINGS],
+    namespace={"resolved_database_url": _resolved_database_url,
+               "__doc__": "The reconcile service's settings (one field per entry of SETTINGS)."},
+    frozen=True, slots=True)
+Settings.__module__ = __name__     # for pickle and reprs (make_dataclass's module= is Python 3.12+)
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
-    kind, low = _TYPES[name]
+    setting = SETTING_BY_NAME[name]
+    kind, low = setting.type, setting.minimum
     where = f"{name} (from {source})"
     if kind is bool:
         if isinstance(value, bool):
@@ -87,12 +145,12 @@ def _coerce(name: str, value: Any, source: str) -> Any:
     if kind is str:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: must be a string, got {value!r}")
-        if name == "log_level":
+        if setting.upper_case:
             value = value.upper()
-        if name in _CHOICES and value not in _CHOICES[name]:
-            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(_CHOICES[name])}")
-        if name == "shop_timezone":
-            _check_zone(value, where)
+        if setting.choices and value not in setting.choices:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(setting.choices)}")
+        if setting.check:
+            setting.check(value, where)
         return value
     if isinstance(value, bool):
         raise ConfigError(f"{where}: must be a number, got {value!r}")
@@ -104,19 +162,11 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{where}: must be a {'whole ' if kind is int else ''}number, got {value!r}") from None
     if low is not None and number < low:
         raise ConfigError(f"{where}: must be at least {low:g}, got {number}")
-    if name == "batch_size" and number > _MAX_BATCH:
-        raise ConfigError(f"{where}: must be at most {_MAX_BATCH}, got {number}")
-    if name in ("metrics_port", "backoffice_port") and number > 65535:
-        raise ConfigError(f"{where}: must be a TCP port 0..65535, got {number}")
+    if setting.maximum is not None and number > setting.maximum:
+        raise ConfigError(f"{where}: must be at most {setting.maximum}, got {number}")
+    if setting.check:
+        setting.check(number, where)
     return number
-
-
-def _check_zone(value: str, where: str) -> None:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{where}: {value!r} is not a time zone name (e.g. Asia/Shanghai)") from None
 
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:
@@ -141,10 +191,10 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise ConfigError(f"config file {file}: [reconcile_service] must be a table")
     data.update(section)
-    unknown = sorted(set(data) - set(_TYPES))
+    unknown = sorted(set(data) - set(SETTING_BY_NAME))
     if unknown:
         raise ConfigError(f"config file {file}: unknown setting(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(sorted(_TYPES))}")
+                          f"known: {', '.join(sorted(SETTING_BY_NAME))}")
     return data
 
 
@@ -157,11 +207,7 @@ def load_settings(flags: Mapping[str, Any] | None = None, *, config_path: str | 
     layers: list[tuple[str, Mapping[str, Any]]] = []
     if path:
         layers.append((f"config file {path}", read_toml(path)))
-    env_layer = {}
-    if environ.get(ENV_REDIS_URL):
-        env_layer["redis_url"] = environ[ENV_REDIS_URL]
-    if environ.get(ENV_DATABASE_URL):
-        env_layer["database_url"] = environ[ENV_DATABASE_URL]
+    env_layer = {s.name: environ[s.env] for s in SETTINGS if s.env and environ.get(s.env)}
     layers.append(("environment", env_layer))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     for source, layer in layers:
@@ -189,4 +235,41 @@ def _check_urls(settings: Settings) -> None:
             raise ConfigError("database_url: name the driver: postgresql+psycopg://... (psycopg 3)")
 
 
-SETTING_NAMES = tuple(f.name for f in fields(Settings))
+def _doc_default(setting: Setting) -> str:
+    if setting.doc_default is not None:
+        text = setting.doc_default
+    elif setting.type is bool:
+        text = "true" if setting.default else "false"
+    elif setting.type is str:
+        text = f"`{setting.default}`"
+    else:
+        text = f"{setting.default:g}"
+    notes = []
+    if setting.maximum is not None:
+        notes.append(f"{setting.minimum:g}..{setting.maximum}")
+    if setting.choices:
+        notes.append(", ".join(f"`{c}`" for c in setting.choices))
+    if setting.doc_note:
+        notes.append(setting.doc_note)
+    return f"{text} ({'; '.join(notes)})" if notes else text
+
+
+def markdown_table() -> str:
+    """The settings table of docs/reconcile.md and docs/operations.md (tests/test_docs.py
+    checks that both pages hold this text; print it with --doc-table)."""
+    rows = ["| setting | flag | environment | default |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        if s.type is bool and s.flag:
+            flag = f"`--[no-]{s.flag[2:]}`"
+        else:
+            flag = f"`{s.flag}`" if s.flag else (s.doc_flag or "TOML only")
+        env = f"`{s.env}`" if s.env else ""
+        rows.append(f"| `{s.name}` | {flag} | {env} | {_doc_default(s)} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] != ["--doc-table"]:
+        sys.exit("usage: python -m reconcile_service.config --doc-table   (prints the docs' settings table)")
+    print(markdown_table())

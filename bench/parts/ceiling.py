@@ -1,5 +1,6 @@
 """Part 1, the ceiling: `redis-benchmark` (C, 50 connections, with and without
-pipelining -P 16) running the product's deduct script by SHA on a private Redis.
+pipelining -P 16) running the product's deduct operation as a plain script by SHA
+(EVALSHA; the product itself calls the deduct function by FCALL) on a private Redis.
 
 redis-benchmark replaces *every* ``__rand_int__`` occurrence with its *own* random
 number (measured here: `SET k:__rand_int__ v:__rand_int__` stores different numbers

@@ -32,6 +32,7 @@ def locked_redis():
         yield server
 
 
+@pytest.mark.slow    # ~15 s: processes retrying against a locked Redis; not in the fast lane
 def test_cashierctl_verbose_never_prints_the_password(locked_redis):
     url = f"redis://default:{REDIS_PASSWORD}@127.0.0.1:{locked_redis.port}/0"
     outputs = [run("-m", "admin.cashierctl", "-v", "--redis-url", url, *args)
@@ -48,6 +49,7 @@ def test_cashierctl_verbose_never_prints_the_password(locked_redis):
         assert_clean(output)
 
 
+@pytest.mark.slow    # ~15 s: processes retrying against a locked Redis; not in the fast lane
 def test_reconcile_service_logs_never_print_passwords(locked_redis, tmp_path):
     url = f"redis://default:{REDIS_PASSWORD}@127.0.0.1:{locked_redis.port}/0"
     assert run("-m", "admin.cashierctl", "--redis-url", url, "init")[0] == 0

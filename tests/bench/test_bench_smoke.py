@@ -16,8 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost,members"
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-benchmark") is None,
-                                reason="needs redis-server and redis-benchmark")
+pytestmark = [pytest.mark.slow,    # 1-2 min each: runs the bench; not in the fast lane
+              pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-benchmark") is None,
+                                 reason="needs redis-server and redis-benchmark")]
 
 
 def test_bench_smoke_writes_report(tmp_path):

@@ -32,8 +32,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 PASSWORD = "correct horse battery"
 
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                                reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")]
 
 
 def _free_port() -> int:

@@ -56,10 +56,12 @@ def _check(ledger: Ledger, successes: int) -> None:
     assert len({e.txn_id for e in deductions}) == successes
 
 
+@pytest.mark.slow    # ~10 s: 8 processes; not in the fast lane
 def test_eight_processes_on_one_account(redis_url):
     _check(*_race(redis_url))
 
 
+@pytest.mark.slow    # ~10 s: 8 processes; not in the fast lane
 @pytest.mark.cluster
 def test_eight_processes_on_one_account_on_cluster(cluster_url):
     _check(*_race(cluster_url))

@@ -88,6 +88,7 @@ requests = st.builds(
 faulty = faulty_fixture(drop_reply_probability=0.3, seed=17)
 
 
+@pytest.mark.slow    # ~9 s: fault injection (lost replies); not in the fast lane
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(st.lists(requests, min_size=1, max_size=14), min_size=1, max_size=5))
 def test_batches_under_lost_replies_answer_as_one_deduct_after_another(ledger, faulty, monkeypatch, batches):

@@ -295,6 +295,7 @@ OPS = st.lists(st.one_of(
 faulty = faulty_fixture(drop_reply_probability=0.3, seed=7)
 
 
+@pytest.mark.slow    # ~40-70 s: fault injection (lost replies); not in the fast lane
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops):

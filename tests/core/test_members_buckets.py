@@ -177,6 +177,7 @@ def _take(order: str, amount: int, principal: int, bonus: int) -> int:
     return max(0, amount - principal)
 
 
+@pytest.mark.slow    # ~40 s: fault injection (lost replies); not in the fast lane
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scenario=scenarios())
 def test_bucket_arithmetic_under_lost_replies_matches_an_exact_model(ledger, faulty, scenario):

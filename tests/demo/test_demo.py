@@ -67,6 +67,7 @@ def private_redis_stopped(out: str) -> bool:
     return False
 
 
+@pytest.mark.slow    # ~10-30 s: the whole demo in processes; not in the fast lane
 def test_private_redis_end_to_end_twice(tmp_path):
     data_dir = tmp_path / "demo"
     first = run_demo(data_dir, "--private-redis")
@@ -91,6 +92,7 @@ def test_private_redis_end_to_end_twice(tmp_path):
     assert no_process_uses(data_dir)
 
 
+@pytest.mark.slow    # ~10-30 s: the whole demo in processes; not in the fast lane
 def test_uses_the_configured_redis_and_leaves_other_data_alone(tmp_path):
     with RedisServer() as server:
         client = server.client()
@@ -121,6 +123,7 @@ def test_bad_redis_url_is_a_message_not_a_traceback(tmp_path):
     assert "Traceback" not in result.stderr and "redis_url" in result.stderr.lower() + result.stdout.lower()
 
 
+@pytest.mark.slow    # ~10-30 s: the whole demo in processes; not in the fast lane
 def test_with_a_display_it_opens_the_terminal_and_sigterm_stops_everything(tmp_path):
     """The window path, on Qt's offscreen platform: the terminal process starts; SIGTERM to
     the demo stops the terminal, the reconcile service and the private Redis."""

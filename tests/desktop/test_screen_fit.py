@@ -49,6 +49,7 @@ def xvfb_1024x768():
         proc.wait(10)
 
 
+@pytest.mark.slow    # ~9 s: a whole shift on Xvfb; not in the fast lane
 def test_a_whole_shift_on_a_1024x768_screen(xvfb_1024x768, redis_url, ledger, tmp_path):
     ledger.init()
     open_account(ledger, "6222020000001234", 25800)
