@@ -20,6 +20,7 @@ Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 --@include checks
 --@include decisions
 
+-- core/shifts.py has the same limits (tests/core/test_limits.py)
 local MAX_Z_BYTES = 4096
 local MAX_SHIFT_NO = 1000000000000
 local MAX_TOTAL = 1000000000000000

@@ -40,9 +40,11 @@ end
 
 -- An account holder's name: optional, any script (Chinese names included), at most 64
 -- characters (256 bytes of UTF-8), no control characters.
+local MAX_HOLDER_BYTES = 256                 -- 64 characters of up to 4 bytes (core/validation.py)
+
 local function check_holder(value)
   if value == nil or value == '' then return nil end
-  if #value > 256 then return invalid('holder_name', 'longer than 64 characters') end
+  if #value > MAX_HOLDER_BYTES then return invalid('holder_name', 'longer than 64 characters') end
   if string.find(value, '[%z\1-\31\127]') then return invalid('holder_name', 'control characters are not allowed') end
   return nil
 end
