@@ -9,7 +9,7 @@ hold every one of them exactly.
 Txn ids the ledger makes itself (hold expiry, reconcile compensation, restore) live in
 a reserved namespace: '@' + a lower-case kind + ':' + id characters (`internal_txn_id`).
 No client id can contain '@', so none can ever equal an internal id; the scripts check
-the same (common.lua check_id / check_internal_id).
+the same (lua/includes/checks.lua check_id / check_internal_id).
 """
 from __future__ import annotations
 
