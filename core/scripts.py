@@ -3,10 +3,11 @@
 One file per operation; shared pieces live in `lua/includes/`. A script names the includes
 it uses (`--@include <name>` lines); an include names the ones it uses itself the same
 way, and comes after them. The loader builds one library (`cashier_<hash>`) from them:
-every include once, then every operation as a function `<operation>_<hash>`. Redis compiles the library once (FUNCTION LOAD), so the
-shared helpers are built once, not on every call as with EVALSHA of a pasted-in script
-(issue 17: a third of a deduction's server cost). The hash in the names keeps two
-versions of the software apart on one Redis, as script SHAs did.
+every include once, then every operation as a function `<operation>_<hash>`. Redis
+compiles the library once (FUNCTION LOAD), so the shared helpers are built once, not on
+every call as with EVALSHA of a pasted-in script (issue 17: a third of a deduction's
+server cost). The hash in the names keeps two versions of the software apart on one
+Redis, as script SHAs did.
 
 Functions are stored in the RDB/AOF and replicated, so a Sentinel replica has the library
 as soon as it is in sync. When Redis answers "Function not found" (restart without
@@ -108,8 +109,9 @@ def parse_header(source: str, name: str) -> LuaHeader:
     """The contract in the header of a script (`source`, the file `<name>.lua`).
 
     The header is the long comment the file opens with, in this strict format:
-    ``<name>: <summary>`` (or ``<name> (<aside>): ...``) on its first line, then any prose, then the contract, every
-    item at the start of a line and continued on lines indented by two spaces:
+    ``<name>: <summary>`` (or ``<name> (<aside>): ...``) on its first line, then any
+    prose, then the contract, every item at the start of a line and continued on lines
+    indented by two spaces:
     ``KEYS[1] <what>``, ``KEYS[2] <what>``, ... in order (the last may be ``KEYS[n..]``:
     every key from n on), the same for ``ARGV[i]``, then ``Returns <reply>``, then
     ``Statuses: A, B`` (the `core.Status` values it decides, or ``none``), then
@@ -132,7 +134,7 @@ def parse_header(source: str, name: str) -> LuaHeader:
         if slot:
             kind, index, variadic = slot.group(1), int(slot.group(2)), bool(slot.group(3))
             want = 1 if kind == "KEYS" else 2
-            if stage > want or (stage == want == 2 and kind == "KEYS"):
+            if stage > want:
                 fail(f"{line!r}: KEYS, then ARGV, then Returns, Statuses, Errors")
             stage = want
             have = slots[kind]
