@@ -1,11 +1,13 @@
 """Loads the Lua scripts of `core/lua/` as one Redis Function library and runs them by FCALL.
 
-One file per operation; shared pieces live in `lua/includes/`. The loader builds one
-library (`cashier_<hash>`) from them: every include once, then every operation as a
-function `<operation>_<hash>`. Redis compiles the library once (FUNCTION LOAD), so the
-shared helpers are built once, not on every call as with EVALSHA of a pasted-in script
-(issue 17: a third of a deduction's server cost). The hash in the names keeps two
-versions of the software apart on one Redis, as script SHAs did.
+One file per operation; shared pieces live in `lua/includes/`. A script names the includes
+it uses (`--@include <name>` lines); an include names the ones it uses itself the same
+way, and comes after them. The loader builds one library (`cashier_<hash>`) from them:
+every include once, then every operation as a function `<operation>_<hash>`. Redis
+compiles the library once (FUNCTION LOAD), so the shared helpers are built once, not on
+every call as with EVALSHA of a pasted-in script (issue 17: a third of a deduction's
+server cost). The hash in the names keeps two versions of the software apart on one
+Redis, as script SHAs did.
 
 Functions are stored in the RDB/AOF and replicated, so a Sentinel replica has the library
 as soon as it is in sync. When Redis answers "Function not found" (restart without
@@ -70,13 +72,144 @@ class LuaScript:
     body: str                 # the standalone script (includes pasted in), for EVAL
     sha: str
     source: str = ""          # the operation's own file, without its includes
-    includes: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()   # every include it needs, each after the ones it uses
     flags: tuple[str, ...] = ()
     batch: tuple[int, int] | None = None    # (KEYS, ARGV) per item of `<name>_batch`
 
 
-def _expand(text: str, includes: Path) -> str:
-    return _INCLUDE_RE.sub(lambda m: (includes / f"{m.group(1)}.lua").read_text(encoding="utf-8"), text)
+@dataclass(frozen=True, slots=True)
+class HeaderSlot:
+    """One KEYS[i] or ARGV[i] line of a script's header; `variadic`: KEYS[i..], every one from i on."""
+    index: int
+    text: str
+    variadic: bool = False
+
+    @property
+    def unused(self) -> bool:
+        """Passed to keep the shared layout, never read (its text starts with 'unused')."""
+        return self.text.startswith("unused")
+
+
+@dataclass(frozen=True, slots=True)
+class LuaHeader:
+    """A script's contract, as its header states it (`parse_header`)."""
+    name: str
+    keys: tuple[HeaderSlot, ...]
+    argv: tuple[HeaderSlot, ...]
+    returns: str
+    statuses: tuple[str, ...]     # core.Status values the script decides
+    errors: tuple[str, ...]       # replies that are not decisions (INVALID, TXN_CONFLICT, ...)
+
+
+_SLOT_RE = re.compile(r"(KEYS|ARGV)\[(\d+)(\.\.)?\] (\S.*)")
+_NAMES_RE = re.compile(r"(Statuses|Errors): (none|[A-Z_]+(?:, [A-Z_]+)*)")
+
+
+def parse_header(source: str, name: str) -> LuaHeader:
+    """The contract in the header of a script (`source`, the file `<name>.lua`).
+
+    The header is the long comment the file opens with, in this strict format:
+    ``<name>: <summary>`` (or ``<name> (<aside>): ...``) on its first line, then any
+    prose, then the contract, every item at the start of a line and continued on lines
+    indented by two spaces:
+    ``KEYS[1] <what>``, ``KEYS[2] <what>``, ... in order (the last may be ``KEYS[n..]``:
+    every key from n on), the same for ``ARGV[i]``, then ``Returns <reply>``, then
+    ``Statuses: A, B`` (the `core.Status` values it decides, or ``none``), then
+    ``Errors: X, Y`` (replies that are not decisions: INVALID, TXN_CONFLICT,
+    NOT_INITIALIZED, or ``none``), then the end of the comment. A slot whose text starts
+    with 'unused' is passed only to keep the shared layout. Raises ValueError."""
+    def fail(why: str):
+        raise ValueError(f"{name}.lua header: {why}")
+
+    if not source.startswith("--[[\n") or "\n]]\n" not in source:
+        fail("the file must open with a --[[ ... ]] comment")
+    lines = source[len("--[[\n"):source.index("\n]]\n")].split("\n")
+    if not re.match(rf"{re.escape(name)}( \([^)]*\))?: \S", lines[0]):
+        fail(f"the first line must be '{name}: <what it does>'")
+    slots: dict[str, list[HeaderSlot]] = {"KEYS": [], "ARGV": []}
+    returns, names = None, {}
+    stage = 0            # 0 prose, 1 KEYS, 2 ARGV, 3 Returns, 4 Statuses, 5 Errors
+    for line in lines[1:]:
+        slot, listed = _SLOT_RE.fullmatch(line), _NAMES_RE.fullmatch(line)
+        if slot:
+            kind, index, variadic = slot.group(1), int(slot.group(2)), bool(slot.group(3))
+            want = 1 if kind == "KEYS" else 2
+            if stage > want:
+                fail(f"{line!r}: KEYS, then ARGV, then Returns, Statuses, Errors")
+            stage = want
+            have = slots[kind]
+            if have and have[-1].variadic:
+                fail(f"{line!r} after {kind}[{have[-1].index}..]")
+            if index != len(have) + 1:
+                fail(f"{line!r}: {kind}[{len(have) + 1}] expected")
+            have.append(HeaderSlot(index, slot.group(4), variadic))
+        elif line.startswith("Returns "):
+            if stage >= 3:
+                fail("one Returns line, after KEYS and ARGV")
+            stage, returns = 3, line[len("Returns "):]
+        elif listed:
+            want = 4 if listed.group(1) == "Statuses" else 5
+            if stage != want - 1:
+                fail(f"{line!r}: Returns, then Statuses, then Errors")
+            stage = want
+            items = () if listed.group(2) == "none" else tuple(listed.group(2).split(", "))
+            if len(set(items)) != len(items):
+                fail(f"{line!r} names a status twice")
+            names[listed.group(1)] = items
+        elif line.startswith("  ") and stage in (1, 2, 3):     # a continuation line
+            if stage == 3:
+                returns += " " + line.strip()
+            else:
+                have = slots["KEYS" if stage == 1 else "ARGV"]
+                last = have[-1]
+                have[-1] = HeaderSlot(last.index, f"{last.text} {line.strip()}", last.variadic)
+        elif stage == 0:
+            continue
+        else:
+            fail(f"{line!r}: not a contract line (prose goes before KEYS[1])")
+    if stage != 5:
+        fail("the contract must end with Returns, Statuses and Errors lines")
+    return LuaHeader(name, tuple(slots["KEYS"]), tuple(slots["ARGV"]), returns,
+                     names["Statuses"], names["Errors"])
+
+
+def _include_order(text: str, includes: Path) -> list[str]:
+    """The includes `text` names and, before each, the ones it names itself: each once."""
+    order: list[str] = []
+    visiting: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        if name in visiting:
+            raise ValueError(f"Lua includes include each other: {' -> '.join(visiting + [name])}")
+        visiting.append(name)
+        for dep in _INCLUDE_RE.findall((includes / f"{name}.lua").read_text(encoding="utf-8")):
+            visit(dep)
+        visiting.pop()
+        order.append(name)
+
+    for name in _INCLUDE_RE.findall(text):
+        visit(name)
+    return order
+
+
+def _include_text(name: str, includes: Path) -> str:
+    """An include's own code, without its `--@include` lines (its includes come first)."""
+    return _INCLUDE_RE.sub("", (includes / f"{name}.lua").read_text(encoding="utf-8"))
+
+
+def _expand(text: str, includes: Path, order: list[str] | None = None) -> str:
+    """The script with every include it needs (`order`: `_include_order`'s answer) pasted
+    where its first `--@include` line was."""
+    first = _INCLUDE_RE.search(text)
+    if first is None:
+        return text
+    if order is None:
+        order = _include_order(text, includes)
+    pasted = "\n".join(_include_text(name, includes) for name in order)
+    rest = _INCLUDE_RE.sub("", text[first.end():])
+    return text[:first.start()] + pasted + rest
 
 
 def load_scripts(directory: Path | None = None) -> dict[str, LuaScript]:
@@ -84,11 +217,12 @@ def load_scripts(directory: Path | None = None) -> dict[str, LuaScript]:
     scripts = {}
     for path in sorted(directory.glob("*.lua")):
         text = path.read_text(encoding="utf-8")
-        body = _expand(text, directory / "includes")
+        includes = _include_order(text, directory / "includes")
+        body = _expand(text, directory / "includes", includes)
         flags = tuple(f for m in _FLAGS_RE.finditer(text) for f in m.group(1).split())
         batch = _BATCH_RE.search(text)
         scripts[path.stem] = LuaScript(path.stem, body, hashlib.sha1(body.encode()).hexdigest(),
-                                       text, tuple(_INCLUDE_RE.findall(text)), flags,
+                                       text, tuple(includes), flags,
                                        (int(batch.group(1)), int(batch.group(2))) if batch else None)
     if not scripts:
         raise FileNotFoundError(f"no Lua scripts found in {directory}")
@@ -112,7 +246,7 @@ def build_library(scripts: dict[str, LuaScript], directory: Path | None = None,
     for script in scripts.values():
         order += [i for i in script.includes if i not in order]
     parts = ["local KEYS, ARGV   -- of the running call (set by the wrapper of every function)",
-             *((includes_dir / f"{i}.lua").read_text(encoding="utf-8") for i in order),
+             *(_include_text(i, includes_dir) for i in order),
              _BATCH_RUNNER, "local OPS = {}"]
     for script in scripts.values():
         parts.append(f"-- {script.name}.lua\nOPS[{script.name!r}] = function()\n"

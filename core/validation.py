@@ -9,7 +9,7 @@ hold every one of them exactly.
 Txn ids the ledger makes itself (hold expiry, reconcile compensation, restore) live in
 a reserved namespace: '@' + a lower-case kind + ':' + id characters (`internal_txn_id`).
 No client id can contain '@', so none can ever equal an internal id; the scripts check
-the same (common.lua check_id / check_internal_id).
+the same (lua/includes/checks.lua check_id / check_internal_id).
 """
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ import unicodedata
 
 from .errors import InvalidRequest
 
+# The scripts check the same limits (lua/includes/common.lua, checks.lua):
+# tests/core/test_limits.py fails when a limit changes on one side only.
 MAX_AMOUNT_MINOR = 100_000_000_000          # 1e11 minor units (1 billion yuan) per operation
-MAX_BALANCE_MINOR = 1_000_000_000_000_000   # 1e15 < 2**53; keep in sync with lua/includes/common.lua
+MAX_BALANCE_MINOR = 1_000_000_000_000_000   # 1e15 < 2**53
 MAX_ID_LEN = 64
 ID_CHARS = "A-Z a-z 0-9 . _ : -"
 MAX_RETENTION_S = 400 * 86400

@@ -1,12 +1,17 @@
 --[[
 available: read an account's balance and its available balance (balance - active holds)
 at one instant. Read-only.
-KEYS[1] account hash   KEYS[2] holds of the account   KEYS[3] hold expiries
-Returns {balance_minor, available_minor (exact digits), status, last_journal_id} or {} for an
-unknown account.
+KEYS[1] account hash
+KEYS[2] holds of the account
+KEYS[3] hold expiries
+Returns {balance_minor, available_minor (exact digits), account status, last_journal_id}, or {}
+  for an unknown account
+Statuses: none
+Errors: none
 ]]
 --@flags no-writes
 --@include common
+--@include holds
 
 local acct = redis.call('HMGET', KEYS[1], 'bal', 'st', 'lj')
 if not acct[1] then return {} end

@@ -1,18 +1,30 @@
 --[[
 capture: take up to the held amount of an active hold; the rest of the hold is released.
-KEYS[1] account hash   KEYS[2] txn record (of this capture)   KEYS[3] partition journal
-KEYS[4] holds of the account   KEYS[5] hold expiries   KEYS[6] txn record of the hold
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] hold_txn_id
-KEYS[7] the partition's settings (optional): the spending order of the buckets, as deduct
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_NOT_FOUND,
-HOLD_NOT_FOUND,
-HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED, CAPTURE_EXCEEDS_HOLD.
 A capture completes a sale authorised earlier, so it goes through on a frozen account.
 A capture can be refunded like a deduction.
+KEYS[1] account hash
+KEYS[2] txn record (of this capture)
+KEYS[3] partition journal
+KEYS[4] holds of the account
+KEYS[5] hold expiries
+KEYS[6] txn record of the hold
+KEYS[7] the partition's settings (optional): the spending order of the buckets, as deduct
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] amount_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] hold_txn_id
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, ACCOUNT_NOT_FOUND, HOLD_NOT_FOUND, HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED, CAPTURE_EXCEEDS_HOLD
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
---@include members
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
+--@include holds
 --@include buckets
 --@include resolve_hold
 

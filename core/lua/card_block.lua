@@ -2,15 +2,28 @@
 card_block: stop a card (lost, damaged, stolen, other). The account and its money stay;
 issue a new card to it with card_issue. An account id used as a card (cards printed
 before the member layer) can be blocked too: the block is recorded on that number.
-KEYS[1] card hash   KEYS[2] txn record   KEYS[3] journal of the card's partition
-KEYS[4] the account hash whose id equals card_no   KEYS[5] the partition's card map
-ARGV[1] txn_id  ARGV[2] ''  ARGV[3] '0'  ARGV[4] retention_s  ARGV[5] terminal_id
-ARGV[6] cashier_id  ARGV[7] card_no  ARGV[8] reason
-Returns {status, 0, replayed, journal_id}; statuses: APPLIED, CARD_NOT_FOUND, CARD_BLOCKED
-(blocked already). Journaled as kind 'card_block' (acct = the card's account, amt 0, bal 0,
-fields card, rsn).
+CARD_BLOCKED: blocked already. Journaled as kind 'card_block' (acct = the card's account,
+amt 0, bal 0, fields card, rsn).
+KEYS[1] card hash
+KEYS[2] txn record
+KEYS[3] journal of the card's partition
+KEYS[4] the account hash whose id equals card_no
+KEYS[5] the partition's card map
+ARGV[1] txn_id
+ARGV[2] unused ('')
+ARGV[3] '0'
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] card_no
+ARGV[8] reason
+Returns {status, 0, replayed, journal_id}
+Statuses: APPLIED, CARD_NOT_FOUND, CARD_BLOCKED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
 --@include members
 
 local bad, prefix = check_member_request(false)
@@ -43,6 +56,6 @@ elseif card[2] == 'blocked' then
 end
 
 redis.call('HSET', card_key, 'a', account_id, 'st', 'blocked', 'br', reason, 'bt', now_ms())
-local jid = journal(jkey, card_key, txn_id, 'card_block', account_id, 0, 0, '', nil, nil,
+local jid = journal(jkey, card_key, txn_id, 'card_block', account_id, 0, 0, '',
                     {'card', card_no, 'rsn', reason})
 return decide(txn_key, fp, ttl_s, 'APPLIED', 0, jid)

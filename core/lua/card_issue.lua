@@ -1,22 +1,34 @@
 --[[
 card_issue: make card_no a credential of an account (a new card, or a replacement after
 card_block: 挂失 + 补卡 moves no money). A card number is issued once, for good.
-KEYS[1] card hash (<prefix>c:<card_no>)   KEYS[2] txn record   KEYS[3] journal of the card's partition
+CARD_IN_USE: issued already, or another account's id; CARD_BLOCKED: blocked numbers are
+never reissued. Journaled as kind 'card_issue', amt 0, bal 0, field card.
+KEYS[1] card hash (<prefix>c:<card_no>)
+KEYS[2] txn record
+KEYS[3] journal of the card's partition
 KEYS[4] the account hash whose id equals card_no (same slot as the card: a number that is
   another account's id is refused, so an account id scanned as a card stays unambiguous)
 KEYS[5] the partition's card map (<prefix>cards: card_no -> account_id)
 KEYS[6] the account's hash, only when the account lives in the card's partition (always on a
   standalone Redis); otherwise the ledger checked that it exists before calling
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] '0'  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] card_no
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] '0'
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] card_no
 ARGV[8] (without KEYS[6]) the ledger's finding on the account: '' (active), ACCOUNT_NOT_FOUND or
   ACCOUNT_CLOSED; a decline is stored like any other, so a retry answers it again even
   after the account appears (one txn id, one decision)
-Returns {status, 0, replayed, journal_id}; statuses: APPLIED, CARD_IN_USE (issued already,
-or another account's id), CARD_BLOCKED (blocked numbers are never reissued),
-ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED. Journaled as kind 'card_issue', amt 0, bal 0, field card.
+Returns {status, 0, replayed, journal_id}
+Statuses: APPLIED, CARD_IN_USE, CARD_BLOCKED, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
 --@include members
 
 local bad, prefix = check_member_request(false)
@@ -42,9 +54,8 @@ if not initialized(jkey) then return NOT_INITIALIZED end
 
 if found ~= '' then return decide(txn_key, fp, ttl_s, found, 0) end
 if KEYS[6] then
-  local acct = redis.call('HMGET', KEYS[6], 'bal', 'st')
-  if not acct[1] then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-  if acct[2] == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end
+  local _, refused = account_of(KEYS[6])
+  if refused then return decide(txn_key, fp, ttl_s, refused, 0) end
 end
 local st = redis.call('HGET', card_key, 'st')
 if st == 'blocked' then return decide(txn_key, fp, ttl_s, 'CARD_BLOCKED', 0) end
@@ -55,5 +66,5 @@ end
 
 redis.call('HSET', card_key, 'a', account_id, 'st', 'active', 'ti', now_ms())
 redis.call('HSET', KEYS[5], card_no, account_id)
-local jid = journal(jkey, card_key, txn_id, 'card_issue', account_id, 0, 0, '', nil, nil, {'card', card_no})
+local jid = journal(jkey, card_key, txn_id, 'card_issue', account_id, 0, 0, '', {'card', card_no})
 return decide(txn_key, fp, ttl_s, 'APPLIED', 0, jid)

@@ -1,12 +1,19 @@
 --[[
 card_restore: bring back a card record that Redis lost, from the database of record
 (reconcile-service restore). Never overwrites a card Redis holds; not journaled (the
-database already has the card's card_issue / card_block entries).
-KEYS[1] card hash   KEYS[2] the partition's card map
-ARGV[1] card_no  ARGV[2] account_id  ARGV[3] status ('active' | 'blocked')  ARGV[4] reason ('' when active)
-Returns {status, 0, 0, ''}; statuses: APPLIED, CARD_IN_USE (Redis holds the card already).
+database already has the card's card_issue / card_block entries). CARD_IN_USE: Redis
+holds the card already.
+KEYS[1] card hash
+KEYS[2] the partition's card map
+ARGV[1] card_no
+ARGV[2] account_id
+ARGV[3] status ('active' | 'blocked')
+ARGV[4] reason ('' when active)
+Returns {status, 0, 0, ''}
+Statuses: APPLIED, CARD_IN_USE
+Errors: INVALID
 ]]
---@include common
+--@include checks
 
 local card_no, account_id, st, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4] or ''
 local bad = check_id(card_no, 'card_no') or check_id(account_id, 'account_id')

@@ -1,16 +1,22 @@
 --[[
 cashier_pin_attempt: count PIN failures of one cashier and lock the cashier after
 too many (used by core/cashiers.py, not by the ledger; it never touches balances).
-KEYS[1] failure counter of the cashier   KEYS[2] lock key of the cashier
-  (both carry the cashier's hash tag: cs:cashier:{<id>}:fails / :lock, one slot)
-ARGV[1] outcome: 'check' | 'fail' | 'ok'
-ARGV[2] max_failures   ARGV[3] failure window in ms   ARGV[4] lock time in ms
-Returns {failures_so_far, lock_ms_left}:
+Outcomes:
   check: how long the cashier is still locked (0 = not locked); changes nothing.
   fail : one more failure inside the window; at max_failures the cashier is locked
          for ARGV[4] ms and the counter starts again.
   ok   : clears the counter.
-Numbers go out as exact digits (int_str), like every script's.
+Numbers go out as exact digits (int_str), like every script's; an unknown outcome is a
+Redis error reply.
+KEYS[1] failure counter of the cashier (cs:cashier:{<id>}:fails: the cashier's hash tag)
+KEYS[2] lock key of the cashier (cs:cashier:{<id>}:lock, the same slot)
+ARGV[1] outcome: 'check' | 'fail' | 'ok'
+ARGV[2] max_failures
+ARGV[3] failure window in ms
+ARGV[4] lock time in ms
+Returns {failures_so_far, lock_ms_left}
+Statuses: none
+Errors: none
 ]]
 --@include common
 

@@ -1,20 +1,30 @@
 --[[
 credit: add amount_minor to an account (a top-up at the till or in the back office).
-KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] kind ('credit' or 'compensate')
-  ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
-  ARGV[9] method (top-ups: cash, wechat, alipay, bank_card, other; journaled 'm')
-  ARGV[10] bonus_minor (0 or more: added to the bonus bucket, journaled pd / bd; see buckets.lua)
-KEYS[4] the partition's settings (optional): a balance_cap there declines a top-up that
-  would pass it with BALANCE_CAP_EXCEEDED
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, ACCOUNT_CLOSED, BALANCE_LIMIT_EXCEEDED, BALANCE_CAP_EXCEEDED.
 A compensating credit is allowed on a frozen account: it repairs the ledger. Its txn id
 is an internal one ('@cmp:...', made by the reconcile service); a credit's is a client's.
+KEYS[1] account hash
+KEYS[2] txn record
+KEYS[3] partition journal
+KEYS[4] the partition's settings (optional): a balance_cap there declines a top-up that
+  would pass it with BALANCE_CAP_EXCEEDED
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] amount_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] kind ('credit' or 'compensate')
+ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
+ARGV[9] method (top-ups: cash, wechat, alipay, bank_card, other; journaled 'm')
+ARGV[10] bonus_minor (0 or more: added to the bonus bucket, journaled pd / bd; see buckets.lua)
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, ACCOUNT_CLOSED, BALANCE_LIMIT_EXCEEDED, BALANCE_CAP_EXCEEDED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
---@include members
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
 --@include buckets
 
 local kind = ARGV[7] or 'credit'
@@ -45,9 +55,8 @@ end
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+local acct, refused = account_of(acct_key, 'bo')
+if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' and kind == 'credit' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 if balance + amount + bonus > MAX_BALANCE_MINOR then

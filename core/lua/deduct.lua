@@ -1,20 +1,31 @@
 --[[
-deduct: take amount_minor from an account when its balance covers it.
-KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
-KEYS[4] holds of the account   KEYS[5] hold expiries of the account
-The balance must cover the amount *plus* the account's active holds.
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
+deduct: take amount_minor from an account when its balance covers it. The balance must
+cover the amount *plus* the account's active holds.
+deduct_batch (Ledger.deduct_many): many deductions in one call, each 6 KEYS and 6 ARGV as
+below (KEYS[6] given), all of one partition; returns one reply as below per item.
+KEYS[1] account hash
+KEYS[2] txn record
+KEYS[3] partition journal
+KEYS[4] holds of the account
+KEYS[5] hold expiries of the account
 KEYS[6] the partition's settings (optional): the spending order of the buckets (buckets.lua);
   the txn record keeps the bonus taken ('tb') for refunds
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN (+ INVALID, TXN_CONFLICT,
-NOT_INITIALIZED from the shared checks).
-deduct_batch (Ledger.deduct_many): many deductions in one call, each 6 KEYS and 6 ARGV as
-above (KEYS[6] given), all of one partition; returns one reply as above per item.
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] amount_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@batch 6 6
---@include common
---@include members
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
+--@include holds
 --@include buckets
 
 local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
@@ -27,12 +38,10 @@ local fp = 'deduct|' .. account_id .. '|' .. amount_arg
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-local st = acct[2]
-if st == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+local acct, refused = account_of(acct_key, 'bo')
+if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
-if st == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
 local amount = tonumber(amount_arg)
 if balance - active_holds(KEYS[4], KEYS[5]) < amount then
   return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance)

@@ -2,18 +2,30 @@
 expire_holds: journal the release of expired holds of one account and forget them.
 Correctness never waits for this: an expired hold already stops counting at its expiry.
 The reconcile service runs it so the database learns of every release.
-KEYS[1] account hash   KEYS[2] ignored (pass the hold expiries again: keeps the shared layout)
-KEYS[3] partition journal   KEYS[4] holds of the account   KEYS[5] hold expiries
-KEYS[6..] txn records of the holds named in ARGV[7..], in the same order
-ARGV[1] '-' ARGV[2] account_id  ARGV[3] '0'  ARGV[4] unused  ARGV[5] terminal_id
-ARGV[6] cashier_id  ARGV[7..] hold txn ids believed expired
 Each hold still present and past its expiry is released and journaled as kind
 'hold_expire', txn '@hx:' .. sha1(hold txn id) (an internal id: no client id can
-equal it), orig = the hold's txn id; its record,
-when it still exists, is marked expired. Others are skipped.
-Returns {released_count} (digits).
+equal it), orig = the hold's txn id; its record, when it still exists, is marked
+expired. Others are skipped.
+KEYS[1] account hash
+KEYS[2] unused (pass the hold expiries again: keeps the shared layout)
+KEYS[3] partition journal
+KEYS[4] holds of the account
+KEYS[5] hold expiries
+KEYS[6..] txn records of the holds named in ARGV[7..], in the same order
+ARGV[1] unused ('-')
+ARGV[2] account_id
+ARGV[3] unused ('0')
+ARGV[4] unused
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7..] hold txn ids believed expired
+Returns {released_count} (digits)
+Statuses: none
+Errors: INVALID
 ]]
---@include common
+--@include checks
+--@include journal
+--@include holds
 
 local account_id = ARGV[2]
 local bad = check_id(account_id, 'account_id')

@@ -1,15 +1,28 @@
 --[[
 hold: reserve amount_minor of an account for ttl_s (pre-authorise a sale). The balance
 does not change; the available balance (balance - active holds) does.
-KEYS[1] account hash   KEYS[2] txn record (of this hold)   KEYS[3] partition journal
-KEYS[4] holds of the account   KEYS[5] hold expiries of the account
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] ttl_s (1 .. retention_s)
-Returns {status, available_minor, replayed, journal_id}; statuses: APPLIED,
-INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, TOO_MANY_HOLDS.
 The hold's state lives in its txn record: hs (active|captured|voided|expired), ha, hx.
+KEYS[1] account hash
+KEYS[2] txn record (of this hold)
+KEYS[3] partition journal
+KEYS[4] holds of the account
+KEYS[5] hold expiries of the account
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] amount_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] ttl_s (1 .. retention_s)
+Returns {status, available_minor, replayed, journal_id}
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, TOO_MANY_HOLDS
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
+--@include holds
 
 local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
 if bad then return bad end
@@ -25,9 +38,8 @@ local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st')
-if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+local acct, refused = account_of(acct_key)
+if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 local now = now_ms()
 local held, count = active_holds(holds_key, expiry_key, now)

@@ -2,15 +2,22 @@
 member_index: repair the member index of a partition (Ledger.rebuild_member_index). The
 index is kept by the scripts that change members; this script is for an index that was
 lost or damaged (a restore from an older snapshot, a hand edit). No money, not journaled.
-Mode 'account': KEYS[1] the account hash, KEYS[2] the partition's member index;
-  ARGV[2] account_id, ARGV[3] the holder name the caller computed ARGV[4] (name key) and
-  ARGV[5] (initials) from; answers STALE when the name changed meanwhile (the caller
-  reads again). A closed account is taken out of the index.
-Mode 'sweep': KEYS[1] the member index, KEYS[1 + i] the account hash of entry ARGV[1 + i];
-  removes each entry its account does not index (any more).
-Returns {status, count, 0, ''}: APPLIED with the entries written / removed.
+Mode 'account' indexes one account; it answers STALE when the holder name changed
+meanwhile (the caller reads again), and takes a closed account out of the index.
+Mode 'sweep' removes each entry its account does not index (any more).
+KEYS[1] account: the account hash; sweep: the member index
+KEYS[2] account: the partition's member index; sweep: the account hash of entry ARGV[2]
+KEYS[3..] sweep: the account hash of entry ARGV[i] in KEYS[i]
+ARGV[1] mode: 'account' | 'sweep'
+ARGV[2] account: account_id; sweep: the first index entry
+ARGV[3] account: the holder name the caller computed ARGV[4] and ARGV[5] from; sweep: an entry
+ARGV[4] account: the name key; sweep: an entry
+ARGV[5] account: the pinyin initials; sweep: an entry
+ARGV[6..] sweep: more index entries
+Returns {status, count, 0, ''}: count = the entries written (account) or removed (sweep)
+Statuses: APPLIED, ACCOUNT_NOT_FOUND
+Errors: INVALID, STALE
 ]]
---@include common
 --@include members
 
 local mode = ARGV[1]

@@ -1,20 +1,30 @@
 --[[
 refund: give back part or all of an earlier deduction on the same account.
 Several partial refunds add up; together they never exceed the original.
-KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
-KEYS[4] txn record of the original deduction
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] amount_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] original_txn_id
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED,
-ACCOUNT_NOT_FOUND, ORIGINAL_NOT_FOUND, REFUND_EXCEEDS_ORIGINAL, BALANCE_LIMIT_EXCEEDED.
 A refund is allowed on a frozen account: it returns the customer's own money.
 Each bucket gets back its share of what the original took (its record's 'tb', see
 buckets.lua split_refund): never more than was taken from a bucket.
 The original's record lives as long as the retention: older deductions are
 refunded by a back-office credit.
+KEYS[1] account hash
+KEYS[2] txn record
+KEYS[3] partition journal
+KEYS[4] txn record of the original deduction
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] amount_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] original_txn_id
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ORIGINAL_NOT_FOUND, REFUND_EXCEEDS_ORIGINAL, BALANCE_LIMIT_EXCEEDED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
---@include members
+--@include checks
+--@include decisions
+--@include journal
+--@include accounts
 --@include buckets
 
 local bad = check_request(false)
@@ -31,9 +41,8 @@ local fp = 'refund|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct = redis.call('HMGET', acct_key, 'bal', 'st', 'bo')
-if not acct[1] then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
-if acct[2] == 'closed' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end   -- 退卡: see close_account.lua
+local acct, refused = account_of(acct_key, 'bo')
+if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 
 -- The original must be an applied deduction (or capture) of this very account.

@@ -2,19 +2,32 @@
 restore_account: bring back an account that Redis lost, from the database of record.
 Never overwrites: an account that exists in Redis is left alone (ACCOUNT_EXISTS).
 Journaled as kind 'restore' with amount 0, so the database's sum of entries still
-equals the balance.
-KEYS[1] account hash   KEYS[2] txn record   KEYS[3] partition journal
-KEYS[4] the partition's set of account ids
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] balance_minor  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] status ('active' or 'frozen')
-ARGV[8] holder_name (optional)
-KEYS[5] the partition's member index (optional)   ARGV[9] phone  ARGV[10] name key
-ARGV[11] pinyin initials   ARGV[12] bonus_minor (the bonus bucket, part of balance_minor; optional)
-A 'closed' account (退卡) is restored closed with balance 0.
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_EXISTS.
+equals the balance. A 'closed' account (退卡) is restored closed with balance 0.
 The txn id is an internal one ('@rst:...', made by the reconcile service's restore).
+KEYS[1] account hash
+KEYS[2] txn record
+KEYS[3] partition journal
+KEYS[4] the partition's set of account ids
+KEYS[5] the partition's member index (optional)
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] balance_minor
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] status ('active', 'frozen' or 'closed')
+ARGV[8] holder_name (optional)
+ARGV[9] phone (with KEYS[5])
+ARGV[10] name key (with KEYS[5])
+ARGV[11] pinyin initials (with KEYS[5])
+ARGV[12] bonus_minor (the bonus bucket, part of balance_minor; optional)
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, ACCOUNT_EXISTS
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
 --@include members
 
 local bad = check_request(true, MAX_BALANCE_MINOR, true) or check_holder(ARGV[8])
@@ -47,6 +60,6 @@ local phone = KEYS[5] and ARGV[9] or ''
 if KEYS[5] and st ~= 'closed' then index_member(KEYS[5], acct_key, account_id, holder, phone, ARGV[10] or '', ARGV[11] or '')
 elseif phone ~= '' then redis.call('HSET', acct_key, 'ph', phone) end
 redis.call('SADD', set_key, account_id)
-local jid = journal(jkey, acct_key, txn_id, 'restore', account_id, 0, balance, '', nil, nil,
+local jid = journal(jkey, acct_key, txn_id, 'restore', account_id, 0, balance, '',
                     member_fields(holder, phone))
 return decide(txn_key, fp, ttl_s, 'APPLIED', balance, jid)

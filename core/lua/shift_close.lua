@@ -1,16 +1,26 @@
 --[[
 shift_close: journal a terminal's Z record (one closed shift; moves no money, amount 0).
-KEYS[1] txn record   KEYS[2] journal of the terminal's partition
-ARGV[1] txn_id  ARGV[2] terminal_id  ARGV[3] shift number (1..1e12)  ARGV[4] retention_s
-ARGV[5] cashier_id ('' if none)  ARGV[6] closed_by  ARGV[7] opened at (ms, '' if unknown)
-ARGV[8] the totals, a JSON object of whole numbers (at most 4096 bytes)
 Journal entry: kind 'shift_close', acct '~' (no account), amt 0, bal 0, term, cash,
 shift, by, opened, z. Idempotent by txn id like every script: the same request again
 replays the first decision; another request under the same txn id is TXN_CONFLICT.
-Returns {status, 0, replayed, journal_id}; status APPLIED.
+KEYS[1] txn record
+KEYS[2] journal of the terminal's partition
+ARGV[1] txn_id
+ARGV[2] terminal_id
+ARGV[3] shift number (1..1e12)
+ARGV[4] retention_s
+ARGV[5] cashier_id ('' if none)
+ARGV[6] closed_by
+ARGV[7] opened at (ms, '' if unknown)
+ARGV[8] the totals, a JSON object of whole numbers (at most 4096 bytes)
+Returns {status, 0, replayed, journal_id}
+Statuses: APPLIED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
 
+-- core/shifts.py has the same limits (tests/core/test_limits.py)
 local MAX_Z_BYTES = 4096
 local MAX_SHIFT_NO = 1000000000000
 local MAX_TOTAL = 1000000000000000

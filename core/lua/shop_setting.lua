@@ -2,16 +2,27 @@
 shop_setting: set (or remove) one shop setting of a partition: the spending order and
 the balance cap, which the balance scripts read from the partition's own 'cfg' hash (so
 they stay in one slot), and the top-up promotions (kept on partition 0 only).
-KEYS[1] the partition's settings hash (<prefix>cfg)   KEYS[2] txn record   KEYS[3] journal
+Settings: spend_order: principal_first | bonus_first | proportional; balance_cap: minor
+units; promo:<id>: '<min_minor>:<bonus_minor>'. SETTING_NOT_FOUND: removing what is not
+set. Journaled as kind 'setting' (acct 'shop', amt 0, bal 0, fields set, val).
+KEYS[1] the partition's settings hash (<prefix>cfg)
+KEYS[2] txn record
+KEYS[3] journal
 ARGV[1] txn_id (partitions after the first: the ledger's internal id derived from it)
-ARGV[2] 'shop'  ARGV[3] '0'  ARGV[4] retention_s  ARGV[5] terminal_id  ARGV[6] cashier_id
-ARGV[7] name: spend_order | balance_cap | promo:<id>   ARGV[8] value ('' removes the setting)
-  spend_order: principal_first | bonus_first | proportional; balance_cap: minor units;
-  promo:<id>: '<min_minor>:<bonus_minor>'
-Returns {status, 0, replayed, journal_id}; statuses: APPLIED, SETTING_NOT_FOUND (removing
-what is not set). Journaled as kind 'setting' (acct 'shop', amt 0, bal 0, fields set, val).
+ARGV[2] 'shop'
+ARGV[3] '0'
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] name: spend_order | balance_cap | promo:<id>
+ARGV[8] value ('' removes the setting)
+Returns {status, 0, replayed, journal_id}
+Statuses: APPLIED, SETTING_NOT_FOUND
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
 --@include members
 
 local bad, prefix = check_member_request(true)
@@ -49,5 +60,5 @@ if value == '' then
 else
   redis.call('HSET', cfg_key, name, value)
 end
-local jid = journal(jkey, cfg_key, txn_id, 'setting', 'shop', 0, 0, '', nil, nil, {'set', name, 'val', value})
+local jid = journal(jkey, cfg_key, txn_id, 'setting', 'shop', 0, 0, '', {'set', name, 'val', value})
 return decide(txn_key, fp, ttl_s, 'APPLIED', 0, jid)

@@ -1,14 +1,26 @@
 --[[
 void: release an active hold without taking anything.
-KEYS[1] account hash   KEYS[2] txn record (of this void)   KEYS[3] partition journal
-KEYS[4] holds of the account   KEYS[5] hold expiries   KEYS[6] txn record of the hold
-ARGV[1] txn_id  ARGV[2] account_id  ARGV[3] '0'  ARGV[4] retention_s
-ARGV[5] terminal_id  ARGV[6] cashier_id  ARGV[7] hold_txn_id
-Returns {status, balance_minor, replayed, journal_id}; statuses: APPLIED, ACCOUNT_NOT_FOUND,
-HOLD_NOT_FOUND,
-HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED.
+KEYS[1] account hash
+KEYS[2] txn record (of this void)
+KEYS[3] partition journal
+KEYS[4] holds of the account
+KEYS[5] hold expiries
+KEYS[6] txn record of the hold
+ARGV[1] txn_id
+ARGV[2] account_id
+ARGV[3] '0'
+ARGV[4] retention_s
+ARGV[5] terminal_id
+ARGV[6] cashier_id
+ARGV[7] hold_txn_id
+Returns {status, balance_minor, replayed, journal_id}
+Statuses: APPLIED, ACCOUNT_NOT_FOUND, HOLD_NOT_FOUND, HOLD_ALREADY_CAPTURED, HOLD_ALREADY_VOIDED, HOLD_EXPIRED
+Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
---@include common
+--@include checks
+--@include decisions
+--@include journal
+--@include holds
 --@include resolve_hold
 
 local prefix = string.sub(KEYS[3] or '', 1, -2)

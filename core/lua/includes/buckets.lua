@@ -10,6 +10,7 @@ a refund gives back to each bucket what the original took, partial refunds in
 proportion, exact in integers. Journal fields pd / bd (signed deltas) are written only
 when the bonus is involved: absent means pd = amt, bd = 0.
 ]]
+--@include common
 
 -- floor(a * b / c), exact, for whole numbers 0 <= a, b <= 1e15 and 1 <= c <= 1e15 with a
 -- result <= 1e15: a*b (up to 1e30) has no exact double, so the double estimate is

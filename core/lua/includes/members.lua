@@ -1,6 +1,6 @@
 --[[
 Shared pieces of the member layer (core/members.py): the member index of a partition,
-cards, shop settings. Pasted where a script says `--@include members` (after common).
+cards, shop settings. Pasted where a script says `--@include members`.
 
 Member index: one sorted set per partition, KEYS[n] = '<prefix>mx', every score 0, so
 ZRANGEBYLEX answers phone (exact) and name / pinyin-initials (prefix) lookups. Members:
@@ -13,6 +13,7 @@ nm, pi initials separated by spaces) so that a change or a close removes exactly
 entries. The index lives in the account's own slot and is changed by the same script
 that changes the member: it can never disagree with the accounts.
 ]]
+--@include checks
 
 local MAX_PHONE_LEN = 20
 local MAX_INITIALS_LEN = 200
@@ -78,15 +79,9 @@ local function member_fields(holder, phone)
   return extra
 end
 
--- A closed account (退卡) answers ACCOUNT_CLOSED to every later operation.
-local function closed_reply(txn_key, fp, ttl_s, st)
-  if st == 'closed' then return decide(txn_key, fp, ttl_s, 'ACCOUNT_CLOSED', 0) end
-  return nil
-end
-
 -- Settings on partitions after the first run under '@set:' + 24 hex digits
 -- (core/members.py partition_txn_id), the reserved namespace of internal txn ids
--- (common.lua check_internal_id): no client id can equal one.
+-- (checks.lua check_internal_id): no client id can equal one.
 
 -- The standard txn / terminal / cashier checks of member scripts, whose KEYS[1] is not
 -- an account hash. Internal setting txn ids ('@set:...') are accepted where allowed.

@@ -3,6 +3,8 @@ Shared by capture.lua and void.lua: find the hold named by ARGV[7] and say wheth
 can still be resolved. A hold resolves at most once.
 KEYS[6] is the hold's own txn record.
 ]]
+--@include checks
+
 -- Returns (nil, amount) when the hold is active, or (status, nil) when it is not.
 local function hold_state(hold_key, account_id, now)
   local h = redis.call('HMGET', hold_key, 'f', 'hs', 'ha', 'hx')
