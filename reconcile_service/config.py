@@ -103,6 +103,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("backoffice_host", str, "127.0.0.1", "address of the back-office page (default 127.0.0.1)"),
     Setting("backoffice_port", int, 0, "port of the back-office page (0 = off, the default)", minimum=0,
             check=_check_port, doc_note="off"),
+    # waitress speaks no TLS: anything but loopback would carry passwords in clear
+    Setting("insecure_http", bool, False, "serve the back-office page over plain HTTP on an address "
+            "other than loopback (passwords cross the network in clear; default: refused)"),
     Setting("retry_deadline_s", float, 0.0, "give up when a server is away this long (0: daemon never, one-shot 60 s)",
             minimum=0.0, doc_note="the daemon never gives up; one-shot commands 60 s"),
     Setting("first_backoff_s", float, 0.5, minimum=0.0),

@@ -327,6 +327,20 @@ class BackofficeUser(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class BackofficeSession(Base):
+    """A signed-in session of the back-office page, kept on the server so that signing
+    out, a password change or the login's deletion ends it at once (a copied cookie
+    proves nothing then). `token_hash` is the SHA-256 of the cookie's session token;
+    `expires_at` is an absolute lifetime from sign-in, never renewed."""
+    __tablename__ = "backoffice_sessions"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    username: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    address: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (Index("ix_backoffice_sessions_user", "username"),)
+
+
 class DailyTotal(Base):
     """Per partition, UTC day, kind, payment method and whether the rows are duplicates:
     the sums of the entries' bucket deltas, kept by the same transaction that inserts the

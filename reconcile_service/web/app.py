@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from flask import Flask, Response, abort, redirect, render_template, request, session, url_for
+from flask import Flask, Response, abort, g, redirect, render_template, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
 from markupsafe import Markup, escape
 from zoneinfo import ZoneInfo
@@ -45,7 +45,8 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
     app.session_interface = _LazyKeySessions(engine)
     app.config.update(SECRET_KEY=secret_key, SESSION_COOKIE_HTTPONLY=True,
                       SESSION_COOKIE_SAMESITE="Strict", SESSION_COOKIE_NAME="backoffice",
-                      PERMANENT_SESSION_LIFETIME=timedelta(hours=8))
+                      # the server's session row expires at sign-in + 8 h; the cookie is not renewed
+                      PERMANENT_SESSION_LIFETIME=auth.SESSION_LIFETIME, SESSION_REFRESH_EACH_REQUEST=False)
 
     def lang() -> str:
         chosen = request.args.get("lang") or session.get("lang") or "en"
@@ -56,7 +57,7 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         L = lang()
         return dict(t=lambda key: render.label(L, key), yuan=render.yuan, lang=L,
                     local=lambda ts: render.local(ts, zone), kind_label=lambda k: render.kind_label(L, k),
-                    zone=zone.key, user=session.get("user"), csrf=session.get("csrf", ""))
+                    zone=zone.key, user=g.get("user"), csrf=session.get("csrf", ""))
 
     @app.before_request
     def refuse_control_characters():
@@ -71,10 +72,13 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
 
     @app.before_request
     def require_login():
-        if request.endpoint in ("login", "static") or session.get("user"):
+        g.user = auth.session_user(engine, session.get("sid")) if session.get("sid") else None
+        if request.endpoint in ("login", "static") or g.user:
             if "lang" in request.args and request.args["lang"] in render.LANGS:
                 session["lang"] = request.args["lang"]
             return None
+        if session.get("sid"):        # signed out elsewhere, expired, password changed, login gone
+            session.clear()
         return redirect(url_for("login", next=request.full_path if request.method == "GET" else "/"))
 
     @app.after_request
@@ -98,9 +102,11 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
                 status = 429
             elif auth.check_login(engine, username, request.form.get("password", "")):
                 throttle.succeeded(username, address)
+                auth.end_session(engine, session.get("sid"))
                 session.clear()
                 session.permanent = True
-                session.update(user=username, csrf=secrets.token_urlsafe(16))
+                session.update(user=username, sid=auth.start_session(engine, username, address),
+                               csrf=secrets.token_urlsafe(16))
                 return redirect(safe_next(request.args.get("next")))
             else:
                 throttle.failed(username, address)
@@ -112,6 +118,7 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
     @app.post("/logout")
     def logout():
         if secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf", "-")):
+            auth.end_session(engine, session.get("sid"))       # every copy of the cookie ends here
             session.clear()
         return redirect(url_for("login"))
 
@@ -181,6 +188,10 @@ class _LazyKeySessions(SecureCookieSessionInterface):
 
     def __init__(self, engine):
         self.engine = engine
+
+    def get_cookie_secure(self, app) -> bool:
+        # Secure whenever the page is reached over TLS (a TLS proxy in front says so)
+        return bool(app.config["SESSION_COOKIE_SECURE"] or request.is_secure)
 
     def get_signing_serializer(self, app):
         if not app.secret_key:

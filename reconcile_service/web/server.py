@@ -3,6 +3,7 @@ its own port, in a background thread, bound to 127.0.0.1 unless `backoffice_host
 otherwise. `BackofficeServer(...).start()` / `.close()`."""
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 
@@ -40,10 +41,28 @@ class BackofficeServer:
         self.thread.join(timeout=5)
 
 
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def start_backoffice(engine, settings) -> BackofficeServer:
     """The daemon's back-office page per the settings; a port that cannot be bound is a
-    configuration error naming `backoffice_port`."""
+    configuration error naming `backoffice_port`. The page speaks plain HTTP, so an
+    address other than loopback is refused unless `insecure_http` says so: put a TLS
+    proxy on this PC in front of 127.0.0.1 instead."""
     from ..config import ConfigError
+    if not is_loopback(settings.backoffice_host) and not settings.insecure_http:
+        raise ConfigError(f"backoffice_host: {settings.backoffice_host} is not a loopback address and the page "
+                          "speaks plain HTTP (passwords would cross the network in clear): serve it on "
+                          "127.0.0.1 behind a TLS proxy, or give --insecure-http to accept the risk")
+    if not is_loopback(settings.backoffice_host):
+        log.warning("back-office page served over plain HTTP beyond this PC (insecure_http)",
+                    extra={"host": settings.backoffice_host})
     try:
         return BackofficeServer(engine, settings.backoffice_host, settings.backoffice_port,
                                 settings.shop_timezone).start()

@@ -147,3 +147,95 @@ def test_control_characters_and_huge_values_are_bad_input(signed_in, url):
 def test_download_with_out_of_range_date_is_bad_input(signed_in):
     assert signed_in.get("/download/liability.csv?date=9999-12-31").status_code == 400
     assert signed_in.get(f"/download/liability.csv?date={datetime.now().date()}").status_code == 200
+
+
+# ---------------------------------------------------------------- sessions (item 12)
+
+def _copy_cookie(client) -> str:
+    cookie = client.get_cookie("backoffice")
+    assert cookie is not None
+    return cookie.value
+
+
+def _with_cookie(engine, clock, value: str):
+    other = create_app(engine, ZoneInfo("Asia/Shanghai"), throttle=LoginThrottle(clock=clock)).test_client()
+    other.set_cookie("backoffice", value)
+    return other
+
+
+def test_a_cookie_copied_before_sign_out_is_refused_after(engine, clock, signed_in):
+    copied = _copy_cookie(signed_in)
+    thief = _with_cookie(engine, clock, copied)
+    assert thief.get("/").status_code == 200               # the copy works while signed in
+    page = signed_in.get("/").get_data(as_text=True)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    signed_in.post("/logout", data={"csrf": csrf})
+    assert thief.get("/").status_code == 302
+    assert "/login" in thief.get("/").headers["Location"]
+    assert signed_in.get("/").status_code == 302
+
+
+def test_a_password_change_ends_every_session(engine, clock, signed_in):
+    thief = _with_cookie(engine, clock, _copy_cookie(signed_in))
+    set_password(engine, "owner", "a brand new password")
+    assert thief.get("/").status_code == 302
+    assert signed_in.get("/").status_code == 302
+
+
+def test_deleting_the_login_ends_its_sessions(engine, clock, signed_in):
+    from sqlalchemy import delete
+    from reconcile_service.models import BackofficeUser
+    thief = _with_cookie(engine, clock, _copy_cookie(signed_in))
+    with engine.begin() as conn:
+        conn.execute(delete(BackofficeUser).where(BackofficeUser.username == "owner"))
+    assert thief.get("/").status_code == 302
+
+
+def test_the_lifetime_is_absolute_and_not_renewed(engine, signed_in):
+    from sqlalchemy import update
+    from reconcile_service.dialect import utcnow
+    from reconcile_service.models import BackofficeSession
+    resp = signed_in.get("/")
+    assert resp.status_code == 200
+    assert "backoffice=" not in resp.headers.get("Set-Cookie", ""), "the cookie is renewed on every request"
+    with engine.begin() as conn:
+        row = conn.execute(BackofficeSession.__table__.select()).one()
+        assert (row.expires_at - row.created_at).total_seconds() == 8 * 3600
+        conn.execute(update(BackofficeSession).values(expires_at=utcnow()))      # 8 h later
+    assert signed_in.get("/").status_code == 302
+
+
+def test_the_cookie_is_secure_over_tls(engine, clock):
+    client = create_app(engine, ZoneInfo("Asia/Shanghai"), throttle=LoginThrottle(clock=clock)).test_client()
+    page = client.get("/login", base_url="https://backoffice.example").get_data(as_text=True)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    resp = client.post("/login", base_url="https://backoffice.example",
+                       data={"csrf": csrf, "username": "owner", "password": PASSWORD})
+    assert resp.status_code == 302
+    assert "Secure" in resp.headers["Set-Cookie"]
+    plain = create_app(engine, ZoneInfo("Asia/Shanghai")).test_client().get("/login")
+    assert "Secure" not in plain.headers["Set-Cookie"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
+def test_serving_beyond_loopback_without_tls_is_refused(engine, host):
+    from types import SimpleNamespace
+    from core.errors import ConfigError
+    from reconcile_service.web.server import start_backoffice
+    settings = SimpleNamespace(backoffice_host=host, backoffice_port=0, shop_timezone="Asia/Shanghai",
+                               insecure_http=False)
+    with pytest.raises(ConfigError) as refused:
+        start_backoffice(engine, settings)
+    assert "backoffice_host" in str(refused.value) and "--insecure-http" in str(refused.value)
+    if host == "192.0.2.10":      # an address of no interface here: with the flag, only binding fails
+        with pytest.raises(ConfigError) as unbound:
+            start_backoffice(engine, SimpleNamespace(**{**vars(settings), "insecure_http": True}))
+        assert "backoffice_port: cannot listen" in str(unbound.value)
+
+
+def test_loopback_needs_no_flag(engine):
+    from types import SimpleNamespace
+    from reconcile_service.web.server import start_backoffice
+    server = start_backoffice(engine, SimpleNamespace(backoffice_host="127.0.0.1", backoffice_port=0,
+                                                      shop_timezone="Asia/Shanghai", insecure_http=False))
+    server.close()
