@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from .errors import InvalidRequest
+from .runner import LedgerRunner
 from .scripts import ScriptRunner
 from .validation import check_id
 
@@ -174,7 +175,8 @@ class CashierRegistry:
         self.lock_s = lock_s
         # the ledger's one function library (a library of the PIN script alone would be
         # another library, which a terminal user may not load)
-        self.scripts = scripts or ScriptRunner()
+        self.runner = LedgerRunner(client, scripts=scripts)
+        self.scripts = self.runner.scripts
 
     # ---------------------------------------------------------------- management
 
@@ -241,8 +243,9 @@ class CashierRegistry:
     # ---------------------------------------------------------------- PIN checks
 
     def _attempt(self, cashier_id: str, outcome: str) -> tuple[int, int]:
-        fails, left_ms = self.scripts.call(
-            self.client, _PIN_SCRIPT, [fails_key(cashier_id), lock_key(cashier_id)],
+        # one attempt, redis-py's errors as they are: the till reports an outage itself
+        fails, left_ms = self.runner.call_once(
+            _PIN_SCRIPT, [fails_key(cashier_id), lock_key(cashier_id)],
             [outcome, self.max_failures, self.failure_window_s * 1000, self.lock_s * 1000])
         return int(fails), int(left_ms)
 

@@ -238,14 +238,20 @@ def is_sentinel_url(url: str) -> bool:
     return urlsplit(url).scheme in ("redis+sentinel", "rediss+sentinel")
 
 
-def redacted(url: str) -> str:
+def redacted(url: str, *, brief: bool = False) -> str:
     """The URL without its passwords (user info, ?password=, ?ssl_password=,
-    ?sentinel_password=), for logs and messages. Hosts, ports, service name and db stay."""
+    ?sentinel_password=), for logs and messages. Hosts, ports, service name and db stay.
+
+    brief: scheme, host(s), port and path only, as the terminal's log shows its Redis:
+    the user name and every query option are left out too ('***@' and '?…' say there
+    were some). The one URL redactor of the project (desktop.engine.safe_url is this)."""
     try:
         parts = urlsplit(url)
     except (ValueError, TypeError, AttributeError):
         return "<unparsable Redis URL>"
     userinfo, at, hosts = parts.netloc.rpartition("@")
+    if brief:
+        return f"{parts.scheme}://{'***@' if at else ''}{hosts}{parts.path}" + ("?…" if parts.query else "")
     if at and ":" in userinfo:
         parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{hosts}")
     elif at:                      # 'redis://secret@host': the lone user info may be a password

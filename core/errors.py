@@ -10,7 +10,9 @@ The hierarchy::
       TxnConflict                        txn id reused for a different request
       LedgerUnavailable                  Redis did not answer in time: outcome unknown
         LedgerNotInitialized             Redis holds no ledger
+        NotReplicated                    WAIT: too few replicas confirmed (retried inside core)
       UnsafeRedisConfig                  Redis may lose balances: the ledger refuses to write
+      OperationNotFound                  no operation with this txn id in Redis (core.history)
 
 Declines (insufficient funds, frozen account, ...) are *not* exceptions: they are
 `Result`s with a `Status`, because a decline is a normal answer. Exceptions are for
@@ -99,6 +101,26 @@ class LedgerNotInitialized(LedgerUnavailable):
             + ". If this Redis lost its data, run `reconcile-service restore`; "
             "for a brand-new installation run `cashierctl init`."
         )
+
+
+class NotReplicated(LedgerUnavailable):
+    """WAIT returned fewer replicas than required: the change is not yet safe.
+
+    Raised inside the runner's retries (`core.runner`), which retry the call with the same
+    txn id; past the deadline the caller gets a plain `LedgerUnavailable`."""
+
+
+class OperationNotFound(LedgerError):
+    """No operation with this txn id in Redis: older than the retention, or mistyped."""
+
+    def __init__(self, txn_id: str, retention_s: int):
+        self.txn_id = txn_id
+        self.retention_s = retention_s
+        days = retention_s / 86400
+        super().__init__(
+            f"no operation with receipt number {txn_id!r} in the last {days:g} days. Check the "
+            "number; an older sale can no longer be refunded at the till: the back office "
+            "gives the money back with a top-up.")
 
 
 class UnsafeRedisConfig(LedgerError):

@@ -22,7 +22,7 @@ import enum
 from dataclasses import dataclass
 
 from . import validation as v
-from .errors import InvalidRequest, LedgerError
+from .errors import InvalidRequest, OperationNotFound
 from .keys import Partition
 from .kinds import ORIGINAL_NAMING_KINDS, REFUNDABLE_KINDS
 from .result import status_of
@@ -32,19 +32,6 @@ from .result import status_of
 DEFAULT_RECENT_COUNT = 20
 MAX_RECENT_COUNT = 200
 DEFAULT_SCAN_LIMIT = 20_000        # journal entries read at most for one account's history
-
-
-class OperationNotFound(LedgerError):
-    """No operation with this txn id in Redis: older than the retention, or mistyped."""
-
-    def __init__(self, txn_id: str, retention_s: int):
-        self.txn_id = txn_id
-        self.retention_s = retention_s
-        days = retention_s / 86400
-        super().__init__(
-            f"no operation with receipt number {txn_id!r} in the last {days:g} days. Check the "
-            "number; an older sale can no longer be refunded at the till: the back office "
-            "gives the money back with a top-up.")
 
 
 class RefundCheck(str, enum.Enum):
@@ -120,7 +107,8 @@ def _optional_int(text: str | None) -> int | None:
 
 
 class History:
-    """Lookups on the ledger's Redis (a `core.Ledger`: its client, schema, retries)."""
+    """Lookups on the ledger's Redis (a `core.Ledger`: its client, schema, and its runner's
+    retries)."""
 
     def __init__(self, ledger):
         self.ledger = ledger
@@ -142,7 +130,7 @@ class History:
                 pipe.hmget(part.txn(txn_id), "f", "s", "b", "j", "r")
                 pipe.ttl(part.txn(txn_id))
             return pipe.execute()
-        replies = ledger._with_retry(read, txn_id=None)
+        replies = ledger.runner.with_retry(read, txn_id=None)
         for i, part in enumerate(partitions):
             (fingerprint, stored, balance, journal_id, refunded), ttl_s = replies[2 * i], replies[2 * i + 1]
             if fingerprint:
@@ -156,8 +144,8 @@ class History:
         original = rest[0] if kind in ORIGINAL_NAMING_KINDS else ""
         fields: dict[str, str] = {}
         if journal_id:
-            page = self.ledger._with_retry(self.ledger.client.xrange, part.journal, journal_id,
-                                           journal_id, 1, txn_id=None)
+            page = self.ledger.runner.with_retry(self.ledger.client.xrange, part.journal, journal_id,
+                                                 journal_id, 1, txn_id=None)
             if page:
                 fields = page[0][1]
         return PastOperation(
@@ -188,7 +176,7 @@ class History:
             for txn in charges:
                 pipe.hmget(part.txn(txn), "r", "f")
             return pipe.execute()
-        refunded = dict(zip(charges, self.ledger._with_retry(read_refunded, txn_id=None))) if charges else {}
+        refunded = dict(zip(charges, self.ledger.runner.with_retry(read_refunded, txn_id=None))) if charges else {}
         out = []
         for e in entries:
             r, fingerprint = refunded.get(e.txn_id, (None, None))

@@ -14,6 +14,11 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
                                             TTL = retention
     cs:{<tag>}:h:<account_id>        hash   active holds: hold txn id -> amount (minor)
     cs:{<tag>}:hx:<account_id>       zset   active holds by expiry (ms)
+    cs:{<tag>}:cfg                   hash   shop settings: spend_order, balance_cap, promo:<id>
+    cs:{<tag>}:c:<card_no>           hash   a card: a (account id), st (active|blocked), br (block reason)
+    cs:{<tag>}:cards                 hash   card number -> account id, of the cards in the partition
+    cs:{<tag>}:mx                    zset   member index: 'p:<phone>', 'n:<name>', 'i:<initials>'
+                                            + NUL + account id, by lex (core/members.py)
 
 An account lives in partition ``crc32(account_id) % partitions``. A txn's record lives
 in its account's partition, so a txn id reused for another account *of another
@@ -89,12 +94,47 @@ class Partition:
         """The shop settings of the partition (spending order, balance cap: core/members.py)."""
         return self.prefix + "cfg"
 
+    def card(self, card_no: str) -> str:
+        return f"{self.prefix}c:{card_no}"
+
+    @property
+    def cards(self) -> str:
+        """Card number -> account id of every card in the partition."""
+        return self.prefix + "cards"
+
+    @property
+    def member_index(self) -> str:
+        """The member index (phone, name, initials -> account id), kept by the scripts."""
+        return self.prefix + "mx"
+
     def deduct_keys(self, account_id: str, txn_id: str) -> list[str]:
         """KEYS of deduct.lua: account, txn record, journal, holds, hold expiries, the
         partition's settings; built with one prefix (the hot path of deduct_many)."""
         p = self.prefix
         return [f"{p}a:{account_id}", f"{p}t:{txn_id}", f"{p}j", f"{p}h:{account_id}", f"{p}hx:{account_id}",
                 f"{p}cfg"]
+
+
+def ack_key(key: str) -> str:
+    """The counter bumped before WAIT, in the slot of `key` (any key of a partition)."""
+    return key[:key.index("}") + 1] + ":ack"
+
+
+# the member layer's names for the keys above (core/members.py re-exports them)
+def card_key(part: Partition, card_no: str) -> str:
+    return part.card(card_no)
+
+
+def card_map_key(part: Partition) -> str:
+    return part.cards
+
+
+def member_index_key(part: Partition) -> str:
+    return part.member_index
+
+
+def settings_key(part: Partition) -> str:
+    return part.settings
 
 
 class KeySchema:

@@ -1,4 +1,5 @@
-"""The member layer of a stored-value shop (issue 14), as a mixin of `Ledger`.
+"""The member layer of a stored-value shop (issue 14), a part of `Ledger` (whose methods of
+the same names these are).
 
 An account is a member (holder name, optional phone); cards are credentials that map to
 accounts (`issue_card`, `block_card`, `resolve_card`), so a lost card is blocked and a new
@@ -7,8 +8,9 @@ phone (exact), holder name (prefix) and pinyin initials ('zs' finds 张三) thro
 index kept in each partition's own slot by the same scripts that change members.
 `close_account` (退卡) pays out the principal and forfeits the bonus. Shop settings
 (spending order, balance cap) and top-up promotions are journaled settings kept in Redis.
-Every write is one Lua script of `core/lua/` (idempotent by txn id, journaled); this
-module validates, picks the keys and decodes the answers.
+Every write is one Lua script of `core/lua/` (idempotent by txn id, journaled), run
+through the ledger's runner (`core.runner`); this module validates, picks the keys
+(`core.keys`) and decodes the answers.
 """
 from __future__ import annotations
 
@@ -16,15 +18,15 @@ import dataclasses
 import hashlib
 import itertools
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from . import validation as v
-from .errors import InvalidRequest
-from .keys import Partition
+from .errors import AccountNotFound, InvalidRequest
+from .keys import Partition, card_key, card_map_key, member_index_key, settings_key  # also importable from here
 from .result import Result, Status
+from .runner import decode
 
 SPEND_ORDERS = ("principal_first", "bonus_first", "proportional")
 DEFAULT_SPEND_ORDER = "principal_first"
@@ -40,29 +42,13 @@ _PHONE_RE = re.compile(r"\+?[0-9]{5,20}")
 _PROMO_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
-# ---------------------------------------------------------------- keys (one slot per partition)
+# ---------------------------------------------------------------- ids (the keys: core/keys.py)
 
 def partition_txn_id(txn_id: str, index: int) -> str:
     """The txn id of a setting on partition `index` > 0: '@set:' + 24 hex digits of SHA-1
     (the ledger's reserved namespace of internal ids), derived from the caller's txn id so
     a retry finds its record; never a client's id."""
     return "@set:" + hashlib.sha1(f"setting|{txn_id}|{index}".encode()).hexdigest()[:24]
-
-
-def card_key(part: Partition, card_no: str) -> str:
-    return f"{part.prefix}c:{card_no}"
-
-
-def card_map_key(part: Partition) -> str:
-    return f"{part.prefix}cards"
-
-
-def member_index_key(part: Partition) -> str:
-    return f"{part.prefix}mx"
-
-
-def settings_key(part: Partition) -> str:
-    return part.settings
 
 
 # ---------------------------------------------------------------- normalising names and phones
@@ -154,42 +140,34 @@ _MATCH_ORDER = {"phone": 0, "name": 1, "initials": 2}
 _INDEX_PREFIX = {"p": "phone", "n": "name", "i": "initials"}
 
 
+def member_index_args(part: Partition | None, holder: str, phone: object) -> tuple[list, list]:
+    """KEYS / ARGV tail of open_account and restore_account: index, phone, name key, initials."""
+    phone = check_phone(phone)
+    if part is None:
+        return [], []
+    return [member_index_key(part)], [phone, name_key(holder) if holder else "",
+                                      pinyin_initials(holder) if holder else ""]
+
+
+def topup_args(method: object, bonus_minor: object) -> list[str]:
+    """ARGV tail of a top-up (credit.lua ARGV[9], ARGV[10]): method, bonus."""
+    if method not in PAYMENT_METHODS:
+        raise InvalidRequest("method", f"must be one of {', '.join(PAYMENT_METHODS)}")
+    v.check_amount(bonus_minor, "bonus_minor", allow_zero=True)
+    return [method, str(bonus_minor)]
+
+
 class Members:
-    """Mixin of `Ledger`: members, cards, lookup, settings, promotions, closing."""
+    """Members, cards, lookup, settings, promotions, closing: the member methods of a
+    `core.Ledger`, built on its runner, key schema and retention."""
 
-    # ------------------------------------------------------------ helpers for ledger.py
+    def __init__(self, ledger):
+        self.ledger = ledger
+        self.runner = ledger.runner
 
-    def _member_index_args(self, part: Partition | None, holder: str, phone: object) -> tuple[list, list]:
-        """KEYS / ARGV tail of open_account and restore_account: index, phone, name key, initials."""
-        phone = check_phone(phone)
-        if part is None:
-            return [], []
-        return [member_index_key(part)], [phone, name_key(holder) if holder else "",
-                                          pinyin_initials(holder) if holder else ""]
-
-    def _settings_keys(self, account_id: object) -> list[str]:
-        """KEYS tail of the scripts that read the shop settings (spending order, cap)."""
-        if not isinstance(account_id, str):
-            return []                      # validation will refuse it
-        return [settings_key(self.schema.partition_of(account_id))]
-
-    @staticmethod
-    def _topup_args(method: object, bonus_minor: object) -> list[str]:
-        """ARGV tail of a top-up (credit.lua ARGV[9], ARGV[10]): method, bonus."""
-        if method not in PAYMENT_METHODS:
-            raise InvalidRequest("method", f"must be one of {', '.join(PAYMENT_METHODS)}")
-        v.check_amount(bonus_minor, "bonus_minor", allow_zero=True)
-        return [method, str(bonus_minor)]
-
-    def _raw_script(self, script: str, keys: Sequence[str], args: Sequence[Any], txn_id: str | None,
-                    account_id: str = ""):
-        if time.monotonic() - self._policy_checked_at >= 300.0:
-            self._with_retry(self._check_policy, txn_id=txn_id)
-        try:
-            return self._with_retry(self._script, script, keys, args, txn_id=txn_id)
-        finally:
-            if account_id:
-                self.read_cache.invalidate(account_id)
+    def _partition(self, account_id, txn_id, terminal_id, cashier_id) -> Partition:
+        v.check_request_ids(account_id, txn_id, terminal_id, cashier_id)
+        return self.ledger.schema.partition_of(account_id)
 
     # ------------------------------------------------------------ cards
 
@@ -200,8 +178,8 @@ class Members:
         another account's id, CARD_BLOCKED for a blocked number, ACCOUNT_NOT_FOUND,
         ACCOUNT_CLOSED. Journaled as kind 'card_issue'."""
         v.check_id(card_no, "card_no")
-        acct_part = self._common(account_id, txn_id, terminal_id, cashier_id)
-        part = self.schema.partition_of(card_no)
+        acct_part = self._partition(account_id, txn_id, terminal_id, cashier_id)
+        part = self.ledger.schema.partition_of(card_no)
         keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
                 card_map_key(part)]
         found = ""
@@ -213,12 +191,12 @@ class Members:
             # retry answers it again, even once the account exists). Accounts are never
             # deleted, so only a close in between can slip through; its card then resolves
             # to a closed account, which answers ACCOUNT_CLOSED.
-            bal, st = self._with_retry(self.client.hmget, acct_part.account(account_id), "bal", "st",
+            bal, st = self.runner.with_retry(self.runner.client.hmget, acct_part.account(account_id), "bal", "st",
                                        txn_id=txn_id)
             if bal is None or st == "closed":
                 found = Status.ACCOUNT_NOT_FOUND.value if bal is None else Status.ACCOUNT_CLOSED.value
-        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or "", card_no, found]
-        return self._run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
+        args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or "", card_no, found]
+        return self.runner.run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
 
     def block_card(self, card_no: str, *, txn_id: str, reason: str, terminal_id: str | None = None,
                    cashier_id: str | None = None) -> Result:
@@ -231,12 +209,12 @@ class Members:
         v.check_id(cashier_id, "cashier_id", optional=True)
         if reason not in CARD_BLOCK_REASONS:
             raise InvalidRequest("reason", f"must be one of {', '.join(CARD_BLOCK_REASONS)}")
-        part = self.schema.partition_of(card_no)
+        part = self.ledger.schema.partition_of(card_no)
         keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
                 card_map_key(part)]
-        args = [txn_id, "", 0, self.retention_s, terminal_id or "", cashier_id or "", card_no, reason]
-        result = self._run("card_block", "card_block", keys, args, card_no, 0, txn_id)
-        owner = self._with_retry(self.client.hget, keys[0], "a", txn_id=None) or ""
+        args = [txn_id, "", 0, self.ledger.retention_s, terminal_id or "", cashier_id or "", card_no, reason]
+        result = self.runner.run("card_block", "card_block", keys, args, card_no, 0, txn_id)
+        owner = self.runner.with_retry(self.runner.client.hget, keys[0], "a", txn_id=None) or ""
         return dataclasses.replace(result, account_id=owner)
 
     def resolve_card(self, card_no: str) -> Card:
@@ -244,14 +222,14 @@ class Members:
         a card record that is an account's id resolves to that account (cards printed
         before the member layer keep working)."""
         v.check_id(card_no, "card_no")
-        part = self.schema.partition_of(card_no)
+        part = self.ledger.schema.partition_of(card_no)
 
         def read():
-            pipe = self.client.pipeline(transaction=False)
+            pipe = self.runner.client.pipeline(transaction=False)
             pipe.hmget(card_key(part, card_no), "a", "st", "br")
             pipe.exists(part.account(card_no))
             return pipe.execute()
-        (owner, st, reason), is_account = self._with_retry(read, txn_id=None)
+        (owner, st, reason), is_account = self.runner.with_retry(read, txn_id=None)
         if owner is not None:
             status = Status.CARD_BLOCKED if st == "blocked" else Status.CARD_ACTIVE
             return Card(card_no, status, owner, reason or "")
@@ -265,21 +243,21 @@ class Members:
         if account_id is not None:
             v.check_id(account_id, "account_id")
         found: list[tuple[Partition, str, str]] = []
-        for part in self.partitions:
-            for card_no, owner in self._with_retry(
-                    lambda: list(self.client.hscan_iter(card_map_key(part), count=page_size)), txn_id=None):
+        for part in self.ledger.partitions:
+            for card_no, owner in self.runner.with_retry(
+                    lambda: list(self.runner.client.hscan_iter(card_map_key(part), count=page_size)), txn_id=None):
                 if account_id is None or owner == account_id:
                     found.append((part, card_no, owner))
         if not found:
             return []
 
         def read():
-            pipe = self.client.pipeline(transaction=False)
+            pipe = self.runner.client.pipeline(transaction=False)
             for part, card_no, _ in found:
                 pipe.hmget(card_key(part, card_no), "st", "br")
             return pipe.execute()
         out = []
-        for (_, card_no, owner), (st, reason) in zip(found, self._with_retry(read, txn_id=None)):
+        for (_, card_no, owner), (st, reason) in zip(found, self.runner.with_retry(read, txn_id=None)):
             status = Status.CARD_BLOCKED if st == "blocked" else Status.CARD_ACTIVE
             out.append(Card(card_no, status, owner, reason or ""))
         return sorted(out, key=lambda c: (c.account_id, c.card_no))
@@ -316,13 +294,13 @@ class Members:
                 ranges.append((b"[" + ini, b"(" + ini + b"\xff"))
 
         def search():
-            pipe = self.client.pipeline(transaction=False)
-            for part in self.partitions:
+            pipe = self.runner.client.pipeline(transaction=False)
+            for part in self.ledger.partitions:
                 for low, high in ranges:
                     pipe.zrangebylex(member_index_key(part), low, high, 0, limit)
             return pipe.execute()
         hits: dict[str, tuple[int, str]] = {}
-        for entries in self._with_retry(search, txn_id=None):
+        for entries in self.runner.with_retry(search, txn_id=None):
             for entry in entries:
                 key, _, account_id = entry.partition("\x00")
                 kind = _INDEX_PREFIX.get(key[:1], "name")
@@ -334,12 +312,12 @@ class Members:
             return []
 
         def read():
-            pipe = self.client.pipeline(transaction=False)
+            pipe = self.runner.client.pipeline(transaction=False)
             for a in chosen:
-                pipe.hmget(self.schema.partition_of(a).account(a), "bal", "st", "nm", "ph", "bo")
+                pipe.hmget(self.ledger.schema.partition_of(a).account(a), "bal", "st", "nm", "ph", "bo")
             return pipe.execute()
         out = []
-        for a, (bal, st, nm, ph, bo) in zip(chosen, self._with_retry(read, txn_id=None)):
+        for a, (bal, st, nm, ph, bo) in zip(chosen, self.runner.with_retry(read, txn_id=None)):
             if bal is None or st == "closed":
                 continue        # closed in between (close takes it out of the index)
             kind = [k for k, r in _MATCH_ORDER.items() if r == hits[a][0]][0]
@@ -348,9 +326,8 @@ class Members:
 
     def member_phone(self, account_id: str) -> str:
         """The member's phone ('' when none). Raises AccountNotFound."""
-        from .errors import AccountNotFound
         v.check_id(account_id, "account_id")
-        bal, ph = self._with_retry(self.client.hmget, self.schema.partition_of(account_id).account(account_id),
+        bal, ph = self.runner.with_retry(self.runner.client.hmget, self.ledger.schema.partition_of(account_id).account(account_id),
                                    "bal", "ph", txn_id=None)
         if bal is None:
             raise AccountNotFound(account_id)
@@ -361,33 +338,33 @@ class Members:
         step). Indexes every account with a name or phone, then removes entries no account
         stands behind. Safe while the shop is open; answers counts."""
         counts = {"accounts": 0, "entries": 0, "removed": 0}
-        for part in self.partitions:
+        for part in self.ledger.partitions:
             index = member_index_key(part)
-            ids = list(self._with_retry(lambda: list(self.client.sscan_iter(part.accounts, count=page_size)),
+            ids = list(self.runner.with_retry(lambda: list(self.runner.client.sscan_iter(part.accounts, count=page_size)),
                                         txn_id=None))
             for start in range(0, len(ids), page_size):
                 batch = ids[start:start + page_size]
-                names = self._with_retry(self._read_names, part, batch, txn_id=None)
+                names = self.runner.with_retry(self._read_names, part, batch, txn_id=None)
                 for account_id, holder in zip(batch, names):
                     for _ in range(3):           # STALE: the name changed meanwhile; read it again
                         holder = holder or ""
-                        reply = self._raw_script("member_index", [part.account(account_id), index],
+                        reply = self.runner.call("member_index", [part.account(account_id), index],
                                                  ["account", account_id, holder, name_key(holder),
-                                                  pinyin_initials(holder) if holder else ""], None)
+                                                  pinyin_initials(holder) if holder else ""], txn_id=None)
                         if reply[0] != "STALE":
                             break
-                        holder = self._with_retry(self.client.hget, part.account(account_id), "nm", txn_id=None)
+                        holder = self.runner.with_retry(self.runner.client.hget, part.account(account_id), "nm", txn_id=None)
                     if reply[0] == "INVALID":
                         raise InvalidRequest(*reply[3].split(": ", 1))
                     counts["accounts"] += 1
                     counts["entries"] += int(reply[1])
             cursor = 0
             while True:
-                cursor, page = self._with_retry(self.client.zscan, index, cursor, None, page_size, txn_id=None)
+                cursor, page = self.runner.with_retry(self.runner.client.zscan, index, cursor, None, page_size, txn_id=None)
                 entries = [e for e, _ in page]
                 if entries:
                     keys = [index, *(part.account(e.rpartition("\x00")[2]) for e in entries)]
-                    reply = self._raw_script("member_index", keys, ["sweep", *entries], None)
+                    reply = self.runner.call("member_index", keys, ["sweep", *entries], txn_id=None)
                     if reply[0] == "INVALID":
                         raise InvalidRequest(*reply[3].split(": ", 1))
                     counts["removed"] += int(reply[1])
@@ -396,7 +373,7 @@ class Members:
         return counts
 
     def _read_names(self, part: Partition, ids: Sequence[str]) -> list[str | None]:
-        pipe = self.client.pipeline(transaction=False)
+        pipe = self.runner.client.pipeline(transaction=False)
         for a in ids:
             pipe.hget(part.account(a), "nm")
         return pipe.execute()
@@ -409,20 +386,20 @@ class Members:
         forfeit the bonus (`bonus_forfeited_minor`), balance 0; every later operation on it
         answers ACCOUNT_CLOSED. Declined with ACCOUNT_HAS_HOLDS while holds are active,
         ACCOUNT_FROZEN on a frozen account. Journaled as kind 'close' (pd, bd)."""
-        part = self._common(account_id, txn_id, terminal_id, cashier_id)
+        part = self._partition(account_id, txn_id, terminal_id, cashier_id)
         keys = [part.account(account_id), part.txn(txn_id), part.journal, part.holds(account_id),
                 part.hold_expiries(account_id), member_index_key(part)]
-        args = [txn_id, account_id, 0, self.retention_s, terminal_id or "", cashier_id or ""]
-        reply = self._raw_script("close_account", keys, args, txn_id, account_id)
-        base = self._decode(reply[:4], "close", account_id, 0, txn_id)
+        args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or ""]
+        reply = self.runner.call("close_account", keys, args, txn_id=txn_id, account_id=account_id)
+        base = decode(reply[:4], "close", account_id, 0, txn_id)
         payout, forfeited = (int(reply[4]), int(reply[5])) if len(reply) >= 6 else (0, 0)
         fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Result)}
         return CloseResult(**fields, payout_minor=payout, bonus_forfeited_minor=forfeited)
 
     # ------------------------------------------------------------ settings and promotions
 
-    def _setting(self, name: str, value: str, *, txn_id: str, every_partition: bool,
-                 terminal_id: str | None, cashier_id: str | None, internal: bool = False) -> Result:
+    def setting(self, name: str, value: str, *, txn_id: str, every_partition: bool,
+                terminal_id: str | None, cashier_id: str | None, internal: bool = False) -> Result:
         """shop_setting.lua on partition 0 with `txn_id`, then (settings the balance scripts
         read) on every other partition with an internal id derived from it: a retry with
         the same txn id replays what was done and finishes what was not. `internal`: the
@@ -430,13 +407,13 @@ class Members:
         (v.check_internal_txn_id if internal else v.check_id)(txn_id, "txn_id")
         v.check_id(terminal_id, "terminal_id", optional=True)
         v.check_id(cashier_id, "cashier_id", optional=True)
-        parts = self.partitions if every_partition else self.partitions[:1]
+        parts = self.ledger.partitions if every_partition else self.ledger.partitions[:1]
         first: Result | None = None
         for part in parts:
             tid = txn_id if part.index == 0 else partition_txn_id(txn_id, part.index)
             keys = [settings_key(part), part.txn(tid), part.journal]
-            args = [tid, SHOP_ACCOUNT, 0, self.retention_s, terminal_id or "", cashier_id or "", name, value]
-            result = self._run("shop_setting", "setting", keys, args, SHOP_ACCOUNT, 0, tid)
+            args = [tid, SHOP_ACCOUNT, 0, self.ledger.retention_s, terminal_id or "", cashier_id or "", name, value]
+            result = self.runner.run("shop_setting", "setting", keys, args, SHOP_ACCOUNT, 0, tid)
             if first is None:
                 first = result
                 if result.status is not Status.APPLIED:
@@ -449,7 +426,7 @@ class Members:
         proportional. Applied inside the balance scripts of every partition."""
         if spend_order not in SPEND_ORDERS:
             raise InvalidRequest("spend_order", f"must be one of {', '.join(SPEND_ORDERS)}")
-        return self._setting("spend_order", spend_order, txn_id=txn_id, every_partition=True,
+        return self.setting("spend_order", spend_order, txn_id=txn_id, every_partition=True,
                              terminal_id=terminal_id, cashier_id=cashier_id)
 
     def set_balance_cap(self, cap_minor: int | None, *, txn_id: str, terminal_id: str | None = None,
@@ -458,11 +435,11 @@ class Members:
         declined with BALANCE_CAP_EXCEEDED."""
         value = "" if cap_minor is None else str(v.check_amount(cap_minor, "balance_cap_minor",
                                                                 max_minor=v.MAX_BALANCE_MINOR))
-        return self._setting("balance_cap", value, txn_id=txn_id, every_partition=True,
+        return self.setting("balance_cap", value, txn_id=txn_id, every_partition=True,
                              terminal_id=terminal_id, cashier_id=cashier_id)
 
     def shop_settings(self) -> ShopSettings:
-        raw = self._with_retry(self.client.hgetall, settings_key(self.partitions[0]), txn_id=None)
+        raw = self.runner.with_retry(self.runner.client.hgetall, settings_key(self.ledger.partitions[0]), txn_id=None)
         cap = raw.get("balance_cap")
         return ShopSettings(raw.get("spend_order") or DEFAULT_SPEND_ORDER, int(cap) if cap else None)
 
@@ -476,7 +453,7 @@ class Members:
         pid = promo_id if promo_id is not None else promo_id_of(min_minor, bonus_minor)
         if not isinstance(pid, str) or not _PROMO_ID_RE.fullmatch(pid):
             raise InvalidRequest("promo_id", "1-64 characters of A-Z a-z 0-9 . _ -")
-        return self._setting(f"promo:{pid}", f"{min_minor}:{bonus_minor}", txn_id=txn_id,
+        return self.setting(f"promo:{pid}", f"{min_minor}:{bonus_minor}", txn_id=txn_id,
                              every_partition=False, terminal_id=terminal_id, cashier_id=cashier_id)
 
     def remove_promotion(self, promo_id: str, *, txn_id: str, terminal_id: str | None = None,
@@ -484,12 +461,12 @@ class Members:
         """Remove a rule; SETTING_NOT_FOUND when there is no such promotion."""
         if not isinstance(promo_id, str) or not _PROMO_ID_RE.fullmatch(promo_id):
             raise InvalidRequest("promo_id", "1-64 characters of A-Z a-z 0-9 . _ -")
-        return self._setting(f"promo:{promo_id}", "", txn_id=txn_id, every_partition=False,
+        return self.setting(f"promo:{promo_id}", "", txn_id=txn_id, every_partition=False,
                              terminal_id=terminal_id, cashier_id=cashier_id)
 
     def promotions(self) -> list[Promotion]:
         """The top-up rules, smallest minimum first."""
-        raw = self._with_retry(self.client.hgetall, settings_key(self.partitions[0]), txn_id=None)
+        raw = self.runner.with_retry(self.runner.client.hgetall, settings_key(self.ledger.partitions[0]), txn_id=None)
         out = []
         for name, value in raw.items():
             if name.startswith("promo:"):

@@ -83,4 +83,4 @@ def close_shift(ledger, *, terminal_id: str, shift_no: int, closed_by: str,
     keys = [part.txn(txn_id), part.journal]
     args = [txn_id, terminal_id, str(shift_no), ledger.retention_s, cashier_id or "", closed_by,
             "" if opened_ms is None else str(opened_ms), z]
-    return ledger._run("shift_close", "shift_close", keys, args, SHIFT_BOOK_ACCOUNT, 0, txn_id)
+    return ledger.runner.run("shift_close", "shift_close", keys, args, SHIFT_BOOK_ACCOUNT, 0, txn_id)

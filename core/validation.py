@@ -59,6 +59,33 @@ def check_internal_txn_id(value: object, field: str = "txn_id") -> str:
     return value
 
 
+# account, txn, terminal, cashier ids of a request in one match: "<acct> <txn> <term> <cash>"
+# (no id may hold a space, so each part is exactly one id; terminal and cashier optional)
+_plain_ids = re.compile(" ".join([f"{ID_CLASS}{{1,{MAX_ID_LEN}}}"] * 2
+                                 + [f"{ID_CLASS}{{0,{MAX_ID_LEN}}}"] * 2)).fullmatch
+
+
+def check_request_ids(account_id: object, txn_id: object, terminal_id: object, cashier_id: object, *,
+                      internal_txn: bool = False) -> None:
+    """The ids of one ledger request: account and txn required, terminal and cashier
+    optional; `internal_txn`: the txn id must be the ledger's own (`internal_txn_id`)."""
+    # the common case in one expression (the same rules as check_id); anything else
+    # goes through the checks one by one, which name the field
+    if not internal_txn:
+        term = "" if terminal_id is None else terminal_id
+        cash = "" if cashier_id is None else cashier_id
+        if (type(account_id) is str and type(txn_id) is str and type(term) is str and type(cash) is str
+                and _plain_ids(f"{account_id} {txn_id} {term} {cash}")):
+            return
+    check_id(account_id, "account_id")
+    if internal_txn:
+        check_internal_txn_id(txn_id)
+    else:
+        check_id(txn_id, "txn_id")    # refuses '@': client ids never enter the reserved namespace
+    check_id(terminal_id, "terminal_id", optional=True)
+    check_id(cashier_id, "cashier_id", optional=True)
+
+
 def check_amount(value: object, field: str = "amount_minor", *, allow_zero: bool = False,
                  max_minor: int = MAX_AMOUNT_MINOR) -> int:
     # bool is an int subclass: True would silently mean 1 fen.

@@ -42,7 +42,7 @@ from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailabl
                   TxnConflict, UnsafeRedisConfig)
 from core import kinds
 from core.cashiers import CashierRegistry
-from core.connection import is_sentinel
+from core.connection import is_sentinel, redacted
 from core.history import History
 from core.keys import META_KEY
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_id
@@ -83,14 +83,9 @@ class Refused(Exception):
 
 def safe_url(url: str) -> str:
     """The Redis URL as logs may show it: scheme, host(s), port and db only; user,
-    password and every query option (which may carry `password=`) are left out."""
-    try:
-        parts = urlsplit(url)
-        hosts = parts.netloc.rpartition("@")[2]
-    except ValueError:
-        return "<unparsable Redis URL>"
-    return (f"{parts.scheme}://{'***@' if '@' in parts.netloc else ''}{hosts}{parts.path}"
-            + ("?…" if parts.query else ""))
+    password and every query option (which may carry `password=`) are left out
+    (`core.connection.redacted(url, brief=True)`)."""
+    return redacted(url, brief=True)
 
 
 def url_secrets(url: str) -> list[str]:
