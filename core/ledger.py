@@ -35,7 +35,8 @@ from .scripts import ScriptRunner
 
 # moved to core.records, core.runner and core.errors; importable from here as before
 __all__ = ["Ledger", "AccountInfo", "DeductRequest", "JournalEntry", "RetryPolicy", "NotReplicated",
-           "EVICTION_CHECK_INTERVAL_S", "DEFAULT_RETENTION_S", "BATCH_ITEMS_PER_CALL"]
+           "EVICTION_CHECK_INTERVAL_S", "DEFAULT_RETENTION_S", "DEFAULT_PARTITIONS_STANDALONE",
+           "DEFAULT_PARTITIONS_CLUSTER", "BATCH_ITEMS_PER_CALL"]
 
 DEFAULT_RETENTION_S = 7 * 86400
 DEFAULT_PARTITIONS_STANDALONE = 1
