@@ -126,7 +126,7 @@ def _parse_options(query: str, kind: str, tls: bool) -> dict:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
-        raise _bad(f"the options after '?' are not name=value pairs joined by '&'") from None
+        raise _bad("the options after '?' are not name=value pairs joined by '&'") from None
     for name, value in pairs:
         if name not in _KNOWN_OPTIONS:
             raise _bad(f"unknown option {name!r} (known: {', '.join(sorted(_KNOWN_OPTIONS))})")

@@ -33,7 +33,7 @@ from .config import ConfigError, Settings
 from .db import make_engine, migrate, require_current_schema
 from .holds import HoldSweeper, summary as holds_summary
 from .journal import Consumer, Journal
-from .metrics import Metrics, MetricsServer
+from .metrics import Metrics
 from .models import JournalProgress, ReconcilePass
 from .reconcile import PassReport, Reconciler, open_discrepancies
 from .restore import RestoreReport, database_partitions, redis_has_ledger, restore

@@ -114,13 +114,25 @@ def _split_args(text: str, start: int) -> list[str]:
 
 
 def _journal_helpers(sources: dict[str, str]) -> dict[str, int]:
-    """Lua functions that XADD a journal entry, with the index of their `kind` parameter."""
-    helpers = {}
+    """Lua functions that journal an entry of the kind they are given, with the index of
+    their `kind` parameter: those that XADD it, and those that hand their own `kind` to one
+    that does (includes/account_status.lua's set_account_status for freeze and unfreeze)."""
+    bodies = []
     for text in sources.values():
         for m in re.finditer(r"^local function (\w+)\(([^)]*)\)(.*?)^end", text, re.S | re.M):
             params = [p.strip() for p in m.group(2).split(",")]
-            if "XADD" in m.group(3) and "kind" in params:
-                helpers[m.group(1)] = params.index("kind")
+            if "kind" in params:
+                bodies.append((m.group(1), params.index("kind"), m.group(3)))
+    helpers = {name: index for name, index, body in bodies if "XADD" in body}
+    grew = True
+    while grew:
+        grew = False
+        for name, index, body in bodies:
+            if name not in helpers and any(
+                    h in helpers and _split_args(body, c.end() - 1)[helpers[h]] == "kind"
+                    for c in re.finditer(r"\b(\w+)\(", body) for h in [c.group(1)]):
+                helpers[name] = index
+                grew = True
     return helpers
 
 
@@ -145,6 +157,8 @@ def lua_journal_kinds() -> dict[str, set[str]]:
                  if m.group(1) in helpers]
         for start, index in calls:
             arg = _split_args(text, start)[index]
+            if name.startswith("includes/") and arg == "kind":
+                continue                   # a helper passing on the kind it was given
             named = _kinds_of(arg, text)
             assert named, f"{name}: journal call with an unreadable kind {arg!r}"
             for kind in named:
