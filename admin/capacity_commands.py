@@ -106,7 +106,7 @@ def _print_text(est: capacity.Estimate, keep_s: float, trim_s: float, source: st
     days = est.retention_s / 86400
     print(f"At {est.ops_per_s:g} operations/s with {est.accounts:,} accounts (journal held {keep_s:g} s after "
           f"booking + trim every {trim_s:g} s + lag {est.journal_held_s - keep_s - trim_s:g} s: {source}):")
-    print(f"  idempotency records  {est.records_held:>14,} held ({days:g} days retention) × "
+    print(f"  idempotency records  {est.records_held:>14,} held ({days:g} day{'' if days == 1 else 's'} retention) × "
           f"{capacity.RECORD_BYTES + capacity.KEYSPACE_BYTES_PER_KEY} bytes = {human_bytes(est.record_bytes)}")
     print(f"  journal entries      {est.journal_entries_held:>14,} held ({est.journal_held_s:g} s) × "
           f"{capacity.JOURNAL_ENTRY_BYTES} bytes = {human_bytes(est.journal_bytes)}")

@@ -3,8 +3,8 @@
 The per-part byte costs are the one place they are written down: `cashierctl capacity`,
 docs/operations.md ("Capacity") and the bench (`python -m bench --parts capacity`, which
 measures them on a real Redis and checks these constants within 10 %) all read them here.
-Measured on Redis 7.0 (jemalloc), one partition, deductions with 32-character hex txn ids,
-a terminal and a cashier id; members with a Chinese name and a phone.
+Measured on Redis 7.0 (jemalloc), one partition, deductions with txn ids as the till makes
+them (`T-01-d-<uuid4 hex>`), a terminal and a cashier id; members with a Chinese name and a phone.
 
 Memory held at a steady rate R operations/s, with A accounts::
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 # bytes, from `bench.parts.capacity.measure` over 100,000 (INFO used_memory deltas)
-RECORD_BYTES = 218             # one idempotency record: key, hash, dict entry and expiry entry
-JOURNAL_ENTRY_BYTES = 86       # one journal entry in the stream, until the daemon trims it
+RECORD_BYTES = 224             # one idempotency record: key, hash, dict entry and expiry entry
+JOURNAL_ENTRY_BYTES = 93       # one journal entry in the stream, until the daemon trims it
 ACCOUNT_BYTES = 740            # one member account: hash (balance, name, phone), account set, member index
 KEYSPACE_BYTES_PER_KEY = 24    # the keyspace's and expiry table's bucket arrays (8 bytes a slot, half to full)
 BASE_BYTES = 2 * 1024 ** 2     # an empty Redis holding the ledger's meta and function library

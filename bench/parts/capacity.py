@@ -5,8 +5,8 @@ against the constants `core.capacity` plans with (`cashierctl capacity`, docs/op
 Steps on an empty Redis (`measure`): open N members (holder name and phone, so the member
 index is filled as at a shop), drop their opening records and journal entries: the INFO
 used_memory delta over N is what an account keeps for good (account hash, account set,
-member index). Then one deduction per account through `Ledger.deduct_many` (32-character
-hex txn ids like uuid4, a terminal and a cashier id, as the till sends), trim the journal
+member index). Then one deduction per account through `Ledger.deduct_many` (txn ids as the
+till makes them, `T-01-d-<uuid4 hex>`, with a terminal and a cashier id), trim the journal
 (its entries leave Redis once booked and older than the keep), then delete the deduction
 records: each delta over N is one part (journal entry until trimmed; idempotency record
 with its TTL). Deleting measures what a key holds (value, key, dict entry, expiry entry)
@@ -30,6 +30,11 @@ CHUNK = 2000
 TOLERANCE = 0.10
 SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏"
 GIVEN = "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红鹏飞斌宇浩凯健俊帆帅旭宁欣怡佳琪梦雪婷晨阳"
+
+
+def till_txn_id(terminal_id: str = "T-01") -> str:
+    """A txn id as the till makes it (desktop.engine: terminal, kind letter, uuid4 hex)."""
+    return f"{terminal_id}-d-{uuid.uuid4().hex}"
 
 
 def measure(url: str, n: int, *, seed: int = 33) -> dict:
@@ -69,7 +74,7 @@ def measure(url: str, n: int, *, seed: int = 33) -> dict:
     mem1 = used()
     sample_account = client.memory_usage(part.account(accounts[n // 2]), samples=0)
 
-    txns = [uuid.uuid4().hex for _ in accounts]
+    txns = [till_txn_id() for _ in accounts]
     for start in range(0, n, CHUNK):
         reqs = [DeductRequest(accounts[i], 1250, txns[i], terminal_id="T-01", cashier_id="c-01")
                 for i in range(start, min(n, start + CHUNK))]
@@ -104,7 +109,7 @@ def run(ctx) -> None:
     for name, (got, constant, ok) in compare(m).items():
         ctx.row("33 capacity", f"{name}: bytes, INFO used_memory delta over {n:,}", f"{got:,.0f} bytes",
                 ratio=f"core.capacity {constant} bytes ({constant / got:.2f}×)",
-                target=f"constant within {TOLERANCE:.0%}", met=ok, issue=33,
+                target=f"constant within {TOLERANCE:.0%}", met=None if ctx.smoke else ok, issue=33,
                 note={"idempotency record": f"MEMORY USAGE of one record {m['sample_record']} bytes "
                                             "(without its expiry entry)",
                       "journal entry": f"MEMORY USAGE of the stream {m['stream_bytes_per_entry']:,.0f} "

@@ -101,3 +101,15 @@ def test_redis_away_is_exit_3_and_no_ledger_is_4(capsys):
     with RedisServer() as server:
         assert main(["--redis-url", server.url, "capacity", "--ops-per-s", "1"]) == 4
         assert "no ledger" in capsys.readouterr().err
+
+
+def test_the_docs_worked_examples_are_the_commands_figures(capsys):
+    """docs/operations.md's two examples are what `cashierctl capacity` prints (within 10 %)."""
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    for ops, accounts, figure in (("2", "5000", "**292 MiB**"), ("100", "250000", "**14.2 GiB**")):
+        assert figure in doc, figure
+        code, out = run_json(capsys, "capacity", "--ops-per-s", ops, "--accounts", accounts)
+        value, unit = figure.strip("*").split()
+        documented = float(value) * {"MiB": 2 ** 20, "GiB": 2 ** 30}[unit]
+        assert code == 0 and abs(out["total_bytes"] - documented) <= 0.10 * documented
