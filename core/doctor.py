@@ -1,5 +1,5 @@
 """Checks a deployment's Redis for what can lose money or let the wrong people in, and
-says how to fix each finding. Used by `cashierctl doctor`.
+says how to fix each finding (memory against maxmemory too). Used by `cashierctl doctor`.
 
 On a Sentinel deployment (redis+sentinel:// URL) it also checks what a failover needs:
 a reachable sentinel quorum, replicas that are up, have AOF on and hold the ledger's
@@ -13,10 +13,13 @@ from urllib.parse import urlsplit
 
 from redis.exceptions import NoPermissionError, RedisError
 
+from .capacity import human_bytes
 from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, parse_redis_url, replica_clients
 from .keys import CONSUMER_GROUP, META_KEY
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
+MEMORY_WARN_SHARE = 0.70      # of maxmemory; the alert rules of docs/operations.md use the same
+MEMORY_FAIL_SHARE = 0.85
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,24 @@ def _nodes(client):
 
 def _info(client, node, section):
     return client.info(section, target_nodes=node) if node is not None else client.info(section)
+
+
+def memory_finding(where: str, used: int, limit: int) -> Finding:
+    """Used memory against maxmemory: warn at 70 %, FAIL at 85 % (noeviction: at 100 % every
+    charge is refused). The time to full at the last hour's rate is the reconcile service's
+    gauge reconcile_redis_full_in_seconds (a one-shot check has no hour of samples)."""
+    size = "cashierctl capacity --ops-per-s N says how much this installation needs"
+    if not limit:
+        return Finding(WARN, "memory", f"{where}: no maxmemory set (uses {human_bytes(used)}): a full machine "
+                       "swaps or the kernel kills Redis instead of Redis refusing writes, and no percentage "
+                       "can warn before", f"maxmemory in redis.conf with noeviction; {size}")
+    share = used / limit
+    detail = f"{where}: uses {human_bytes(used)} of maxmemory {human_bytes(limit)} ({share:.0%})"
+    for threshold, level in ((MEMORY_FAIL_SHARE, FAIL), (MEMORY_WARN_SHARE, WARN)):
+        if share >= threshold:
+            return Finding(level, "memory", f"{detail}: above {threshold:.0%}; at 100 % every charge is refused",
+                           f"raise maxmemory (CONFIG SET maxmemory and redis.conf) or shorten the retention; {size}")
+    return Finding(OK, "memory", detail)
 
 
 def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Finding]:
@@ -53,6 +74,7 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
         else:
             out.append(Finding(FAIL, "eviction", f"{where}: maxmemory-policy {policy} can delete balances",
                                "CONFIG SET maxmemory-policy noeviction, and in redis.conf"))
+        out.append(memory_finding(where, int(mem.get("used_memory", 0)), int(mem.get("maxmemory", 0))))
         if persistence.get("aof_enabled") in (1, "1"):
             try:
                 fsync = (client.config_get("appendfsync", target_nodes=node) if node is not None

@@ -47,6 +47,10 @@ class Metrics:
         self.repairs = Counter("reconcile_repairs", "Automatic repairs (compensating credits)", registry=r)
         self.last_pass = Gauge("reconcile_last_pass_timestamp_seconds", "End of the last reconciliation pass",
                                registry=r)
+        self.pass_interval = Gauge("reconcile_pass_interval_seconds",
+                                   "The daemon's reconcile_interval_s (alerts compare the last pass's age with it)",
+                                   registry=r)
+        self.started = Gauge("reconcile_start_timestamp_seconds", "When this daemon started", registry=r)
         self.last_pass_outcome_ok = Gauge("reconcile_last_pass_clean", "1 if the last pass found nothing open",
                                           registry=r)
         self.redis_up = Gauge("reconcile_redis_up", "1 while Redis answers", registry=r)

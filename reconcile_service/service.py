@@ -362,6 +362,8 @@ class Service:
 
     def run_daemon(self) -> int:
         s = self.settings
+        self.metrics.started.set(time.time())
+        self.metrics.pass_interval.set(s.reconcile_interval_s)
         self.with_retry(lambda: self.prepare_database(auto_migrate=True), "migrating the database", None)
         log.info("reconcile service starting", extra=self.describe())
         ready = False

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICK_PARTS = "ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost,members"
+QUICK_PARTS = ("ceiling,client,wait,hot,latency,reconcile,memory,terminal,compare,cache,server_cost,members,"
+               "capacity,soak")
 
 pytestmark = [pytest.mark.slow,    # 1-2 min each: runs the bench; not in the fast lane
               pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-benchmark") is None,
@@ -42,6 +43,8 @@ def test_bench_smoke_writes_report(tmp_path):
     assert "| 17 client CPU |" in text
     assert "## Issue 17: lean ledger, every target of this run" in text   # issue 17's own table
     assert "| 17 server cost: product deduct in deduct_many" in text
+    assert "| 33 capacity | idempotency record" in text and "| 33 soak | memory per operation" in text
+    assert (tmp_path / "soak.md").exists() and (tmp_path / "benchmarks" / "soak_memory.png").stat().st_size > 0
     assert "FAILED" not in text, proc.stdout + proc.stderr
     assert (tmp_path / "benchmarks" / "throughput_vs_concurrency.png").stat().st_size > 0
     assert proc.returncode == 0, proc.stdout + proc.stderr
