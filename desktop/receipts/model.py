@@ -196,7 +196,11 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     label = {"refund": "refund_amount", "close": "paid_out"}.get(receipt.kind, "amount")
     out += _pair(t(label), fmt(receipt.amount_minor), columns, bold=True)
     pd, bd = receipt.principal_delta_minor, receipt.bonus_delta_minor
-    if pd is not None and bd is not None and pd and bd:      # the account has both buckets here
+    if receipt.kind == "close":
+        # 退卡: what is paid out is the principal; the bonus lapses, on a line of its own
+        if bd:
+            out += _pair(t("bonus_forfeited"), fmt(abs(bd)), columns)
+    elif pd is not None and bd is not None and pd and bd:      # the account has both buckets here
         out += _pair(t("from_principal"), fmt(abs(pd)), columns)
         out += _pair(t("from_bonus"), fmt(abs(bd)), columns)
     if receipt.method:
