@@ -252,6 +252,11 @@ class SalePage(Retranslates, QWidget):
             return
         if self.session.cashier is None or self.session.shift_id is None:
             return
+        refusal = self.session.typed_refusal(self.lookup.typed())
+        if refusal is not None:               # the account typed is not the one on screen
+            self._refuse(refusal)
+            self.account_input.setFocus()     # Enter there looks it up
+            return
         checked = self._validated()
         if checked is not None:
             self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked), parent=self)

@@ -29,3 +29,40 @@ def test_close_slip_pays_out_the_principal_and_forfeits_the_bonus_on_its_own_lin
     zh = _close_slip(ZH)
     assert "其中赠送" not in zh and "其中本金" not in zh
     assert any(line.startswith("赠送金额作废") and line.endswith("¥20.00") for line in zh.splitlines())
+
+
+# ---------------------------------------------------------------- item 1: edit without Enter
+
+def test_editing_the_account_without_enter_clears_it_and_charges_nobody(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in, stays_true
+    open_account(ledger, "M-1002", 5000)
+    open_account(ledger, "M-1004", 5000)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    qtbot.keyClicks(page.account_input, "M-1002")
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "M-1002", timeout=5000)
+    assert "M-1002" in page.balance_label.text()
+    # the cashier edits the field to another account, and never presses Enter there
+    page.account_input.setFocus()
+    page.account_input.end(False)
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Backspace)
+    qtbot.keyClick(page.account_input, "4")
+    assert page.account_input.text() == "M-1004"
+    assert "M-1002" not in page.balance_label.text()          # the old account is off screen
+    page.amount_input.setFocus()
+    qtbot.keyClicks(page.amount_input, "1")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    stays_true(qtbot, lambda: page.busy_txn is None and page.history_table.rowCount() == 0, 500)
+    assert ledger.balance("M-1002") == 5000 and ledger.balance("M-1004") == 5000
+    assert "look it up" in page.result_label.text()
+    assert not terminal.engine.unresolved()
+    # looked up and shown: now it may be charged
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "M-1004", timeout=5000)
+    page.amount_input.setText("1")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: ledger.balance("M-1004") == 4900, timeout=5000)
+    assert ledger.balance("M-1002") == 5000
