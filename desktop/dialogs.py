@@ -82,10 +82,35 @@ class TillDialog(Retranslates, QDialog):
             layout.totalMinimumSize().height()
         if need > self.height():
             self.resize(self.width(), need)
-        # Qt gives the focus to the first button when there is no field to type in: that
-        # would make Enter mean Cancel. Enter means the default action unless the cashier
-        # tabs to Cancel.
-        if not isinstance(self.focusWidget(), QLineEdit) and self.confirm_button.isEnabled():
+        self._focus_first()
+
+    def first_field(self) -> QWidget | None:
+        """The field that has the cursor when the dialog opens: the first field to type
+        in (in tab order), so that typed digits and a scan land there. Dialogs whose
+        first input is not a line edit (the pick list) answer it here."""
+        widget = self.nextInFocusChain()
+        while widget is not None and widget is not self:
+            if (isinstance(widget, QLineEdit) and widget.isVisibleTo(self) and widget.isEnabled()
+                    and not widget.isReadOnly()):
+                return widget
+            widget = widget.nextInFocusChain()
+        return None
+
+    def _focus_first(self) -> None:
+        focus = self.focusWidget()
+        first = self.first_field()
+        if focus is not None and focus is first:
+            return
+        if isinstance(focus, QLineEdit) and self.isAncestorOf(focus) and focus.isVisibleTo(self):
+            return                     # the dialog chose its field (e.g. the new card)
+        if first is not None:
+            first.setFocus(Qt.FocusReason.OtherFocusReason)
+            if isinstance(first, QLineEdit):
+                first.selectAll()      # a prefilled amount is replaced by what is typed
+        elif self.confirm_button.isEnabled():
+            # Qt gives the focus to the first button when there is no field to type in:
+            # that would make Enter mean Cancel. Enter means the default action unless
+            # the cashier tabs to Cancel.
             self.confirm_button.setFocus()
 
     def done(self, result: int) -> None:

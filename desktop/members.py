@@ -72,6 +72,9 @@ class MemberPickDialog(TillDialog):
         self.retranslate()
         self.list.setFocus()
 
+    def first_field(self):
+        return self.list               # the arrows move in the list from the first key on
+
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Pick the member"))
         self.title.setText(self.tr("%1 members match “%2”: pick the customer (arrows and Enter, or tap).")

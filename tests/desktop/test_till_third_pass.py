@@ -66,3 +66,73 @@ def test_editing_the_account_without_enter_clears_it_and_charges_nobody(qtbot, t
     qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: ledger.balance("M-1004") == 4900, timeout=5000)
     assert ledger.balance("M-1002") == 5000
+
+
+def _keys_to_focus(qtbot, dialog, *keys) -> None:
+    """Real key events where the keyboard focus is in `dialog`, as a person types them."""
+    for key in keys:
+        target = dialog.focusWidget() or dialog
+        if isinstance(key, str) and len(key) > 1:
+            qtbot.keyClicks(target, key)
+        else:
+            qtbot.keyClick(target, key)
+
+
+def _opened(qtbot, dialog) -> None:
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    qtbot.wait(50)                                  # the dialog's own first-field focus has run
+
+
+# ---------------------------------------------------------------- item 2: the pick list's arrows
+
+def test_pick_list_has_the_focus_on_row_one_so_down_down_enter_picks_row_three(qtbot):
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import Qt
+
+    from desktop.members import MemberPickDialog
+    matches = [SimpleNamespace(account_id=f"M-20{i}", holder_name=f"张{i}", phone=f"1390000000{i}",
+                               balance_minor=100 * i, bonus_minor=0, status="active") for i in (1, 2, 3)]
+    dialog = MemberPickDialog("张", matches)
+    qtbot.addWidget(dialog)
+    picked = []
+    dialog.picked.connect(picked.append)
+    dialog.open()
+    _opened(qtbot, dialog)
+    assert dialog.focusWidget() is dialog.list and dialog.list.currentRow() == 0
+    _keys_to_focus(qtbot, dialog, Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Return)
+    assert picked == ["M-203"]
+
+
+# ---------------------------------------------------------------- item 6: first field focused
+
+def test_refund_and_supervisor_dialogs_open_on_their_first_field_and_the_pin_is_masked(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit
+
+    from desktop.dialogs import SupervisorDialog
+    from .conftest import SUPERVISOR, open_account, sign_in
+    open_account(ledger, "F-6", 5000)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    page.account_input.setText("F-6")
+    page.amount_input.setText("30.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.busy_txn is None and page.history_table.rowCount() == 1, timeout=5000)
+    page.history_table.selectRow(0)
+    qtbot.mouseClick(page.refund_button, Qt.MouseButton.LeftButton)
+    dialog = terminal.refund_dialog
+    _opened(qtbot, dialog)
+    assert dialog.focusWidget() is dialog.amount_input
+    _keys_to_focus(qtbot, dialog, "12", Qt.Key.Key_Tab, SUPERVISOR, Qt.Key.Key_Tab, "9876")
+    assert dialog.amount_input.text() == "12"                  # typed over the prefilled amount
+    assert dialog.supervisor_input.text() == SUPERVISOR and dialog.pin_input.text() == "9876"
+    assert dialog.pin_input.echoMode() == QLineEdit.EchoMode.Password
+    dialog.reject()
+    supervisor = SupervisorDialog(terminal.engine, "Settings", terminal)
+    supervisor.open()
+    _opened(qtbot, supervisor)
+    assert supervisor.focusWidget() is supervisor.supervisor_input
+    _keys_to_focus(qtbot, supervisor, SUPERVISOR, Qt.Key.Key_Tab, "9876")
+    assert supervisor.supervisor_input.text() == SUPERVISOR and supervisor.pin_input.text() == "9876"
+    supervisor.reject()
