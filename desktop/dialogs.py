@@ -39,6 +39,30 @@ from .i18n import Retranslates
 
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+CHECK_MARK = "✓ "
+
+
+class ChoiceButton(QPushButton):
+    """One choice of a row (payment method, card reason). The checked one stands out by
+    more than colour: a check mark before its text, bold, a thick border (the style
+    sheet's role "choice"), so that Cash and WeChat Pay can be told apart at a glance."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._label = ""
+        self.setProperty("role", "choice")
+        self.toggled.connect(lambda _on: self._show())
+
+    def setText(self, text: str) -> None:
+        self._label = text
+        self._show()
+
+    def label(self) -> str:
+        """The choice's words, without the check mark."""
+        return self._label
+
+    def _show(self) -> None:
+        super().setText((CHECK_MARK if self.isChecked() else "") + self._label)
 
 
 class TillDialog(Retranslates, QDialog):
@@ -123,19 +147,29 @@ class TillDialog(Retranslates, QDialog):
 
     def choice_row(self, choices, object_prefix: str, default: str) -> tuple[QHBoxLayout, dict[str, QPushButton]]:
         """One checkable button per choice (payment method, card reason), one of them
-        checked: a tap each on touch tills, Tab and Space on the keyboard, and Enter
-        still the dialog's default action."""
+        checked (ChoiceButton: marked, not by colour alone): a tap each on touch tills,
+        Tab and Space on the keyboard, and Enter still the dialog's default action.
+        A change of choice calls `choice_changed()` (the confirm button repeats it)."""
         group = QButtonGroup(self)
         group.setExclusive(True)
         row, buttons = QHBoxLayout(), {}
         for choice in choices:
-            b = QPushButton(objectName=f"{object_prefix}{choice}", checkable=True)
+            b = ChoiceButton(objectName=f"{object_prefix}{choice}", checkable=True)
             b.setAutoDefault(False)
             group.addButton(b)
             buttons[choice] = b
             row.addWidget(b)
         buttons[default].setChecked(True)
+        group.buttonToggled.connect(lambda _b, on: on and self.choice_changed())
         return row, buttons
+
+    def choice_changed(self) -> None:
+        """A choice row's choice changed (subclasses repeat it where the cashier confirms)."""
+
+    @staticmethod
+    def with_choice(action: str, choice: str) -> str:
+        """The confirm button's text with the choice it confirms, e.g. "Top up · Cash"."""
+        return f"{action}  ·  {choice}"
 
     @staticmethod
     def checked_choice(buttons: dict[str, QPushButton]) -> str:
@@ -464,8 +498,11 @@ class TopUpDialog(TillDialog):
         for method, b in self.method_buttons.items():
             b.setText(method_words(method))
         self._show_bonus()
-        self.confirm_button.setText(self.tr("Top up"))
+        self.choice_changed()
         self.cancel_button.setText(self.tr("Cancel"))
+
+    def choice_changed(self) -> None:
+        self.confirm_button.setText(self.with_choice(self.tr("Top up"), method_words(self.method)))
 
     def confirm(self) -> None:
         account_id = self.account_input.text().strip()

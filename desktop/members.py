@@ -342,7 +342,10 @@ class CardDialog(_MemberActionDialog):
         for reason, b in self.reason_buttons.items():
             b.setText(card_reason_words(reason))
         self.new_label.setText(self.tr("New card (scan it)"))
-        self.confirm_button.setText(self.tr("Block and issue"))
+        self.choice_changed()
+
+    def choice_changed(self) -> None:
+        self.confirm_button.setText(self.with_choice(self.tr("Block and issue"), card_reason_words(self.reason)))
 
     def request(self) -> dict | None:
         old = self.checked_id(self.old_input, self.tr("Old card"), optional=True)

@@ -136,3 +136,42 @@ def test_refund_and_supervisor_dialogs_open_on_their_first_field_and_the_pin_is_
     _keys_to_focus(qtbot, supervisor, SUPERVISOR, Qt.Key.Key_Tab, "9876")
     assert supervisor.supervisor_input.text() == SUPERVISOR and supervisor.pin_input.text() == "9876"
     supervisor.reject()
+
+
+# ---------------------------------------------------------------- item 3: the choice stands out
+
+def test_payment_method_and_card_reason_show_the_checked_choice_and_the_confirm_repeats_it(qtbot, terminal,
+                                                                                         ledger):
+    from PySide6.QtCore import Qt
+
+    from desktop.members import CardDialog
+    from desktop.style import STYLE_SHEET
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
+    open_account(ledger, "G-3", 1000)
+    sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)
+    terminal.open_top_up("G-3")
+    dialog = terminal.top_up_dialog
+    _opened(qtbot, dialog)
+    cash, wechat = dialog.method_buttons["cash"], dialog.method_buttons["wechat"]
+    assert cash.text().startswith("✓") and not wechat.text().startswith("✓")
+    assert "Cash" in dialog.confirm_button.text()
+    qtbot.mouseClick(wechat, Qt.MouseButton.LeftButton)
+    assert wechat.text() == "✓ WeChat Pay" and not cash.text().startswith("✓")
+    assert dialog.method == "wechat" and "WeChat Pay" in dialog.confirm_button.text()
+    assert "Cash" not in dialog.confirm_button.text()
+    # not by colour alone: the checked look has its own border and weight
+    rule = next(line for line in STYLE_SHEET.splitlines() if ':checked' in line and 'choice' in line)
+    assert "border" in rule
+    assert wechat.property("role") == "choice"
+    dialog.reject()
+    view = type("View", (), {"account_id": "G-3", "holder_name": "", "card_no": "C-1"})()
+    card = CardDialog(terminal.sale_page, view, terminal)
+    card.open()
+    _opened(qtbot, card)
+    lost = card.reason_buttons["lost"]
+    assert lost.text().startswith("✓") and card.reason == "lost"
+    other = next(b for r, b in card.reason_buttons.items() if r != "lost")
+    qtbot.mouseClick(other, Qt.MouseButton.LeftButton)
+    assert other.text().startswith("✓") and not lost.text().startswith("✓")
+    assert other.text()[2:] in card.confirm_button.text()
+    card.reject()
