@@ -175,3 +175,36 @@ def test_payment_method_and_card_reason_show_the_checked_choice_and_the_confirm_
     assert other.text().startswith("✓") and not lost.text().startswith("✓")
     assert other.text()[2:] in card.confirm_button.text()
     card.reject()
+
+
+# ---------------------------------------------------------------- item 5: typed amount vs scan
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("gap_ms", [30, 45, 90])
+def test_an_amount_typed_fast_is_charged_not_taken_as_a_scan(qtbot, terminal, ledger, gap_ms):
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in
+    open_account(ledger, "AM-0001", 100000)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    page.account_input.setFocus()
+    qtbot.keyClicks(page.account_input, "AM-0001")
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "AM-0001", timeout=5000)
+    amount = page.amount_input
+    assert amount.hasFocus() or amount.setFocus() is None
+    for ch in "100.00":                               # real key events, `gap_ms` apart
+        qtbot.keyClick(amount, ch)
+        qtbot.wait(gap_ms)
+    qtbot.keyClick(amount, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: ledger.balance("AM-0001") == 90000, timeout=5000)
+    assert page.account_input.text() == "AM-0001"
+
+
+def test_a_card_scanned_into_the_amount_field_is_still_a_card():
+    from desktop.scanner import may_be_amount
+    assert may_be_amount("100.00") and may_be_amount("1234567") and may_be_amount("88,50")
+    assert not may_be_amount("62220002") and not may_be_amount("D-1002") and not may_be_amount("M1002")
