@@ -208,3 +208,28 @@ def test_a_card_scanned_into_the_amount_field_is_still_a_card():
     from desktop.scanner import may_be_amount
     assert may_be_amount("100.00") and may_be_amount("1234567") and may_be_amount("88,50")
     assert not may_be_amount("62220002") and not may_be_amount("D-1002") and not may_be_amount("M1002")
+
+
+# ---------------------------------------------------------------- item 7: first run, Enter saves
+
+def test_first_run_test_connection_then_enter_saves_and_never_cancels(qtbot, tmp_path, redis_url, ledger):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDialog
+
+    from desktop.settings import SettingsDialog, TerminalSettings
+    ledger.init()
+    settings = TerminalSettings(tmp_path / "terminal.ini")
+    dialog = SettingsDialog(settings, first_run=True)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.activateWindow()
+    dialog.terminal_input.setText("T9")
+    dialog.url_input.setText(redis_url)
+    dialog.test_button.setFocus()
+    qtbot.keyClick(dialog.test_button, Qt.Key.Key_Space)          # Test connection, from the keyboard
+    qtbot.waitUntil(dialog.save_button.isEnabled, timeout=10000)
+    assert dialog.focusWidget() is not dialog.cancel_button
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Return)
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    again = TerminalSettings(tmp_path / "terminal.ini")
+    assert (again.terminal_id, again.redis_url) == ("T9", redis_url)
