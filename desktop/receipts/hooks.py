@@ -135,6 +135,6 @@ def apply_settings(window, hook: ReceiptsHook) -> None:
         from ..customer_display import CustomerDisplay
         display = CustomerDisplay(service.options.shop_name, options.language)
         display.watch(window.engine, window.sale_page)
-        display.place(options.screen)
+        display.place(options.screen, options.geometry)
         hook.customer_display = display
     hook.bar.retranslate()
