@@ -286,3 +286,33 @@ def test_customer_display_never_takes_the_keyboard_and_is_off_on_one_screen_unle
         engine.close()
         if window.customer_display is not None:
             window.customer_display.close()
+
+
+# ---------------------------------------------------------------- item 10: history by card or phone
+
+def test_earlier_sale_history_takes_a_card_number_and_a_phone(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+
+    from .conftest import sign_in
+    assert ledger.open_account("M-1010", txn_id="open-M-1010", holder_name="张珊", phone="13900001010").applied
+    assert ledger.credit("M-1010", 5000, txn_id="fund-M-1010").applied
+    assert ledger.issue_card("M-1010", "62221010", txn_id="card-62221010").applied
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    page.account_input.setText("M-1010")
+    page.amount_input.setText("3.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: ledger.balance("M-1010") == 4700, timeout=5000)
+    qtbot.mouseClick(terminal.findChild(object, "earlierSaleButton"), Qt.MouseButton.LeftButton)
+    dialog = terminal.earlier_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    for typed in ("62221010", "13900001010"):
+        dialog.recent = []
+        dialog.table.setRowCount(0)
+        dialog.account_input.setText(typed)
+        qtbot.keyClick(dialog.account_input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: dialog._reading == 0 and dialog.table.rowCount() > 0, timeout=5000)
+        assert dialog.account_input.text() == "M-1010"
+        assert any(op.kind == "deduct" and op.amount_minor == 300 for op in dialog.recent)
+    assert "phone" in dialog.account_input.placeholderText()
+    dialog.reject()
