@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QLocale, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject
 
 from core.history import History
 
@@ -63,6 +63,7 @@ class ReceiptsHook:
     settings: object | None = None           # the QSettings store, when the terminal has one
     earlier_dialog: EarlierSaleDialog | None = None
     settings_dialog: object | None = None    # the printer settings dialog, when open
+    supervisor_dialog: object | None = None  # the supervisor's approval asked before it opens
     open_earlier: Callable[[], None] = lambda: None
     open_settings: Callable[[], None] | None = None
 
@@ -110,7 +111,18 @@ def install(window, settings=None) -> ReceiptsHook:
     window.installEventFilter(_CloseWatcher(hook, window))
     if q is not None:
         def open_settings() -> None:
+            """Printer…: like Settings…, a supervisor's id and PIN first (the shop name on
+            the slips, automatic printing and the cash drawer are the shop's)."""
+            from ..dialogs import SupervisorDialog
+            hook.supervisor_dialog = SupervisorDialog(
+                engine, QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor."),
+                window)
+            hook.supervisor_dialog.approvedBy.connect(open_settings_approved)
+            hook.supervisor_dialog.open()
+
+        def open_settings_approved(supervisor_id: str) -> None:
             from .printer_settings import PrinterSettingsDialog
+            log.info("receipt settings opened with the approval of %s", supervisor_id)
             hook.settings_dialog = PrinterSettingsDialog(q, service, window)
             hook.settings_dialog.accepted.connect(lambda: apply_settings(window, hook))
             hook.settings_dialog.open()

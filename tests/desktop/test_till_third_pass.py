@@ -316,3 +316,37 @@ def test_earlier_sale_history_takes_a_card_number_and_a_phone(qtbot, terminal, l
         assert any(op.kind == "deduct" and op.amount_minor == 300 for op in dialog.recent)
     assert "phone" in dialog.account_input.placeholderText()
     dialog.reject()
+
+
+# ---------------------------------------------------------------- item 11: Printer… needs a supervisor
+
+def test_printer_settings_need_a_supervisor(qtbot, tmp_path, redis_url, ledger, registry):
+    from PySide6.QtCore import Qt
+
+    from .conftest import CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, sign_in
+    ledger.init()
+    window, engine = _terminal_with_display(qtbot, tmp_path, redis_url, "")
+    try:
+        window.show()
+        engine.start()
+        sign_in(qtbot, window)
+        qtbot.mouseClick(window.findChild(object, "receiptSettingsButton"), Qt.MouseButton.LeftButton)
+        qtbot.wait(100)
+        assert window.receipt_settings_dialog is None                 # not without a supervisor
+        supervisor = window.receipt_hooks.supervisor_dialog
+        assert supervisor is not None and supervisor.isVisible()
+        supervisor.supervisor_input.setText(CASHIER)                  # a cashier cannot approve
+        supervisor.pin_input.setText(CASHIER_PIN)
+        qtbot.mouseClick(supervisor.confirm_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: supervisor.message.text() not in ("", "Checking the supervisor PIN…"), timeout=5000)
+        assert window.receipt_settings_dialog is None
+        supervisor.supervisor_input.setText(SUPERVISOR)
+        supervisor.pin_input.setText(SUPERVISOR_PIN)
+        qtbot.mouseClick(supervisor.confirm_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.receipt_settings_dialog is not None, timeout=5000)
+        qtbot.waitUntil(window.receipt_settings_dialog.isVisible, timeout=3000)
+        window.receipt_settings_dialog.reject()
+    finally:
+        engine.close()
+        if window.customer_display is not None:
+            window.customer_display.close()
