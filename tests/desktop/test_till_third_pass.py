@@ -350,3 +350,30 @@ def test_printer_settings_need_a_supervisor(qtbot, tmp_path, redis_url, ledger, 
         engine.close()
         if window.customer_display is not None:
             window.customer_display.close()
+
+
+# ---------------------------------------------------------------- item 12: close shift, the keypad
+
+def test_close_shift_supervisor_dialog_has_the_keypad(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    from desktop.report import CloseShiftDialog
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN, sign_in
+    sign_in(qtbot, terminal)
+    dialog = CloseShiftDialog(terminal.engine, terminal._shift_report(terminal.shift), terminal.cashier,
+                              needs_supervisor=True, parent=terminal)
+    approved = []
+    dialog.closeConfirmed.connect(approved.append)
+    dialog.open()
+    _opened(qtbot, dialog)
+    assert dialog.focusWidget() is dialog.supervisor_input
+    _keys_to_focus(qtbot, dialog, SUPERVISOR, Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.pin_input
+    for key in SUPERVISOR_PIN:                                  # tapped on the on-screen keypad
+        button = dialog.findChild(QPushButton, f"key_{key}")
+        assert button is not None and button.isVisible()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert dialog.pin_input.text() == SUPERVISOR_PIN and dialog.supervisor_input.text() == SUPERVISOR
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: approved == [SUPERVISOR], timeout=5000)
