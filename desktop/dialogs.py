@@ -71,6 +71,9 @@ class TillDialog(Retranslates, QDialog):
 
     message: QLabel
     confirm_button: QPushButton
+    # Fields a card is scanned into: the scanner's Enter only ends the scan (the field is
+    # filled, the cursor moves to the next empty field); Enter once more acts.
+    scan_fields: tuple[QLineEdit, ...] = ()
 
     def button_row(self) -> QHBoxLayout:
         """Cancel then the default action, right-aligned (the same place in every dialog)."""
@@ -81,6 +84,9 @@ class TillDialog(Retranslates, QDialog):
         return buttons
 
     def keyPressEvent(self, event) -> None:
+        if event.key() in ENTER_KEYS and self._scan_entered(self.focusWidget()):
+            event.accept()
+            return
         if event.key() in ENTER_KEYS:
             focus = self.focusWidget()
             if isinstance(focus, QPushButton) and focus is not self.confirm_button and not focus.isCheckable():
@@ -91,6 +97,24 @@ class TillDialog(Retranslates, QDialog):
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def _scan_entered(self, focus) -> bool:
+        """Enter in a scan field whose text is new since its last Enter: the end of a scan
+        (or of typing the card), never the dialog's action. True when it was taken."""
+        if focus not in self.scan_fields or not focus.text().strip():
+            return False
+        entered = getattr(self, "_scan_texts", {})
+        self._scan_texts = entered
+        if entered.get(id(focus)) == focus.text():
+            return False                      # Enter again on what was scanned: act
+        entered[id(focus)] = focus.text()
+        nxt = focus.nextInFocusChain()
+        while nxt is not None and nxt is not focus:
+            if isinstance(nxt, QLineEdit) and nxt.isVisibleTo(self) and nxt.isEnabled() and not nxt.text():
+                nxt.setFocus(Qt.FocusReason.TabFocusReason)
+                break
+            nxt = nxt.nextInFocusChain()
+        return True
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

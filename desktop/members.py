@@ -271,6 +271,7 @@ class NewMemberDialog(_MemberActionDialog):
         self.form.addRow(self.holder_label, self.holder_input)
         self.form.addRow(self.phone_label, self.phone_input)
         self.form.addRow(self.card_label, self.card_input)
+        self.scan_fields = (self.card_input,)
         self.finish_layout()
         self.holder_input.setFocus()
 
@@ -324,6 +325,7 @@ class CardDialog(_MemberActionDialog):
         self.form.addRow(self.old_label, self.old_input)
         self.form.addRow(self.reason_label, reasons)
         self.form.addRow(self.new_label, self.new_input)
+        self.scan_fields = (self.old_input, self.new_input)
         self.finish_layout()
         (self.new_input if view.card_no else self.old_input).setFocus()
 

@@ -377,3 +377,55 @@ def test_close_shift_supervisor_dialog_has_the_keypad(qtbot, terminal, ledger):
     assert dialog.pin_input.text() == SUPERVISOR_PIN and dialog.supervisor_input.text() == SUPERVISOR
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: approved == [SUPERVISOR], timeout=5000)
+
+
+# ---------------------------------------------------------------- item 13: a scan fills, never submits
+
+def _scan_into(field, code: str, gap_ms: int = 5) -> None:
+    """A keyboard-wedge scanner: the code into `field`, a key every `gap_ms` as the window
+    system stamps them, then Enter."""
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtGui import QKeyEvent
+    from PySide6.QtWidgets import QApplication
+    special = {"-": Qt.Key.Key_Minus}
+    stamp = 2_000_000
+    for ch in code + "\r":
+        key = Qt.Key.Key_Return if ch == "\r" else special.get(ch) or Qt.Key(ord(ch.upper()))
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, ch)
+            event.setTimestamp(stamp)
+            QApplication.sendEvent(field, event)
+        stamp += gap_ms
+
+
+def test_a_card_scanned_into_the_member_dialogs_fills_the_field_and_does_not_submit(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+
+    from desktop.members import CardDialog, NewMemberDialog
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN, sign_in, stays_true
+    sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)            # may open accounts without approval
+    page = terminal.sale_page
+    dialog = NewMemberDialog(page, needs_supervisor=False, parent=terminal)
+    dialog.open()
+    _opened(qtbot, dialog)
+    dialog.holder_input.setText("蒋七")
+    dialog.card_input.setFocus()
+    _scan_into(dialog.card_input, "C-1301")
+    assert dialog.card_input.text() == "C-1301"
+    stays_true(qtbot, lambda: dialog.isVisible() and page.busy_txn is None and not terminal.engine.unresolved(), 300)
+    assert not ledger.resolve_card("C-1301").active
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Return)         # the cashier's own Enter: open it
+    qtbot.waitUntil(lambda: ledger.resolve_card("C-1301").active, timeout=5000)
+    qtbot.waitUntil(lambda: terminal.outcome_dialog is not None and terminal.outcome_dialog.isVisible(),
+                    timeout=5000)
+    terminal.outcome_dialog.accept()
+    view = type("View", (), {"account_id": dialog.account_id, "holder_name": "蒋七", "card_no": "C-1301"})()
+    card = CardDialog(page, view, terminal)
+    card.open()
+    _opened(qtbot, card)
+    assert card.focusWidget() is card.new_input
+    _scan_into(card.new_input, "C-1302")
+    assert card.new_input.text() == "C-1302"
+    assert card.focusWidget() is card.supervisor_input               # on to the next field to fill
+    stays_true(qtbot, lambda: card.isVisible() and card.message.text() == "", 300)
+    card.reject()
