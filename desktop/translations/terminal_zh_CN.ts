@@ -360,6 +360,10 @@
         <source>Reprinting receipt %1…</source>
         <translation>正在重打小票 %1…</translation>
     </message>
+    <message>
+        <source>Card, phone or account number</source>
+        <translation>卡号、手机号或账户号</translation>
+    </message>
 </context>
 <context>
     <name>Keypad</name>
@@ -840,6 +844,10 @@
         <source>Close</source>
         <translation>关闭</translation>
     </message>
+    <message>
+        <source>The receipt and printer settings need a supervisor.</source>
+        <translation>小票和打印机设置需要主管审批。</translation>
+    </message>
 </context>
 <context>
     <name>RefundDialog</name>
@@ -1192,6 +1200,10 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../sale.py" line="861"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
+    </message>
+    <message>
+        <source>Press Enter to look up %1</source>
+        <translation>按回车键查询 %1</translation>
     </message>
 </context>
 <context>
@@ -2168,6 +2180,10 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../texts.py" line="239"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
+    </message>
+    <message>
+        <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
+        <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
 </context>
 <context>

@@ -429,3 +429,20 @@ def test_a_card_scanned_into_the_member_dialogs_fills_the_field_and_does_not_sub
     assert card.focusWidget() is card.supervisor_input               # on to the next field to fill
     stays_true(qtbot, lambda: card.isVisible() and card.message.text() == "", 300)
     card.reject()
+
+
+# ---------------------------------------------------------------- the new words, in zh_CN
+
+def test_the_new_texts_are_translated(qapp):
+    from PySide6.QtCore import QCoreApplication
+
+    from desktop import i18n
+    from desktop.texts import refusal_words
+    try:
+        i18n.install("zh_CN")
+        assert refusal_words("not_looked_up").startswith("未收款")
+        assert QCoreApplication.translate("SalePage", "Press Enter to look up %1") == "按回车键查询 %1"
+        assert QCoreApplication.translate("EarlierSaleDialog", "Card, phone or account number") == "卡号、手机号或账户号"
+        assert "主管" in QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor.")
+    finally:
+        i18n.install("en")
