@@ -17,7 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject, Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 
 from core.history import History
 
@@ -100,6 +101,10 @@ def install(window, settings=None) -> ReceiptsHook:
         hook.earlier_dialog.open()
     bar.earlierRequested.connect(open_earlier)
     hook.open_earlier = open_earlier
+    # keyboard-only tills: every action has a key, shown on its button (the sale screen's own
+    # keys: F5 refund, F6 top-up, F7 member, F8 close shift, F9 hold, F12 charge)
+    page.f3 = QShortcut(QKeySequence(Qt.Key.Key_F3), page, activated=bar.earlier_button.click)
+    page.f4 = QShortcut(QKeySequence(Qt.Key.Key_F4), page, activated=bar.reprint_button.click)
 
     def open_receipt(number: str) -> None:
         open_earlier()

@@ -52,7 +52,7 @@ class ReceiptBar(Retranslates, QWidget):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.earlier_button.setText(self.tr("Earlier sale…"))
+        self.earlier_button.setText(self.tr("Earlier sale…  (F3)"))
         self.settings_button.setText(self.tr("Printer…"))
         self._show(*self._state)
 
@@ -72,7 +72,7 @@ class ReceiptBar(Retranslates, QWidget):
     def _show(self, state: str, receipt, reason: str = "") -> None:
         self._state = (state, receipt, reason)
         printer = self.service.config.enabled
-        self.reprint_button.setText(self.tr("Reprint receipt") if printer else self.tr("Show receipt"))
+        self.reprint_button.setText(self.tr("Reprint receipt  (F4)") if printer else self.tr("Show receipt  (F4)"))
         self.reprint_button.setEnabled(self.service.last is not None)
         tone, tip = "", ""
         if state == "printed":

@@ -731,8 +731,8 @@
     <name>ReceiptBar</name>
     <message>
         <location filename="../receipts/widgets.py" line="59"/>
-        <source>Earlier sale…</source>
-        <translation>历史交易…</translation>
+        <source>Earlier sale…  (F3)</source>
+        <translation>历史交易…  (F3)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="60"/>
@@ -801,13 +801,13 @@
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="79"/>
-        <source>Reprint receipt</source>
-        <translation>重打小票</translation>
+        <source>Reprint receipt  (F4)</source>
+        <translation>重打小票  (F4)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="79"/>
-        <source>Show receipt</source>
-        <translation>查看小票</translation>
+        <source>Show receipt  (F4)</source>
+        <translation>查看小票  (F4)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="83"/>

@@ -446,3 +446,33 @@ def test_the_new_texts_are_translated(qapp):
         assert "主管" in QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor.")
     finally:
         i18n.install("en")
+
+
+# ---------------------------------------------------------------- item 18: keys for Earlier sale and Reprint
+
+def test_f3_opens_earlier_sale_and_f4_reprints_the_last_receipt(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from .conftest import open_account, sign_in
+    open_account(ledger, "K-18", 5000)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    bar = terminal.receipt_hooks.bar
+    assert "(F3)" in bar.earlier_button.text() and "(F4)" in bar.reprint_button.text()
+    page.account_input.setText("K-18")
+    page.amount_input.setText("2.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: terminal.receipts.last is not None, timeout=5000)
+    terminal.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is terminal, timeout=3000)
+    page.account_input.setFocus()
+    shown = []
+    bar.reprint_last = lambda: shown.append("reprint")            # what the button runs, watched
+    bar.reprint_button.clicked.disconnect()
+    bar.reprint_button.clicked.connect(bar.reprint_last)
+    qtbot.keyClick(page.account_input, Qt.Key.Key_F4)
+    assert shown == ["reprint"]
+    qtbot.keyClick(page.account_input, Qt.Key.Key_F3)
+    qtbot.waitUntil(lambda: terminal.earlier_dialog is not None and terminal.earlier_dialog.isVisible(), timeout=3000)
+    terminal.earlier_dialog.reject()
