@@ -76,9 +76,10 @@ class AccountLookup(QObject):
         if change is None:
             return
         clear_amount, clear_result = change
-        if clear_amount:
+        if clear_amount:                          # another customer was on screen
             self.page.amount_input.clear()
             self.page.amount_error.clear()
+            self.page.next_customer()
         if clear_result:
             self.clear_result()
         self.changed()

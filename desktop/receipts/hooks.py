@@ -86,6 +86,7 @@ def install(window, settings=None) -> ReceiptsHook:
     window.stack.currentChanged.connect(lambda _i: bar.setVisible(window.stack.currentWidget() is page))
     bar.setVisible(window.stack.currentWidget() is page)
     page.add_history_action(bar.actions)
+    page.nextCustomer.connect(bar.customer_left)
     hook = ReceiptsHook(service, bar, None, q)
 
     def resolved(op) -> None:

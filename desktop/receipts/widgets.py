@@ -92,6 +92,12 @@ class ReceiptBar(Retranslates, QWidget):
         self.status_label.style().unpolish(self.status_label)
         self.status_label.style().polish(self.status_label)
 
+    def customer_left(self) -> None:
+        """The next customer: "Receipt printed." was the last one's (a slip that did not
+        print stays said until it is reprinted)."""
+        if self._state[0] == "printed":
+            self._show("", None)
+
     def reprint_last(self) -> None:
         """Reprint the receipt selected in the shift's history, else the last one (or,
         with no printer set up, show it)."""

@@ -476,3 +476,29 @@ def test_f3_opens_earlier_sale_and_f4_reprints_the_last_receipt(qtbot, terminal,
     qtbot.keyClick(page.account_input, Qt.Key.Key_F3)
     qtbot.waitUntil(lambda: terminal.earlier_dialog is not None and terminal.earlier_dialog.isVisible(), timeout=3000)
     terminal.earlier_dialog.reject()
+
+
+# ---------------------------------------------------------------- item 18: notices go with their customer
+
+def test_notices_clear_when_the_next_customer_comes(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in
+    open_account(ledger, "N-1", 5000)
+    open_account(ledger, "N-2", 5000)
+    sign_in(qtbot, terminal)
+    page, bar = terminal.sale_page, terminal.receipt_hooks.bar
+    page.account_input.setText("N-1")
+    page.amount_input.setText("1.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: terminal.receipts.last is not None and page.busy_txn is None, timeout=5000)
+    page.show_notice("Checked: Charge ¥25.00 for N-0: Approved")
+    bar._show("printed", terminal.receipts.last)
+    assert bar.status_label.text() == "Receipt printed."
+    page.account_input.setText("N-2")                 # the next customer
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "N-2", timeout=5000)
+    assert page.notice_label.text() == "" and bar.status_label.text() == ""
+    page.show_notice("Checked: Charge ¥25.00 for N-0: Approved")
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Escape)        # Next customer (Esc)
+    assert page.notice_label.text() == ""
