@@ -502,3 +502,39 @@ def test_notices_clear_when_the_next_customer_comes(qtbot, terminal, ledger):
     page.show_notice("Checked: Charge ¥25.00 for N-0: Approved")
     qtbot.keyClick(page.account_input, Qt.Key.Key_Escape)        # Next customer (Esc)
     assert page.notice_label.text() == ""
+
+
+# ---------------------------------------------------------------- item 18: a test print looks like a test
+
+def test_the_printer_test_print_is_a_test_slip_dated_today(qtbot, tmp_path, redis_url, ledger, registry):
+    from datetime import datetime
+
+    from PySide6.QtCore import Qt
+
+    from .conftest import sign_in
+    from .test_receipts_settings import approve_as_supervisor
+    ledger.init()
+    window, engine = _terminal_with_display(qtbot, tmp_path, redis_url, "")
+    try:
+        window.show()
+        engine.start()
+        sign_in(qtbot, window)
+        qtbot.mouseClick(window.findChild(object, "receiptSettingsButton"), Qt.MouseButton.LeftButton)
+        approve_as_supervisor(qtbot, window)
+        dialog = window.receipt_settings_dialog
+        device = tmp_path / "lp0"
+        device.write_bytes(b"")
+        dialog.connection_box.setCurrentIndex(dialog.connection_box.findData("file"))
+        dialog.address_input.setText(str(device))
+        dialog.shop_name_input.setText("星光便利店")
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.message.text() == "The test slip was sent to the printer.", timeout=10_000)
+        data = device.read_bytes()
+        assert b"TEST PRINT" in data and b"not a sale" in data        # the slip's language: the UI's (en)
+        assert b"SALE" not in data and b"Amount" not in data and b"1970-" not in data
+        assert datetime.now().strftime("%Y-%m-%d").encode() in data
+        dialog.reject()
+    finally:
+        engine.close()
+        if window.customer_display is not None:
+            window.customer_display.close()
