@@ -538,3 +538,29 @@ def test_the_printer_test_print_is_a_test_slip_dated_today(qtbot, tmp_path, redi
         engine.close()
         if window.customer_display is not None:
             window.customer_display.close()
+
+
+# ---------------------------------------------------------------- item 14: the newest row stays in view
+
+def test_the_history_keeps_the_newest_row_in_view(qtbot, terminal, ledger):
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in
+    open_account(ledger, "H-14", 100_000)
+    sign_in(qtbot, terminal)
+    terminal.resize(1024, 768)
+    page, table = terminal.sale_page, terminal.sale_page.history_table
+    for n in range(1, 10):
+        page.account_input.setText("H-14")
+        page.amount_input.setText(f"{n}.00")
+        qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: page.busy_txn is None and table.rowCount() == n, timeout=5000)
+    table.scrollToBottom()
+    table.selectRow(table.rowCount() - 1)                 # the cashier picked an old charge down the list
+    assert table.verticalScrollBar().value() > 0
+    page.account_input.setText("H-14")
+    page.amount_input.setText("10.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.busy_txn is None and table.rowCount() == 10, timeout=5000)
+    top = table.visualItemRect(table.item(0, 0))
+    assert table.viewport().rect().contains(top.topLeft())   # the newest row is on screen
