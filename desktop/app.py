@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     if args.fullscreen or settings.fullscreen:
         window.show_full_screen()
     else:
-        window.show()
+        window.show_on_screen()
     engine.start()
     code = app.exec()
     engine.close()

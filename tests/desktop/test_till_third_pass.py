@@ -564,3 +564,26 @@ def test_the_history_keeps_the_newest_row_in_view(qtbot, terminal, ledger):
     qtbot.waitUntil(lambda: page.busy_txn is None and table.rowCount() == 10, timeout=5000)
     top = table.visualItemRect(table.item(0, 0))
     assert table.viewport().rect().contains(top.topLeft())   # the newest row is on screen
+
+
+def test_a_small_screen_opens_the_window_maximised(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QScreen
+
+    from desktop.engine import Engine
+    from desktop.main_window import MainWindow
+
+    from .conftest import FAST
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda self: QRect(0, 0, 1280, 772))   # 1280x800, a panel
+    engine = Engine("redis://127.0.0.1:1/0", "T1", tmp_path / "data", **FAST)
+    window = MainWindow(engine)
+    qtbot.addWidget(window)
+    try:
+        from desktop import app
+        import inspect
+        assert "show_on_screen" in inspect.getsource(app.main)       # the start uses it
+        window.show_on_screen()
+        qtbot.waitUntil(window.isVisible, timeout=3000)
+        assert window.isMaximized()
+    finally:
+        engine.close()
