@@ -93,6 +93,13 @@ class PrinterSettingsDialog(Retranslates, QDialog):
                 self.tr("Open the cash drawer after a cash top-up"), self.tr("Customer display"),
                 self.tr("Customer display screen (0 = main)"), self.tr("Customer display language"))):
             label.setText(text)
+        names = {"none": self.tr("No printer"), "usb": self.tr("USB"), "network": self.tr("Network (TCP)"),
+                 "serial": self.tr("Serial port"), "cups": self.tr("CUPS printer queue"),
+                 "lp": self.tr("lp print queue"), "win32": self.tr("Windows printer"),
+                 "file": self.tr("Device file (e.g. /dev/usb/lp0)")}
+        for index in range(self.connection_box.count()):
+            self.connection_box.setItemText(index, names.get(self.connection_box.itemData(index),
+                                                             self.connection_box.itemData(index)))
         self.address_input.setPlaceholderText(self.tr("e.g. 192.168.1.50, 0x0416:0x5011, /dev/ttyUSB0, COM3"))
         self.test_button.setText(self.tr("Test print"))
         self.save_button.setText(self.tr("Save"))

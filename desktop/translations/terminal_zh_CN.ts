@@ -726,6 +726,38 @@
         <source>The test slip did not print (%1): %2</source>
         <translation>测试小票未打印（%1）：%2</translation>
     </message>
+    <message>
+        <source>No printer</source>
+        <translation>不使用打印机</translation>
+    </message>
+    <message>
+        <source>USB</source>
+        <translation>USB</translation>
+    </message>
+    <message>
+        <source>Network (TCP)</source>
+        <translation>网络（TCP）</translation>
+    </message>
+    <message>
+        <source>Serial port</source>
+        <translation>串口</translation>
+    </message>
+    <message>
+        <source>CUPS printer queue</source>
+        <translation>CUPS 打印队列</translation>
+    </message>
+    <message>
+        <source>lp print queue</source>
+        <translation>lp 打印队列</translation>
+    </message>
+    <message>
+        <source>Windows printer</source>
+        <translation>Windows 打印机</translation>
+    </message>
+    <message>
+        <source>Device file (e.g. /dev/usb/lp0)</source>
+        <translation>设备文件（如 /dev/usb/lp0）</translation>
+    </message>
 </context>
 <context>
     <name>ReceiptBar</name>

@@ -587,3 +587,28 @@ def test_a_small_screen_opens_the_window_maximised(qtbot, tmp_path, monkeypatch)
         assert window.isMaximized()
     finally:
         engine.close()
+
+
+# ---------------------------------------------------------------- item 18: printer choices translated
+
+def test_printer_connection_choices_are_words_and_translated(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from desktop import i18n
+    from desktop.receipts.printer_settings import PrinterSettingsDialog
+    from desktop.receipts.service import ReceiptService
+    q = QSettings(str(tmp_path / "t.ini"), QSettings.Format.IniFormat)
+    service = ReceiptService("T1", settings=q)
+    dialog = PrinterSettingsDialog(q, service)
+    qtbot.addWidget(dialog)
+    box = dialog.connection_box
+    texts = {box.itemData(i): box.itemText(i) for i in range(box.count())}
+    assert texts["none"] == "No printer" and texts["file"].startswith("Device file")
+    assert box.findData("file") >= 0                              # the values stay the settings' own
+    try:
+        i18n.install("zh_CN")
+        qtbot.waitUntil(lambda: box.itemText(box.findData("none")) != "No printer", timeout=3000)
+        texts = {box.itemData(i): box.itemText(i) for i in range(box.count())}
+        assert texts["none"] == "不使用打印机" and texts["serial"] == "串口" and texts["network"] == "网络（TCP）"
+    finally:
+        i18n.install("en")
