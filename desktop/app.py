@@ -249,7 +249,7 @@ def main(argv=None) -> int:
     if should_fill_screen(args, settings, app.platformName()):
         window.show_full_screen()
     else:
-        window.show()
+        window.show_on_screen()
     if font_warning is not None:
         font_warning.raise_()
     engine.start()

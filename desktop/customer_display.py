@@ -7,11 +7,14 @@ wait"; then the result (paid / refunded / topped up, or not paid and why in plai
 words) and the balance after; after `RESULT_HOLD_MS`, or when the cashier moves on to
 the next customer, it goes back to idle. It only listens: to the sale screen's amount
 field and to the engine's answers, and never sends anything. Off by default; a setting
-picks the screen (falling back to a window when that screen is not connected).
+picks the screen. It never takes the keyboard (a scan typed while it had the focus would
+be lost): it does not accept focus and is shown without being activated. On a till with
+one screen it stays off unless it was placed (setting customer_display/geometry), so that
+it never covers the sale screen.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QLocale, Qt, QTimer
+from PySide6.QtCore import QEvent, QLocale, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -39,8 +42,10 @@ QLabel#displayTitle[tone="declined"] { color: #ffb4a8; font-weight: 700; }
 
 class CustomerDisplay(QWidget):
     def __init__(self, shop_name: str = "", language: str = "zh_CN", parent=None):
-        super().__init__(parent, Qt.WindowType.Window)
+        super().__init__(parent, Qt.WindowType.Window | Qt.WindowType.WindowDoesNotAcceptFocus)
         self.setObjectName("customerDisplay")
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setWindowTitle(shop_name or "Customer display")
         self.setStyleSheet(_STYLE)
         self.shop_name = shop_name
@@ -62,20 +67,37 @@ class CustomerDisplay(QWidget):
         self._idle_timer = QTimer(self, singleShot=True, interval=RESULT_HOLD_MS, timeout=self.show_idle)
         self._watched: str | None = None          # txn id of the operation being shown
         self._seen: set[str] = set()
+        self._till_window: QWidget | None = None   # the sale screen's window: the keyboard stays there
         self.resize(800, 480)
         self.show_idle()
 
     # ---------------------------------------------------------------- placement
 
-    def place(self, screen_index: int) -> None:
-        """Full screen on screen `screen_index` when it exists, else a window."""
+    def place(self, screen_index: int, geometry: tuple[int, int, int, int] | None = None) -> bool:
+        """Full screen on screen `screen_index` when the till has more than one screen;
+        else a window at `geometry` (x, y, width, height) when it was placed, else off
+        (hidden: it would cover the sale screen). True when it is shown."""
         screens = QGuiApplication.screens()
         if 0 <= screen_index < len(screens) and len(screens) > 1:
             self.setScreen(screens[screen_index])
             self.move(screens[screen_index].geometry().topLeft())
             self.showFullScreen()
-        else:
+        elif geometry is not None:
+            self.setGeometry(*geometry)
             self.show()
+        else:
+            self.hide()
+            return False
+        return True
+
+    def event(self, event) -> bool:
+        # Window systems (and Qt's offscreen one) that ignore "does not accept focus" may
+        # still activate it: the keyboard goes straight back to the till's window.
+        if event.type() == QEvent.Type.WindowActivate:
+            till = self._till_window
+            if till is not None and till.isVisible():
+                QTimer.singleShot(0, till.activateWindow)
+        return super().event(event)
 
     # ---------------------------------------------------------------- states
 
@@ -135,6 +157,7 @@ class CustomerDisplay(QWidget):
         the moment the engine takes it (a new unresolved op) until its answer. Operations
         left by an earlier run are not shown (they belong to earlier customers)."""
         self._seen = {op.txn_id for op in engine.unresolved()}
+        self._till_window = sale_page.window()
         sale_page.amount_input.textChanged.connect(self._amount_typed)
         engine.pendingChanged.connect(lambda _count: self._pending_changed(engine))
         engine.opResolved.connect(self._resolved)

@@ -39,6 +39,30 @@ from .i18n import Retranslates
 
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+CHECK_MARK = "✓ "
+
+
+class ChoiceButton(QPushButton):
+    """One choice of a row (payment method, card reason). The checked one stands out by
+    more than colour: a check mark before its text, bold, a thick border (the style
+    sheet's role "choice"), so that Cash and WeChat Pay can be told apart at a glance."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._label = ""
+        self.setProperty("role", "choice")
+        self.toggled.connect(lambda _on: self._show())
+
+    def setText(self, text: str) -> None:
+        self._label = text
+        self._show()
+
+    def label(self) -> str:
+        """The choice's words, without the check mark."""
+        return self._label
+
+    def _show(self) -> None:
+        super().setText((CHECK_MARK if self.isChecked() else "") + self._label)
 
 
 class TillDialog(Retranslates, QDialog):
@@ -47,6 +71,9 @@ class TillDialog(Retranslates, QDialog):
 
     message: QLabel
     confirm_button: QPushButton
+    # Fields a card is scanned into: the scanner's Enter only ends the scan (the field is
+    # filled, the cursor moves to the next empty field); Enter once more acts.
+    scan_fields: tuple[QLineEdit, ...] = ()
 
     def button_row(self) -> QHBoxLayout:
         """Cancel then the default action, right-aligned (the same place in every dialog)."""
@@ -57,6 +84,9 @@ class TillDialog(Retranslates, QDialog):
         return buttons
 
     def keyPressEvent(self, event) -> None:
+        if event.key() in ENTER_KEYS and self._scan_entered(self.focusWidget()):
+            event.accept()
+            return
         if event.key() in ENTER_KEYS:
             focus = self.focusWidget()
             if isinstance(focus, QPushButton) and focus is not self.confirm_button and not focus.isCheckable():
@@ -67,6 +97,24 @@ class TillDialog(Retranslates, QDialog):
             event.accept()
             return
         super().keyPressEvent(event)
+
+    def _scan_entered(self, focus) -> bool:
+        """Enter in a scan field whose text is new since its last Enter: the end of a scan
+        (or of typing the card), never the dialog's action. True when it was taken."""
+        if focus not in self.scan_fields or not focus.text().strip():
+            return False
+        entered = getattr(self, "_scan_texts", {})
+        self._scan_texts = entered
+        if entered.get(id(focus)) == focus.text():
+            return False                      # Enter again on what was scanned: act
+        entered[id(focus)] = focus.text()
+        nxt = focus.nextInFocusChain()
+        while nxt is not None and nxt is not focus:
+            if isinstance(nxt, QLineEdit) and nxt.isVisibleTo(self) and nxt.isEnabled() and not nxt.text():
+                nxt.setFocus(Qt.FocusReason.TabFocusReason)
+                break
+            nxt = nxt.nextInFocusChain()
+        return True
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -82,10 +130,35 @@ class TillDialog(Retranslates, QDialog):
             layout.totalMinimumSize().height()
         if need > self.height():
             self.resize(self.width(), need)
-        # Qt gives the focus to the first button when there is no field to type in: that
-        # would make Enter mean Cancel. Enter means the default action unless the cashier
-        # tabs to Cancel.
-        if not isinstance(self.focusWidget(), QLineEdit) and self.confirm_button.isEnabled():
+        self._focus_first()
+
+    def first_field(self) -> QWidget | None:
+        """The field that has the cursor when the dialog opens: the first field to type
+        in (in tab order), so that typed digits and a scan land there. Dialogs whose
+        first input is not a line edit (the pick list) answer it here."""
+        widget = self.nextInFocusChain()
+        while widget is not None and widget is not self:
+            if (isinstance(widget, QLineEdit) and widget.isVisibleTo(self) and widget.isEnabled()
+                    and not widget.isReadOnly()):
+                return widget
+            widget = widget.nextInFocusChain()
+        return None
+
+    def _focus_first(self) -> None:
+        focus = self.focusWidget()
+        first = self.first_field()
+        if focus is not None and focus is first:
+            return
+        if isinstance(focus, QLineEdit) and self.isAncestorOf(focus) and focus.isVisibleTo(self):
+            return                     # the dialog chose its field (e.g. the new card)
+        if first is not None:
+            first.setFocus(Qt.FocusReason.OtherFocusReason)
+            if isinstance(first, QLineEdit):
+                first.selectAll()      # a prefilled amount is replaced by what is typed
+        elif self.confirm_button.isEnabled():
+            # Qt gives the focus to the first button when there is no field to type in:
+            # that would make Enter mean Cancel. Enter means the default action unless
+            # the cashier tabs to Cancel.
             self.confirm_button.setFocus()
 
     def done(self, result: int) -> None:
@@ -98,19 +171,29 @@ class TillDialog(Retranslates, QDialog):
 
     def choice_row(self, choices, object_prefix: str, default: str) -> tuple[QHBoxLayout, dict[str, QPushButton]]:
         """One checkable button per choice (payment method, card reason), one of them
-        checked: a tap each on touch tills, Tab and Space on the keyboard, and Enter
-        still the dialog's default action."""
+        checked (ChoiceButton: marked, not by colour alone): a tap each on touch tills,
+        Tab and Space on the keyboard, and Enter still the dialog's default action.
+        A change of choice calls `choice_changed()` (the confirm button repeats it)."""
         group = QButtonGroup(self)
         group.setExclusive(True)
         row, buttons = QHBoxLayout(), {}
         for choice in choices:
-            b = QPushButton(objectName=f"{object_prefix}{choice}", checkable=True)
+            b = ChoiceButton(objectName=f"{object_prefix}{choice}", checkable=True)
             b.setAutoDefault(False)
             group.addButton(b)
             buttons[choice] = b
             row.addWidget(b)
         buttons[default].setChecked(True)
+        group.buttonToggled.connect(lambda _b, on: on and self.choice_changed())
         return row, buttons
+
+    def choice_changed(self) -> None:
+        """A choice row's choice changed (subclasses repeat it where the cashier confirms)."""
+
+    @staticmethod
+    def with_choice(action: str, choice: str) -> str:
+        """The confirm button's text with the choice it confirms, e.g. "Top up · Cash"."""
+        return f"{action}  ·  {choice}"
 
     @staticmethod
     def checked_choice(buttons: dict[str, QPushButton]) -> str:
@@ -439,8 +522,11 @@ class TopUpDialog(TillDialog):
         for method, b in self.method_buttons.items():
             b.setText(method_words(method))
         self._show_bonus()
-        self.confirm_button.setText(self.tr("Top up"))
+        self.choice_changed()
         self.cancel_button.setText(self.tr("Cancel"))
+
+    def choice_changed(self) -> None:
+        self.confirm_button.setText(self.with_choice(self.tr("Top up"), method_words(self.method)))
 
     def confirm(self) -> None:
         account_id = self.account_input.text().strip()

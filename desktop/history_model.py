@@ -89,6 +89,7 @@ class HistoryTable(QTableWidget):
             return False
         if change.new_row:
             self.insertRow(0)
+            self.scrollToTop()           # the newest (e.g. the refund just made) is always in view
         self.fill(op)
         if change.also is not None:
             self.fill(change.also)       # the hold's state changed

@@ -16,8 +16,8 @@ member account with its card, changes a lost card, closes an account
 (desktop/members.py); each one's end is shown in an outcome dialog. A look-up that
 finds several members opens the pick list. Settings need a supervisor's PIN. Card scans are recognised wherever
 the focus is in the window (desktop/scanner.py). The window fits 1024x768 and scales
-its type and controls with the screen (style.scale_for); `--fullscreen` or the
-setting ui/fullscreen starts it full screen (kiosk tills).
+its type and controls with the screen (style.scale_for); on a screen up to 1280x800 it
+opens maximised; `--fullscreen` or the setting ui/fullscreen starts it full screen (kiosk tills).
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ from .texts import connection_words, kind_words, short_status
 from .i18n import Retranslates
 
 log = logging.getLogger(__name__)
+SMALL_SCREEN = (1280, 800)      # at most this (available) size: the window opens maximised
 
 
 class MainWindow(Retranslates, QMainWindow):
@@ -352,6 +353,16 @@ class MainWindow(Retranslates, QMainWindow):
         window manager honours a full-screen request (then the geometry does it)."""
         self.setGeometry(self.screen().geometry())
         self.showFullScreen()
+
+    def show_on_screen(self) -> None:
+        """A normal start: maximised on a till's small screen (up to 1280x800, where a
+        window of its own size would leave bits of the screen unused or run off it),
+        else a window of the design size."""
+        available = self.screen().availableGeometry()
+        if available.width() <= SMALL_SCREEN[0] or available.height() <= SMALL_SCREEN[1]:
+            self.showMaximized()
+        else:
+            self.show()
 
     def apply_scale(self, scale: float) -> None:
         """Type and controls grow with the screen (1.0 at 1024x768)."""

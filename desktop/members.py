@@ -72,6 +72,9 @@ class MemberPickDialog(TillDialog):
         self.retranslate()
         self.list.setFocus()
 
+    def first_field(self):
+        return self.list               # the arrows move in the list from the first key on
+
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Pick the member"))
         self.title.setText(self.tr("%1 members match “%2”: pick the customer (arrows and Enter, or tap).")
@@ -268,6 +271,7 @@ class NewMemberDialog(_MemberActionDialog):
         self.form.addRow(self.holder_label, self.holder_input)
         self.form.addRow(self.phone_label, self.phone_input)
         self.form.addRow(self.card_label, self.card_input)
+        self.scan_fields = (self.card_input,)
         self.finish_layout()
         self.holder_input.setFocus()
 
@@ -321,6 +325,7 @@ class CardDialog(_MemberActionDialog):
         self.form.addRow(self.old_label, self.old_input)
         self.form.addRow(self.reason_label, reasons)
         self.form.addRow(self.new_label, self.new_input)
+        self.scan_fields = (self.old_input, self.new_input)
         self.finish_layout()
         (self.new_input if view.card_no else self.old_input).setFocus()
 
@@ -339,7 +344,10 @@ class CardDialog(_MemberActionDialog):
         for reason, b in self.reason_buttons.items():
             b.setText(card_reason_words(reason))
         self.new_label.setText(self.tr("New card (scan it)"))
-        self.confirm_button.setText(self.tr("Block and issue"))
+        self.choice_changed()
+
+    def choice_changed(self) -> None:
+        self.confirm_button.setText(self.with_choice(self.tr("Block and issue"), card_reason_words(self.reason)))
 
     def request(self) -> dict | None:
         old = self.checked_id(self.old_input, self.tr("Old card"), optional=True)

@@ -37,6 +37,7 @@ from core.shifts import ShiftTotals
 
 from . import money
 from .dialogs import TillDialog
+from .keypad import Keypad
 from .supervisor_fields import SupervisorFields
 from .outbox import Op, Shift
 from .texts import kind_words, method_words
@@ -377,12 +378,17 @@ class CloseShiftDialog(TillDialog):
         form = QFormLayout()
         self.supervisor.add_to(form)
         self.supervisor.set_visible(needs_supervisor)
+        # touch-only tills: the supervisor's digits into the field with the cursor (the PIN by default)
+        self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False) \
+            if needs_supervisor else None
         buttons = self.button_row()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.who)
         layout.addLayout(form)
         layout.addWidget(self.message)
+        if self.keypad is not None:
+            layout.addWidget(self.keypad)
         layout.addLayout(buttons)
         self.setMinimumWidth(520)
         self.retranslate()

@@ -67,6 +67,7 @@ class SalePage(Retranslates, QWidget):
     pickRequested = Signal(str, object, object)   # query, matches, the look-up (a Task): the pick list
     lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
     receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
+    nextCustomer = Signal()              # the customer on screen left (Esc, another account): old news go
 
     COLUMNS = COLUMNS
 
@@ -191,9 +192,17 @@ class SalePage(Retranslates, QWidget):
         self.refresh_timer.stop()
         self.new_sale()
 
+    def next_customer(self) -> None:
+        """The customer on screen has gone: the notice about an earlier one (a checked
+        charge, a slip printed) is old news."""
+        self.show_notice("")
+        self.nextCustomer.emit()
+
     def new_sale(self) -> None:
         """Clear the screen for the next customer. A charge still being checked stays
         with the engine (counted in the status bar) and keeps its account blocked."""
+        if self.session.screen_account:
+            self.next_customer()
         self.session.new_sale()
         self.account_input.clear()
         self.amount_input.clear()
@@ -251,6 +260,11 @@ class SalePage(Retranslates, QWidget):
             self._refuse(Refusal(Reason.BUSY))
             return
         if self.session.cashier is None or self.session.shift_id is None:
+            return
+        refusal = self.session.typed_refusal(self.lookup.typed())
+        if refusal is not None:               # the account typed is not the one on screen
+            self._refuse(refusal)
+            self.account_input.setFocus()     # Enter there looks it up
             return
         checked = self._validated()
         if checked is not None:

@@ -33,6 +33,7 @@ def setup_ui(page) -> None:
     page.balance_label = QLabel(objectName="balanceLabel", wordWrap=True)
     page.amount_input = QLineEdit(objectName="amountInput")
     page.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
+    page.amount_input.setProperty("amountField", True)     # desktop/scanner.py: its own typing is no scan
     page.amount_error = QLabel(objectName="amountError", wordWrap=True)
     page.amount_error.setProperty("tone", "error")
     page.charge_button = QPushButton(objectName="chargeButton", clicked=page.charge)

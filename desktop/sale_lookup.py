@@ -49,8 +49,8 @@ class AccountLookup(QObject):
     def edited(self, text: str) -> None:
         dropped, others_result = self.session.account_edited(text)
         self.page.account_error.clear()
-        if dropped:
-            self.show()
+        if dropped or self.session.unconfirmed:
+            self.show()                   # the account line never shows someone not typed
         if others_result:
             self.clear_result()           # that result was another customer's
         self.changed()                    # the hold panel follows the account typed
@@ -76,9 +76,10 @@ class AccountLookup(QObject):
         if change is None:
             return
         clear_amount, clear_result = change
-        if clear_amount:
+        if clear_amount:                          # another customer was on screen
             self.page.amount_input.clear()
             self.page.amount_error.clear()
+            self.page.next_customer()
         if clear_result:
             self.clear_result()
         self.changed()
@@ -94,7 +95,7 @@ class AccountLookup(QObject):
         self.lookupStarted.emit()
         page.account_error.clear()
         self.customer_changes_to(query)
-        self.session.account = None
+        self.session.looking_up()
         page.balance_label.setText(tr("Looking up %1…").replace("%1", query))
         page.amount_input.setFocus()
         page.amount_input.selectAll()
@@ -119,7 +120,7 @@ class AccountLookup(QObject):
         self.session.found_as(query, view.account_id)
         self.customer_changes_to(view.account_id)
         self.page.account_input.setText(view.account_id)
-        self.session.account = view
+        self.session.account_shown(view)
         self.page.account_error.clear()
         self.show()
         self.changed()
@@ -134,7 +135,7 @@ class AccountLookup(QObject):
     def looked_up(self, account_id: str, view) -> None:
         if self.typed() != account_id:
             return                                   # the cashier has moved on
-        self.session.account = view
+        self.session.account_shown(view)
         self.show()
         self.changed()
 
@@ -165,6 +166,9 @@ class AccountLookup(QObject):
         if info is None:
             if not self.typed():
                 self.page.balance_label.setText(tr("Scan a card to start"))
+            elif self.session.unconfirmed:
+                self.page.balance_label.setText(tr("Press Enter to look up %1").replace("%1", self.typed()))
+            set_tone(self.page.balance_label, "")
             return
         self.page.balance_label.setText(account_words(info))
         set_tone(self.page.balance_label, "frozen" if info.status == "frozen" else "")

@@ -32,6 +32,7 @@ class Reason(str, Enum):
     NO_SHIFT = "no_shift"          # nobody signed in
     HOLD_CLOSED = "hold_closed"    # completing or releasing a hold that is no longer open
     NO_HOLD = "no_hold"            # no open hold to act on
+    NOT_LOOKED_UP = "not_looked_up"  # the account field was edited: the account typed is not on screen yet
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,10 @@ class SaleSession:
         self.history = ShiftHistory()
         self.lookup = None                        # the look-up task whose answer may still be shown
         self.refresh = None                       # the re-read of the account on screen in flight
+        # The cashier edited the account field: what is typed is nobody on screen yet, so
+        # nothing is charged to it until it is looked up and shown (never the account
+        # that was on screen, never the one typed unseen).
+        self.unconfirmed = False
 
     # ---------------------------------------------------------------- shift
 
@@ -134,6 +139,7 @@ class SaleSession:
         self.watch_txn = None
         self.screen_account = ""
         self.account = None
+        self.unconfirmed = False
 
     # ---------------------------------------------------------------- result panel
 
@@ -159,6 +165,7 @@ class SaleSession:
         self.cancel_lookup()
         dropped = self.account is not None
         self.account = None
+        self.unconfirmed = bool(text.strip())
         return dropped, self.result_account is not None and self.result_account != text.strip()
 
     def customer_changes_to(self, account_id: str) -> tuple[bool, bool] | None:
@@ -171,6 +178,17 @@ class SaleSession:
         self.busy_txn = None                  # still with the engine; its end goes to the notice
         self.watch_txn = None
         return clear_amount, self.result_account != account_id
+
+    def looking_up(self) -> None:
+        """What the field holds is being looked up (the account line says whom): no
+        longer an edit nobody has seen."""
+        self.account = None
+        self.unconfirmed = False
+
+    def account_shown(self, view) -> None:
+        """`view` is on screen: what the field holds is now looked up and seen."""
+        self.account = view
+        self.unconfirmed = False
 
     def found_as(self, query: str, account_id: str) -> None:
         """`query` (a card, a phone) found `account_id`: the same customer, so what was
@@ -244,6 +262,13 @@ class SaleSession:
         hold = self.target_hold(selected, typed_account_id)
         return Controls(charge=go, refund=go and self.refundable(selected) is not None, top_up=go,
                         hold_actions=go and hold is not None, hold=hold)
+
+    def typed_refusal(self, typed_account_id: str) -> Refusal | None:
+        """Why a charge or hold on the account typed cannot start now: the field was
+        edited and what it holds has not been looked up and shown."""
+        if self.unconfirmed and typed_account_id:
+            return Refusal(Reason.NOT_LOOKED_UP)
+        return None
 
     def refusal(self, kind: str, original_txn_id: str = "") -> Refusal | None:
         """Why `kind` cannot start now as the screen's operation (None: it may)."""

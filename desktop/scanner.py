@@ -13,7 +13,15 @@ typing sees them at once); when the run turns out to be a scan, the field gets
 back the text it had before the run, and the scan goes to `on_scan`. Characters
 typed while focus is on something that cannot take text (the history table, a
 button) are kept out of it, and Enter ending a scan never reaches the focused
-widget. Settings: INI keys ``scanner/*`` (see `ScannerConfig.from_settings` and
+widget.
+
+Speed alone is not enough (a cashier typing an amount at 45 ms a key, or keys bunched
+by a loaded machine, look like a scanner), so a run typed into an amount field (a line
+edit with the Qt property ``amountField``) is a scan only when it cannot be an amount:
+it starts with the configured prefix, has a character no amount has (a letter, ``-``,
+``:``, ``_``), or is at least `amount_min_chars` digits with no decimal point (a card
+number; nobody types ¥10,000,000). The suffix must also follow the last character
+within the scanner's gap. Settings: INI keys ``scanner/*`` (see `ScannerConfig.from_settings` and
 docs/terminal.md).
 """
 from __future__ import annotations
@@ -33,17 +41,29 @@ SUFFIX_KEYS = {"enter": (Qt.Key.Key_Return, Qt.Key.Key_Enter), "tab": (Qt.Key.Ke
 
 DEFAULT_MAX_KEY_GAP_MS = 60      # scanners: 1-50 ms per key; people: 80 ms and more
 DEFAULT_MIN_CHARS = 6            # shorter runs are left to the focused field
+DEFAULT_AMOUNT_MIN_CHARS = 8     # in an amount field, shorter digit runs are the amount being typed
+AMOUNT_RE = re.compile(r"[0-9]*(?:[.,][0-9]*)?")   # what a person types as an amount (either decimal mark)
+AMOUNT_FIELD_PROPERTY = "amountField"
+
+
+def may_be_amount(code: str, amount_min_chars: int = DEFAULT_AMOUNT_MIN_CHARS) -> bool:
+    """Could `code`, typed into an amount field, be the amount the cashier is typing?"""
+    if not AMOUNT_RE.fullmatch(code):
+        return False                       # letters, '-', ':': a card number
+    return "." in code or "," in code or len(code) < amount_min_chars
 
 
 @dataclass(frozen=True)
 class ScannerConfig:
     """prefix: '' or one character the scanner sends first; suffix: 'enter', 'tab'
     or one character it sends last; max_key_gap_ms: the slowest scanner's time
-    between two keys; min_chars: the shortest card number."""
+    between two keys; min_chars: the shortest card number; amount_min_chars: the
+    shortest all-digit card number taken from an amount field (without a prefix)."""
     prefix: str = ""
     suffix: str = "enter"
     max_key_gap_ms: int = DEFAULT_MAX_KEY_GAP_MS
     min_chars: int = DEFAULT_MIN_CHARS
+    amount_min_chars: int = DEFAULT_AMOUNT_MIN_CHARS
 
     @classmethod
     def from_settings(cls, settings) -> "ScannerConfig":
@@ -57,7 +77,9 @@ class ScannerConfig:
         return cls(prefix=prefix if len(prefix) == 1 else "",
                    suffix=suffix,
                    max_key_gap_ms=settings.int_setting("scanner/max_key_gap_ms", DEFAULT_MAX_KEY_GAP_MS, 1, 500),
-                   min_chars=settings.int_setting("scanner/min_chars", DEFAULT_MIN_CHARS, 1, 64))
+                   min_chars=settings.int_setting("scanner/min_chars", DEFAULT_MIN_CHARS, 1, 64),
+                   amount_min_chars=settings.int_setting("scanner/amount_min_chars", DEFAULT_AMOUNT_MIN_CHARS,
+                                                         1, 64))
 
 
 class ScanDetector(QObject):
@@ -75,6 +97,7 @@ class ScanDetector(QObject):
         self._last_ms: float | None = None
         self._prefixed = False
         self._saved: tuple[QLineEdit, str, int] | None = None   # the field's text before the run
+        self._in_amount = False             # the run is being typed into an amount field
         QApplication.instance().installEventFilter(self)
 
     def uninstall(self) -> None:
@@ -83,7 +106,7 @@ class ScanDetector(QObject):
             app.removeEventFilter(self)
 
     def _reset(self) -> None:
-        self._run, self._prefixed, self._saved = [], False, None
+        self._run, self._prefixed, self._saved, self._in_amount = [], False, None, False
 
     def _is_suffix(self, event) -> bool:
         keys = SUFFIX_KEYS.get(self.config.suffix)
@@ -120,9 +143,11 @@ class ScanDetector(QObject):
         text = event.text()
         cfg = self.config
         if self._is_suffix(event):
-            code, prefixed, saved = "".join(self._run), self._prefixed, self._saved
+            code, prefixed, saved, in_amount = "".join(self._run), self._prefixed, self._saved, self._in_amount
             self._reset()
-            if (in_time and len(code) >= cfg.min_chars and (prefixed or not cfg.prefix)):
+            # the amount field's own typing is never a scan, however fast
+            amount_typed = in_amount and not prefixed and may_be_amount(code, cfg.amount_min_chars)
+            if (in_time and len(code) >= cfg.min_chars and (prefixed or not cfg.prefix) and not amount_typed):
                 if saved is not None:
                     field, before, cursor = saved
                     field.setText(before)
@@ -136,7 +161,10 @@ class ScanDetector(QObject):
             self._snapshot(obj)
             return not isinstance(obj, QLineEdit)
         if len(text) == 1 and ID_CHAR_RE.fullmatch(text):
-            if not in_time or (cfg.prefix and not self._prefixed):
+            if self._prefixed and not self._run and in_time:
+                pass                            # the prefix started this run (and saved the field)
+            elif not in_time or not self._run or (cfg.prefix and not self._prefixed):
+                # a new run (also right after a scan's suffix): remember where it is typed
                 self._reset()
                 self._snapshot(obj)
             self._run.append(text)
@@ -149,3 +177,4 @@ class ScanDetector(QObject):
     def _snapshot(self, obj) -> None:
         if isinstance(obj, QLineEdit):
             self._saved = (obj, obj.text(), obj.cursorPosition())
+            self._in_amount = bool(obj.property(AMOUNT_FIELD_PROPERTY))

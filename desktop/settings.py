@@ -168,6 +168,13 @@ class SettingsDialog(Retranslates, QDialog):
         self.cancel_button = QPushButton(objectName="cancelSettingsButton", clicked=self.reject)
         self.message = QLabel(objectName="settingsMessage", wordWrap=True)
         self.save_button.setEnabled(False)
+        # Enter means Save (once it may save), never Cancel nor another test: only Save is
+        # the dialog's default button; Cancel is clicked or reached with Tab and Space.
+        for b in (self.test_button, self.cancel_button):
+            b.setAutoDefault(False)
+            b.setDefault(False)
+        self.save_button.setAutoDefault(True)
+        self.save_button.setDefault(True)
         self.url_input.textChanged.connect(self._url_changed)
         self.terminal_input.textChanged.connect(self._url_changed)
 
@@ -229,6 +236,9 @@ class SettingsDialog(Retranslates, QDialog):
         if not url:
             self.message.setText(self.tr("Central Redis URL: must not be empty"))
             return
+        if self.test_button.hasFocus():
+            # a disabled button passes the focus on (to Cancel): keep it in the form
+            self.url_input.setFocus()
         self.test_button.setEnabled(False)
         self.message.setText(self.tr("Testing the connection…"))
         self._worker.run(lambda: probe_redis(url), lambda answer: self._tested(url, answer),
@@ -243,6 +253,8 @@ class SettingsDialog(Retranslates, QDialog):
             self.message.setText(self.tr("Connected, but the server holds no ledger yet: "
                                          "run `cashierctl init` there first."))
         self._url_changed()
+        if self.save_button.isEnabled() and not isinstance(self.focusWidget(), QLineEdit):
+            self.save_button.setFocus()          # tested: Enter saves
 
     def _test_failed(self, exc: Exception) -> None:
         self.test_button.setEnabled(True)

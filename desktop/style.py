@@ -46,6 +46,9 @@ QPushButton[role="primary"]:disabled { background: #a9bdd6; color: #eef1f5; }
 QPushButton[role="charge"] { background: #2e7d4f; color: white; border: none; font-size: 23px;
                              font-weight: 700; min-height: 56px; }
 QPushButton[role="charge"]:disabled { background: #a7c4b3; color: #eef5f0; }
+QPushButton[role="choice"] { border: 1px solid #b8c3d0; font-weight: 400; }
+QPushButton[role="choice"]:checked { background: #24384f; color: white; border: 3px solid #0f1d2e;
+                                     font-weight: 700; }
 QPushButton[role="quiet"] { min-height: 38px; background: transparent; border: 1px solid #c5ced9; font-size: 16px; }
 QTableWidget { background: white; border: 1px solid #d8dee6; border-radius: 8px; font-size: 16px;
                gridline-color: #edf0f4; selection-background-color: #cfe0f5; selection-color: #1f2a37; }

@@ -7,7 +7,7 @@ words (`set_labels`) and checks them with TillDialog.ask_supervisor.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit
+from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QWidget
 
 MAX_SUPERVISOR_ID_LEN = 64
 MAX_PIN_LEN = 12
@@ -24,6 +24,8 @@ class SupervisorFields:
     def add_to(self, form: QFormLayout) -> None:
         form.addRow(self.supervisor_label, self.supervisor_input)
         form.addRow(self.pin_label, self.pin_input)
+        # "id Tab PIN": Tab from the id always lands in the masked PIN field
+        QWidget.setTabOrder(self.supervisor_input, self.pin_input)
 
     def set_visible(self, visible: bool) -> None:
         for w in (self.supervisor_label, self.supervisor_input, self.pin_label, self.pin_input):

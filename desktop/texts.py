@@ -140,6 +140,8 @@ def refusal_words(reason: str) -> str:
             "Texts", "This hold is already completed, released or expired."),
         "closed": QCoreApplication.translate("Texts", "The terminal is shutting down."),
         "no_shift": QCoreApplication.translate("Texts", "No shift is open: sign in again."),
+        "not_looked_up": QCoreApplication.translate(
+            "Texts", "Not charged: the account was changed. Press Enter in the account field to look it up first."),
     }.get(reason, QCoreApplication.translate("Texts", "Not started."))
 
 

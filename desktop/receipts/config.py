@@ -19,7 +19,9 @@ INI keys (all optional)::
                         native_qr (true)               false: the QR code is sent as an image
                         cut (true), drawer_kick (false), check_paper (false), timeout_s (3)
     [refunds]           window_days (the retention)    sales older than this are not refunded at the till
-    [customer_display]  enabled (false), screen (1: the second screen), language (zh_CN)
+    [customer_display]  enabled (false), screen (1: the second screen), language (zh_CN),
+                        geometry (none)                x,y,width,height: a window there when
+                                                       the till has one screen (else it is off)
 """
 from __future__ import annotations
 
@@ -94,6 +96,18 @@ class CustomerDisplayOptions:
     enabled: bool = False
     screen: int = 1                  # index in QGuiApplication.screens(); 1 = the second one
     language: str = "zh_CN"
+    geometry: tuple[int, int, int, int] | None = None   # placed by hand: a window on a one-screen till
+
+
+def _geometry(q: QSettings, key: str) -> tuple[int, int, int, int] | None:
+    """"x,y,width,height" (whole numbers, a visible size), else None."""
+    value = q.value(key, "")
+    parts = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
+    try:
+        x, y, w, h = (int(str(p).strip()) for p in parts)
+    except ValueError:
+        return None
+    return (x, y, w, h) if 100 <= w <= 10_000 and 100 <= h <= 10_000 else None
 
 
 def _text(q: QSettings, key: str, default: str = "") -> str:
@@ -146,4 +160,5 @@ def customer_display_options(q: QSettings) -> CustomerDisplayOptions:
     language = _text(q, "customer_display/language", "zh_CN")
     return CustomerDisplayOptions(enabled=_bool(q, "customer_display/enabled", False),
                                   screen=_int(q, "customer_display/screen", 1, 0, 16),
-                                  language=language if language in ("en", "zh_CN") else "zh_CN")
+                                  language=language if language in ("en", "zh_CN") else "zh_CN",
+                                  geometry=_geometry(q, "customer_display/geometry"))

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderV
 from core import InvalidRequest, LedgerError
 from core.history import History, OperationNotFound, PastOperation, RefundCheck
 from core.kinds import MONEY_KINDS, REFUNDABLE_KINDS
+from core.members import check_phone
 from core.validation import check_id
 
 from .. import money
@@ -134,7 +135,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self.number_input.setPlaceholderText(self.tr("e.g. T1-d-…"))
         self.load_button.setText(self.tr("Load"))
         self.account_label.setText(self.tr("Or an account's recent history (all terminals)"))
-        self.account_input.setPlaceholderText(self.tr("Card or account number"))
+        self.account_input.setPlaceholderText(self.tr("Card, phone or account number"))
         self.history_button.setText(self.tr("Show history"))
         self.refund_button.setText(self.tr("Refund…"))
         self.reprint_button.setText(self.tr("Reprint"))
@@ -189,20 +190,45 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self._update()
 
     def show_history(self) -> None:
-        account_id = self.account_input.text().strip()
+        """The recent history of the account typed: a card number, a member's phone or
+        the account id (resolved on a worker thread)."""
+        query = self.account_input.text().strip()
         try:
-            check_id(account_id, "account_id")
+            check_id(query, "account_id")
         except InvalidRequest as exc:
-            self.message.setText(id_error_words(self.tr("Account"), exc.reason))
-            return
-        self.message.setText(self.tr("Reading the history of %1…").replace("%1", account_id))
+            try:
+                if not query:
+                    raise
+                check_phone(query)               # e.g. +86 138 0013 8000
+            except InvalidRequest:
+                self.message.setText(id_error_words(self.tr("Account"), exc.reason))
+                return
+        self.message.setText(self.tr("Reading the history of %1…").replace("%1", query))
         self._reading += 1
         self._update()
-        self.engine.reads.run(lambda: self.history.recent(account_id, count=RECENT_COUNT),
-                              self._history_read, self._failed)
 
-    def _history_read(self, ops: list[PastOperation]) -> None:
+        def read():
+            account_id = self._account_of(query)
+            return account_id, self.history.recent(account_id, count=RECENT_COUNT)
+        self.engine.reads.run(read, lambda answer: self._history_read(*answer), self._failed)
+
+    def _account_of(self, query: str) -> str:
+        """The account that `query` names (worker thread): a card (active or blocked), an
+        account id, or the one member whose phone it is; else `query` as it is."""
+        ledger = self.engine.ledger
+        try:
+            card = ledger.resolve_card(query)
+        except InvalidRequest:
+            card = None
+        if card is not None and card.account_id:
+            return card.account_id
+        phones = [m for m in ledger.find_members(query, limit=5) if m.matched_by == "phone"]
+        return phones[0].account_id if len(phones) == 1 else query
+
+    def _history_read(self, account_id: str, ops: list[PastOperation]) -> None:
         self._reading -= 1
+        if account_id != self.account_input.text().strip():
+            self.account_input.setText(account_id)    # the card or phone named this account
         self.recent = ops
         self.message.setText("" if ops else self.tr(
             "No recent operations of this account on the central server (it keeps about the last hour "

@@ -17,7 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QLocale, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject, Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 
 from core.history import History
 
@@ -63,6 +64,7 @@ class ReceiptsHook:
     settings: object | None = None           # the QSettings store, when the terminal has one
     earlier_dialog: EarlierSaleDialog | None = None
     settings_dialog: object | None = None    # the printer settings dialog, when open
+    supervisor_dialog: object | None = None  # the supervisor's approval asked before it opens
     open_earlier: Callable[[], None] = lambda: None
     open_settings: Callable[[], None] | None = None
 
@@ -84,6 +86,7 @@ def install(window, settings=None) -> ReceiptsHook:
     window.stack.currentChanged.connect(lambda _i: bar.setVisible(window.stack.currentWidget() is page))
     bar.setVisible(window.stack.currentWidget() is page)
     page.add_history_action(bar.actions)
+    page.nextCustomer.connect(bar.customer_left)
     hook = ReceiptsHook(service, bar, None, q)
 
     def resolved(op) -> None:
@@ -99,6 +102,10 @@ def install(window, settings=None) -> ReceiptsHook:
         hook.earlier_dialog.open()
     bar.earlierRequested.connect(open_earlier)
     hook.open_earlier = open_earlier
+    # keyboard-only tills: every action has a key, shown on its button (the sale screen's own
+    # keys: F5 refund, F6 top-up, F7 member, F8 close shift, F9 hold, F12 charge)
+    page.f3 = QShortcut(QKeySequence(Qt.Key.Key_F3), page, activated=bar.earlier_button.click)
+    page.f4 = QShortcut(QKeySequence(Qt.Key.Key_F4), page, activated=bar.reprint_button.click)
 
     def open_receipt(number: str) -> None:
         open_earlier()
@@ -110,7 +117,18 @@ def install(window, settings=None) -> ReceiptsHook:
     window.installEventFilter(_CloseWatcher(hook, window))
     if q is not None:
         def open_settings() -> None:
+            """Printer…: like Settings…, a supervisor's id and PIN first (the shop name on
+            the slips, automatic printing and the cash drawer are the shop's)."""
+            from ..dialogs import SupervisorDialog
+            hook.supervisor_dialog = SupervisorDialog(
+                engine, QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor."),
+                window)
+            hook.supervisor_dialog.approvedBy.connect(open_settings_approved)
+            hook.supervisor_dialog.open()
+
+        def open_settings_approved(supervisor_id: str) -> None:
             from .printer_settings import PrinterSettingsDialog
+            log.info("receipt settings opened with the approval of %s", supervisor_id)
             hook.settings_dialog = PrinterSettingsDialog(q, service, window)
             hook.settings_dialog.accepted.connect(lambda: apply_settings(window, hook))
             hook.settings_dialog.open()
@@ -135,6 +153,6 @@ def apply_settings(window, hook: ReceiptsHook) -> None:
         from ..customer_display import CustomerDisplay
         display = CustomerDisplay(service.options.shop_name, options.language)
         display.watch(window.engine, window.sale_page)
-        display.place(options.screen)
+        display.place(options.screen, options.geometry)
         hook.customer_display = display
     hook.bar.retranslate()

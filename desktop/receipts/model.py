@@ -191,12 +191,24 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     if ctx.cashier_id:
         who = f"{ctx.cashier_name} ({ctx.cashier_id})" if ctx.cashier_name else ctx.cashier_id
         out += _pair(t("cashier"), who, columns)
+    if receipt.kind == "test":                  # the printer settings' Test print: no sale at all
+        out.append(RULE)
+        out += [Line(part, "center", True) for part in wrap(t("test_note"), columns)]
+        out.append(RULE)
+        out.append(Code(receipt.txn_id, symbology if symbology != "barcode" or barcode_fits(receipt.txn_id, columns)
+                        else "qr"))
+        out += [Line(part, "center") for part in wrap(receipt.txn_id, columns)]
+        return out
     out += _pair(t("card"), mask_card(receipt.account_id), columns)
     out.append(RULE)
     label = {"refund": "refund_amount", "close": "paid_out"}.get(receipt.kind, "amount")
     out += _pair(t(label), fmt(receipt.amount_minor), columns, bold=True)
     pd, bd = receipt.principal_delta_minor, receipt.bonus_delta_minor
-    if pd is not None and bd is not None and pd and bd:      # the account has both buckets here
+    if receipt.kind == "close":
+        # 退卡: what is paid out is the principal; the bonus lapses, on a line of its own
+        if bd:
+            out += _pair(t("bonus_forfeited"), fmt(abs(bd)), columns)
+    elif pd is not None and bd is not None and pd and bd:      # the account has both buckets here
         out += _pair(t("from_principal"), fmt(abs(pd)), columns)
         out += _pair(t("from_bonus"), fmt(abs(bd)), columns)
     if receipt.method:

@@ -8,6 +8,8 @@ reads; the main window applies them at once (`hooks.apply_settings`).
 """
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QVBoxLayout)
@@ -18,6 +20,7 @@ from .model import Receipt
 from ..i18n import Retranslates
 
 _TEST_TXN = "TEST-d-0"
+TEST_KIND = "test"               # desktop/receipts/model.layout: a test print, not a sale
 
 
 class PrinterSettingsDialog(Retranslates, QDialog):
@@ -90,6 +93,13 @@ class PrinterSettingsDialog(Retranslates, QDialog):
                 self.tr("Open the cash drawer after a cash top-up"), self.tr("Customer display"),
                 self.tr("Customer display screen (0 = main)"), self.tr("Customer display language"))):
             label.setText(text)
+        names = {"none": self.tr("No printer"), "usb": self.tr("USB"), "network": self.tr("Network (TCP)"),
+                 "serial": self.tr("Serial port"), "cups": self.tr("CUPS printer queue"),
+                 "lp": self.tr("lp print queue"), "win32": self.tr("Windows printer"),
+                 "file": self.tr("Device file (e.g. /dev/usb/lp0)")}
+        for index in range(self.connection_box.count()):
+            self.connection_box.setItemText(index, names.get(self.connection_box.itemData(index),
+                                                             self.connection_box.itemData(index)))
         self.address_input.setPlaceholderText(self.tr("e.g. 192.168.1.50, 0x0416:0x5011, /dev/ttyUSB0, COM3"))
         self.test_button.setText(self.tr("Test print"))
         self.save_button.setText(self.tr("Save"))
@@ -123,7 +133,8 @@ class PrinterSettingsDialog(Retranslates, QDialog):
         ctx = ReceiptContext(self.shop_name_input.text().strip(), self.shop_address_input.text().strip(),
                              self.service.terminal_id, "", "", self.service.language)
         from .printer import print_receipt
-        receipt = Receipt(_TEST_TXN, "deduct", "0000", 1, 0, 0, ctx)
+        # a test, and says so: no sale, no amount, today's date (not a sale of 1970)
+        receipt = Receipt(_TEST_TXN, TEST_KIND, "", 0, None, int(time.time() * 1000), ctx)
         self.message.setText(self.tr("Printing a test slip…"))
         self.service.worker.run(lambda: print_receipt(receipt, config), lambda _d: self._printed(receipt),
                                 lambda exc: self._not_printed(receipt, getattr(exc, "reason", "failed"),

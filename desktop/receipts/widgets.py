@@ -52,7 +52,7 @@ class ReceiptBar(Retranslates, QWidget):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.earlier_button.setText(self.tr("Earlier sale…"))
+        self.earlier_button.setText(self.tr("Earlier sale…  (F3)"))
         self.settings_button.setText(self.tr("Printer…"))
         self._show(*self._state)
 
@@ -72,7 +72,7 @@ class ReceiptBar(Retranslates, QWidget):
     def _show(self, state: str, receipt, reason: str = "") -> None:
         self._state = (state, receipt, reason)
         printer = self.service.config.enabled
-        self.reprint_button.setText(self.tr("Reprint receipt") if printer else self.tr("Show receipt"))
+        self.reprint_button.setText(self.tr("Reprint receipt  (F4)") if printer else self.tr("Show receipt  (F4)"))
         self.reprint_button.setEnabled(self.service.last is not None)
         tone, tip = "", ""
         if state == "printed":
@@ -91,6 +91,12 @@ class ReceiptBar(Retranslates, QWidget):
         self.status_label.setProperty("tone", tone)
         self.status_label.style().unpolish(self.status_label)
         self.status_label.style().polish(self.status_label)
+
+    def customer_left(self) -> None:
+        """The next customer: "Receipt printed." was the last one's (a slip that did not
+        print stays said until it is reprinted)."""
+        if self._state[0] == "printed":
+            self._show("", None)
 
     def reprint_last(self) -> None:
         """Reprint the receipt selected in the shift's history, else the last one (or,

@@ -360,6 +360,10 @@
         <source>Reprinting receipt %1…</source>
         <translation>正在重打小票 %1…</translation>
     </message>
+    <message>
+        <source>Card, phone or account number</source>
+        <translation>卡号、手机号或账户号</translation>
+    </message>
 </context>
 <context>
     <name>Keypad</name>
@@ -722,13 +726,45 @@
         <source>The test slip did not print (%1): %2</source>
         <translation>测试小票未打印（%1）：%2</translation>
     </message>
+    <message>
+        <source>No printer</source>
+        <translation>不使用打印机</translation>
+    </message>
+    <message>
+        <source>USB</source>
+        <translation>USB</translation>
+    </message>
+    <message>
+        <source>Network (TCP)</source>
+        <translation>网络（TCP）</translation>
+    </message>
+    <message>
+        <source>Serial port</source>
+        <translation>串口</translation>
+    </message>
+    <message>
+        <source>CUPS printer queue</source>
+        <translation>CUPS 打印队列</translation>
+    </message>
+    <message>
+        <source>lp print queue</source>
+        <translation>lp 打印队列</translation>
+    </message>
+    <message>
+        <source>Windows printer</source>
+        <translation>Windows 打印机</translation>
+    </message>
+    <message>
+        <source>Device file (e.g. /dev/usb/lp0)</source>
+        <translation>设备文件（如 /dev/usb/lp0）</translation>
+    </message>
 </context>
 <context>
     <name>ReceiptBar</name>
     <message>
         <location filename="../receipts/widgets.py" line="59"/>
-        <source>Earlier sale…</source>
-        <translation>历史交易…</translation>
+        <source>Earlier sale…  (F3)</source>
+        <translation>历史交易…  (F3)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="60"/>
@@ -797,13 +833,13 @@
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="79"/>
-        <source>Reprint receipt</source>
-        <translation>重打小票</translation>
+        <source>Reprint receipt  (F4)</source>
+        <translation>重打小票  (F4)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="79"/>
-        <source>Show receipt</source>
-        <translation>查看小票</translation>
+        <source>Show receipt  (F4)</source>
+        <translation>查看小票  (F4)</translation>
     </message>
     <message>
         <location filename="../receipts/widgets.py" line="83"/>
@@ -839,6 +875,10 @@
         <location filename="../receipts/widgets.py" line="123"/>
         <source>Close</source>
         <translation>关闭</translation>
+    </message>
+    <message>
+        <source>The receipt and printer settings need a supervisor.</source>
+        <translation>小票和打印机设置需要主管审批。</translation>
     </message>
 </context>
 <context>
@@ -1192,6 +1232,10 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../sale.py" line="861"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
+    </message>
+    <message>
+        <source>Press Enter to look up %1</source>
+        <translation>按回车键查询 %1</translation>
     </message>
 </context>
 <context>
@@ -2168,6 +2212,10 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../texts.py" line="239"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
+    </message>
+    <message>
+        <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
+        <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
 </context>
 <context>

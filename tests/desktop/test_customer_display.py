@@ -17,7 +17,7 @@ def terminal_with_display(qtbot, tmp_path, redis_url, ledger, registry):
     from desktop.settings import TerminalSettings
     ledger.init()
     ini = tmp_path / "terminal.ini"
-    ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\n"
+    ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\ngeometry=0,0,800,480\n"
                    "[shop]\nname=星光便利店\n", encoding="utf-8")
     engine = Engine(redis_url, "T1", tmp_path / "data", **FAST)
     window = MainWindow(engine, TerminalSettings(ini))
@@ -37,7 +37,7 @@ def test_off_by_default(terminal):
 def test_shows_the_amount_then_the_result_and_balance(qtbot, terminal_with_display, ledger):
     window = terminal_with_display
     display = window.customer_display
-    assert display is not None and display.isVisible()          # one screen here: a window
+    assert display is not None and display.isVisible()          # one screen here: a window, placed
     assert (display.shop_label.text(), display.title_label.text()) == ("星光便利店", "欢迎光临")
     open_account(ledger, "D-1", 5000)
     sign_in(qtbot, window)

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from .conftest import FAST, sign_in
+from .conftest import FAST, SUPERVISOR, SUPERVISOR_PIN, sign_in
+
+
+def approve_as_supervisor(qtbot, window) -> None:
+    supervisor = window.receipt_hooks.supervisor_dialog
+    qtbot.waitUntil(supervisor.isVisible, timeout=3000)
+    supervisor.supervisor_input.setText(SUPERVISOR)
+    supervisor.pin_input.setText(SUPERVISOR_PIN)
+    qtbot.mouseClick(supervisor.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.receipt_settings_dialog is not None, timeout=5000)
 
 
 @pytest.fixture
@@ -33,6 +42,7 @@ def test_check_test_print_save_and_apply(qtbot, window_with_ini, tmp_path):
     assert not window.findChild(object, "receiptBar").isVisible()      # nobody signed in
     sign_in(qtbot, window)
     qtbot.mouseClick(window.findChild(object, "receiptSettingsButton"), Qt.MouseButton.LeftButton)
+    approve_as_supervisor(qtbot, window)                               # Printer… needs a supervisor (issue 26)
     dialog = window.receipt_settings_dialog
     dialog.connection_box.setCurrentIndex(dialog.connection_box.findData("network"))
     dialog.address_input.setText("")
