@@ -1,11 +1,10 @@
 """The periodic pass's comparisons beyond balance and status (issue 25 items 6-9).
 
 Each reads Redis and the book at the same journal position, as the balance comparison
-does ("like with like"): a set of keys is read between two reads of its partition's last
-journal id in one pipeline; equal ids mean no entry was written in between, so the keys
-show the partition exactly as of that id, and the book is compared once the consumer
-group has applied up to it (waited for at most `SETTLE_S`, else the subjects are "in
-flight" and left to the next pass, never a false alarm).
+does ("like with like"): every record the scripts write keeps the id of its last journal
+entry ('lj' of an account, a card, a partition's settings); Redis is read first, then the
+consumer group's state, and a record is compared only when the group has applied up to
+its 'lj' (else it is "in flight", left to the next pass, never a false alarm).
 
 * buckets (`compare_buckets`, called for each page of accounts): a Redis account's bonus
   bucket (and so its principal) against `accounts.bonus_minor` at the account's position;
@@ -30,7 +29,6 @@ longer observed (unless in flight).
 from __future__ import annotations
 
 import logging
-import time
 
 from redis.exceptions import NoPermissionError, RedisError
 from sqlalchemy import func, select
@@ -47,8 +45,6 @@ from .models import Account, Card, DuplicateEntry, LedgerEntry, ShopSetting, jou
 
 log = logging.getLogger(__name__)
 
-SETTLE_S = 2.0          # how long a snapshot waits for the group to apply up to it
-SNAPSHOT_ATTEMPTS = 3   # snapshots of a busy partition tried before it counts as in flight
 PAGE = 500
 PROMO = "promo:"
 SETTING_NAMES = ("spend_order", "balance_cap")
@@ -78,35 +74,10 @@ class Comparer:
         self.report.findings.append(self._finding(kind, account_id, cause, evidence=dict(evidence, subject=subject),
                                                   subject=subject))
 
-    # ------------------------------------------------------------ snapshots
-
-    def _last_id(self, part: Partition) -> str:
-        last = self.client.xrevrange(part.journal, count=1)
-        return last[0][0] if last else "0-0"
-
-    def snapshot(self, part: Partition, read) -> tuple[list, str] | None:
-        """`read(pipe)` queued between two reads of the partition's last journal id; the
-        replies and that id once the group has applied up to it, else None (in flight)."""
-        for _ in range(SNAPSHOT_ATTEMPTS):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.xrevrange(part.journal, count=1)
-            read(pipe)
-            pipe.xrevrange(part.journal, count=1)
-            replies = pipe.execute()
-            before, after = replies[0], replies[-1]
-            if before == after:
-                last = after[0][0] if after else "0-0"
-                return (replies[1:-1], last) if self.applied(part, last) else None
-        return None
-
-    def applied(self, part: Partition, journal_id: str) -> bool:
-        deadline = time.monotonic() + SETTLE_S
-        while True:
-            if self.journal.state(part).applied_through(journal_id):
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+    def applied(self, part: Partition, journal_id: str | None) -> bool:
+        """Whether the book has every entry of `part` up to `journal_id` (a record's 'lj',
+        read before this call: Redis first, then the group's state, as for balances)."""
+        return self.journal.state(part).applied_through(journal_id or "0-0")
 
     # ------------------------------------------------------------ buckets
 
@@ -154,25 +125,25 @@ class Comparer:
         self._cards_lost_in_redis()
 
     def _compare_card_page(self, part: Partition, card_nos: list[str]) -> None:
-        def read(pipe):
-            pipe.hmget(part.cards, card_nos)
-            for no in card_nos:
-                pipe.hmget(part.card(no), "a", "st")
-        snap = self.snapshot(part, read)
-        if snap is None:
-            self.in_flight.update(f"card:{no}" for no in card_nos)
-            return
-        replies, last = snap
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(part.cards, card_nos)
+        for no in card_nos:
+            pipe.hmget(part.card(no), "a", "st", "lj")
+        replies = pipe.execute()
+        state = self.journal.state(part)          # after the cards: like with like
         mapped, records = replies[0], replies[1:]
         with self.engine.connect() as conn:
             db = {r.card_no: r for r in conn.execute(select(Card.card_no, Card.account_id, Card.status)
                                                       .where(Card.card_no.in_(card_nos)))}
-        for no, map_owner, (owner, st) in zip(card_nos, mapped, records):
+        for no, map_owner, (owner, st, lj) in zip(card_nos, mapped, records):
+            if not state.applied_through(lj or "0-0"):
+                self.in_flight.add(f"card:{no}")
+                continue
             row = db.get(no)
-            redis = {"map_account_id": map_owner, "card_account_id": owner, "status": st, "journal_id": last}
+            redis = {"map_account_id": map_owner, "card_account_id": owner, "status": st, "journal_id": lj}
             if row is None:
                 self.add("card_missing_in_db", f"card:{no}", f"card {no} is in Redis (account {map_owner}) but "
-                         f"not in the database, which has applied the partition up to {last}",
+                         f"not in the database, which has applied the partition past its entry {lj}",
                          None, card_no=no, redis=redis)
             elif (map_owner, owner, st or "active") != (row.account_id, row.account_id, row.status):
                 self.add("card_mismatch", f"card:{no}", f"card {no}: Redis maps it to {map_owner}, its record "
@@ -202,29 +173,34 @@ class Comparer:
     # ------------------------------------------------------------ settings, promotions, bonuses
 
     def compare_settings(self) -> bool:
-        """Answers whether partition 0 (the promotions) could be compared."""
+        """Each partition's settings as of their last journal id ('lj' of the `cfg` hash)
+        against the book. Answers whether partition 0 (the promotions) was compared."""
+        first = self.ledger.partitions[0]
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(first.settings)
+        pipe.time()
+        cfg0, (sec, usec) = pipe.execute()
+        # top-ups booked up to this instant had every promotion change before them in Redis
+        self.promos_at = journal_pos(f"{int(sec) * 1000 + int(usec) // 1000}-0")
+        if not self.applied(first, cfg0.get("lj")):
+            self.in_flight.add(unjudged("setting_mismatch"))
+            return False
+        at = journal_pos(cfg0.get("lj") or "0-0")
         with self.engine.connect() as conn:
             book = {r.name: r for r in conn.execute(select(ShopSetting.name, ShopSetting.value,
                                                            ShopSetting.journal_pos))}
-        ok_first = True
         for part in self.ledger.partitions:
-            first_before = journal_pos(self._last_id(self.ledger.partitions[0]))
-            snap = self.snapshot(part, lambda pipe: pipe.hgetall(part.settings))
-            if snap is None or (part.index and not self.applied(self.ledger.partitions[0], _id(first_before))):
+            cfg = cfg0 if part.index == 0 else self.client.hgetall(part.settings)
+            if part.index and not self.applied(part, cfg.get("lj")):
                 self.in_flight.add(unjudged("setting_mismatch"))
-                ok_first = ok_first and part.index != 0
                 continue
-            (cfg,), last = snap
-            at = journal_pos(last) if part.index == 0 else first_before
-            if part.index == 0:
-                self.promos_at = at
             names = {n for n in cfg if is_setting(n)} | {n for n, r in book.items() if r.value}
             if part.index:
                 names = {n for n in names if not n.startswith(PROMO)}     # promotions: partition 0 only
             for name in sorted(names):
                 row = book.get(name)
                 if row is not None and row.journal_pos > at:
-                    self.in_flight.add(f"setting:{name}@{part.index}")     # changed after the snapshot
+                    self.in_flight.add(f"setting:{name}@{part.index}")     # changed after the read
                     continue
                 want = row.value if row is not None else ""
                 if cfg.get(name, "") == want:
@@ -235,8 +211,8 @@ class Comparer:
                          f"setting {name} on partition {part.index}: Redis {cfg.get(name, '')!r}, the book "
                          f"{want!r}" + ("" if row is not None else " (the book never had it)"),
                          None, setting=name, journal_partition=part.index, redis_value=cfg.get(name),
-                         book_value=want, journal_id=last)
-        return ok_first
+                         book_value=want, journal_id=cfg.get("lj"))
+        return True
 
     def compare_bonus_credits(self) -> None:
         """Every top-up with a bonus against the promotions in force in the book at its
@@ -325,11 +301,6 @@ def is_setting(name: str) -> bool:
     """A field of a `cfg` hash that is a shop setting (the hash also keeps 'lj', the
     last journal id of the partition's settings)."""
     return name in SETTING_NAMES or name.startswith(PROMO)
-
-
-def _id(pos: str) -> str:
-    """The stream id of a journal position (models.journal_pos reversed)."""
-    return f"{int(pos[:15])}-{int(pos[15:])}"
 
 
 def bonus_at(conn, account_id: str, pos: str) -> int:
