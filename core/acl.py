@@ -34,7 +34,9 @@ TERMINAL_COMMANDS = ("fcall", "fcall_ro", "xrevrange", "hgetall", "incr", "incrb
 RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", "xinfo|groups",
                       "xinfo|stream", "xinfo|consumers", "xtrim", "xrange", "xlen",
                       "xgroup|create", "xgroup|createconsumer", "sscan", "smembers", "scard",
-                      "function|load", "function|list", "hsetnx", "hgetall", "zrange")
+                      "function|load", "function|list", "hsetnx", "hgetall", "zrange",
+                      # the pass's TTL scan (core.key_ttls) and card-map pages (reconcile_service/compare.py)
+                      "scan", "pttl", "hscan")
 # PIN attempts (core/lua/cashier_pin_attempt.lua) count failures and set a lock with
 # plain strings: granted on the cashier keys only, never on balances or the journal.
 CASHIER_SELECTOR = "(~cs:cashier:* +get +set +del +incr +pttl +pexpire)"

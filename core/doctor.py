@@ -5,7 +5,8 @@ On a Sentinel deployment (redis+sentinel:// URL) it also checks what a failover 
 a reachable sentinel quorum, replicas that are up, have AOF on and hold the ledger's
 scripts, writes acknowledged with WAIT (wait_replicas; read from the primary's command
 statistics, the evidence of what the tills actually do), min-replicas-to-write, and
-says how long a failover makes charges wait."""
+says how long a failover makes charges wait. A TTL on a ledger key that must never expire
+(core.key_ttls) is a warning naming the key and the seconds it has left."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from redis.exceptions import NoPermissionError, RedisError
 
 from .capacity import human_bytes
 from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, parse_redis_url, replica_clients
+from .key_ttls import expiring_ledger_keys
 from .keys import CONSUMER_GROUP, META_KEY
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -136,8 +138,22 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
             level = OK if lag < lag_warn_entries else WARN
             out.append(Finding(level, "journal", f"partition {part.index}: lag {lag}, pending {pending}",
                                "" if level == OK else "is the reconcile service running? reconcile-service status"))
+        out.extend(ttl_findings(client))
     except NoPermissionError as exc:
         out.append(Finding(WARN, "access", f"could not check the ledger: {exc}", "use the admin user"))
+    return out
+
+
+def ttl_findings(client, *, shown: int = 20) -> list[Finding]:
+    """A warning per ledger key that must never expire and has a TTL (core.key_ttls),
+    the first `shown` of them named with the seconds they have left."""
+    expiring = expiring_ledger_keys(client)
+    if not expiring:
+        return [Finding(OK, "ttl", "no ledger key that must persist has a TTL")]
+    out = [Finding(WARN, "ttl", f"{e.key} expires in {e.seconds_left:.0f} s: a ledger key must never expire",
+                   f"PERSIST {e.key} now, then find what set the TTL") for e in expiring[:shown]]
+    if len(expiring) > shown:
+        out.append(Finding(WARN, "ttl", f"{len(expiring) - shown} more ledger keys have a TTL", "PERSIST each"))
     return out
 
 

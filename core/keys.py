@@ -17,6 +17,8 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
     cs:{<tag>}:cfg                   hash   shop settings: spend_order, balance_cap, promo:<id>
     cs:{<tag>}:c:<card_no>           hash   a card: a (account id), st (active|blocked), br (block reason)
     cs:{<tag>}:cards                 hash   card number -> account id, of the cards in the partition
+    cs:{<tag>}:anchor                hash   the book's chain head as last anchored by the
+                                            reconcile service: seq, hash, ms (reconcile_service/anchors.py)
     cs:{<tag>}:mx                    zset   member index: 'p:<phone>', 'n:<name>', 'i:<initials>'
                                             + NUL + account id, by lex (core/members.py)
 
@@ -106,6 +108,11 @@ class Partition:
     def member_index(self) -> str:
         """The member index (phone, name, initials -> account id), kept by the scripts."""
         return self.prefix + "mx"
+
+    @property
+    def chain_anchor(self) -> str:
+        """The book's chain head of the partition, anchored outside the database."""
+        return self.prefix + "anchor"
 
     def deduct_keys(self, account_id: str, txn_id: str) -> list[str]:
         """KEYS of deduct.lua: account, txn record, journal, holds, hold expiries, the

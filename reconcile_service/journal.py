@@ -3,7 +3,8 @@
 `Consumer.step(partition)` takes one batch of a partition (first entries this consumer
 already holds, then entries left pending by a dead consumer via XAUTOCLAIM, then new
 ones), applies it in one database transaction (`store.apply_batch`) and acknowledges
-it with XACK only after the COMMIT. Every crash point is harmless: before the commit
+it with XACK only after the COMMIT, anchoring the partition's new chain head in Redis
+in between (`anchors`). Every crash point is harmless: before the commit
 nothing is written, between commit and ack the entries are delivered again and the
 unique txn id / journal position make them change nothing.
 
@@ -29,6 +30,7 @@ from redis.exceptions import ResponseError
 from core import Ledger
 from core.keys import CONSUMER_GROUP, Partition
 
+from .anchors import anchor_batch
 from .metrics import Metrics
 from .models import journal_pos
 from .store import BatchResult, apply_batch
@@ -185,6 +187,7 @@ class Consumer:
         if self._after_commit is not None:
             self._commits += 1
             self._after_commit(self._commits)     # a test's fault point: committed, not acknowledged
+        anchor_batch(self.ledger, part, result.chain_head)     # the new head, outside the database
         ids = [eid for eid, _ in entries]
         if ids:
             self.client.xack(part.journal, CONSUMER_GROUP, *ids)

@@ -8,7 +8,9 @@ metrics, retried by the next pass, and never stops the pass: (2) compares every
 Redis account with the database *as of the account's last journal id*: only when the
 consumer group has durably applied everything up to that id (else the account is
 "in flight" and skipped, never a false alarm), and (3) reports accounts the database
-knows that Redis lost. Every pass and every discrepancy is recorded with its cause and
+knows that Redis lost, and (4) compares the rest at the same journal position
+(`compare`: buckets, cards, settings and promotions, bonus credits, cashier records,
+TTLs on ledger keys, the chain's anchors). Every pass and every discrepancy is recorded with its cause and
 evidence; nothing is ever overwritten.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ from core import Ledger, LedgerError, Status
 from core.validation import internal_txn_id
 from core.keys import Partition
 
+from . import compare
 from .journal import Journal
 from .metrics import Metrics
 from .dialect import utcnow
@@ -36,7 +39,7 @@ from .store import account_balance_at
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 500
-COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "missing_in_db")
+COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "missing_in_db") + compare.KINDS
 REPAIR_FAILED = "repair_failed"     # a compensation that could not be made (one row per duplicate)
 
 
@@ -62,6 +65,12 @@ class Finding:
     journal_partition: int | None = None
     journal_id: str | None = None
     evidence: dict = field(default_factory=dict)
+    subject: str | None = None      # what the finding is about when not one account (compare.py)
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """One open discrepancy per kind and subject."""
+        return self.kind, self.subject or self.account_id
 
 
 @dataclass
@@ -109,6 +118,7 @@ class Reconciler:
             for part in self.ledger.partitions:
                 self._compare_partition(part, report, in_flight, progress)
             self._find_lost_in_redis(report)
+            compare.Comparer(self.ledger, self.engine, report, in_flight).run()
             self._record(report, in_flight)
         except BaseException as exc:
             with self.engine.begin() as conn:
@@ -190,6 +200,8 @@ class Reconciler:
                         "status_mismatch", account_id,
                         f"Redis status {info.status!r} != database status {row.status!r}",
                         info.balance_minor, db_balance, part.index, info.last_journal_id, evidence))
+            compare.Comparer(self.ledger, self.engine, report, in_flight).compare_buckets(
+                conn, part, redis_accounts, state)
 
     def _find_lost_in_redis(self, report: PassReport) -> None:
         after = ""
@@ -214,17 +226,17 @@ class Reconciler:
 
     def _record(self, report: PassReport, in_flight: set[str]) -> None:
         now = utcnow()
-        found_keys = {(f.kind, f.account_id) for f in report.findings}
+        found_keys = {f.key for f in report.findings}
         with self.engine.begin() as conn:
-            open_rows = {(r.kind, r.account_id): r.id for r in conn.execute(
-                select(Discrepancy.id, Discrepancy.kind, Discrepancy.account_id).where(
+            open_rows = {(r.kind, _subject(r)): r.id for r in conn.execute(
+                select(Discrepancy.id, Discrepancy.kind, Discrepancy.account_id, Discrepancy.evidence_json).where(
                     Discrepancy.status == "open", Discrepancy.kind.in_(COMPARED_KINDS)))}
             for f in report.findings:
                 values = dict(cause=f.cause, evidence_json=json.dumps(f.evidence, sort_keys=True, default=str),
                               redis_balance_minor=f.redis_balance_minor, db_balance_minor=f.db_balance_minor,
                               journal_partition=f.journal_partition, journal_id=f.journal_id,
                               last_pass_id=report.pass_id)
-                existing = open_rows.get((f.kind, f.account_id))
+                existing = open_rows.get(f.key)
                 if existing is not None:   # still there: one row per problem, not one per pass
                     conn.execute(update(Discrepancy).where(Discrepancy.id == existing).values(**values))
                 else:
@@ -236,8 +248,9 @@ class Reconciler:
                                                 "redis_balance_minor": f.redis_balance_minor,
                                                 "db_balance_minor": f.db_balance_minor})
             # Open comparison findings no longer observed (and not merely in flight) are cleared.
-            for (kind, account_id), row_id in open_rows.items():
-                if (kind, account_id) not in found_keys and account_id not in in_flight:
+            for (kind, subject), row_id in open_rows.items():
+                if (kind, subject) not in found_keys and subject not in in_flight \
+                        and compare.unjudged(kind) not in in_flight:
                     conn.execute(update(Discrepancy).where(Discrepancy.id == row_id).values(
                         status="cleared", resolved_at=now, last_pass_id=report.pass_id))
             report.open_discrepancies = conn.execute(
@@ -367,6 +380,16 @@ class Reconciler:
         if status == "reported":
             log.error("duplicate txn needs a person", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
                                                              "amount_minor": dup.amount_minor, "cause": cause})
+
+
+def _subject(row) -> str | None:
+    """The subject of an open discrepancy: compare.py's findings keep it in their evidence."""
+    if row.kind in compare.KINDS:
+        try:
+            return json.loads(row.evidence_json).get("subject") or row.account_id
+        except (ValueError, AttributeError):
+            return row.account_id
+    return row.account_id
 
 
 def open_discrepancies(engine: Engine, limit: int = 50) -> tuple[int, list[dict]]:

@@ -55,6 +55,7 @@ class BatchResult:
     duplicates: list[dict] = field(default_factory=list)   # new duplicate_entries rows
     quarantined: int = 0
     accounts_changed: int = 0
+    chain_head: tuple[int, str] | None = None   # (seq, row hash) the batch left, when it chained rows
 
 
 class _ChainRace(Exception):
@@ -176,8 +177,8 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], r
         else:
             first[e.txn_id] = e
     totals = BatchTotals(partition, now, partitions)
-    effective, stored = _insert_entries(conn, partition, first, now, totals, book_chain,
-                                        check_first=check_first or conn.dialect.name != "postgresql")
+    effective, stored, result.chain_head = _insert_entries(
+        conn, partition, first, now, totals, book_chain, check_first=check_first or conn.dialect.name != "postgresql")
     result.applied = len(effective)
     if candidates or stored:
         candidates.extend(e for e in first.values() if e.txn_id in stored)
@@ -200,18 +201,19 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], r
 
 def _insert_entries(conn: Connection, partition: int, first: dict[str, BookEntry], now: datetime,
                     totals: BatchTotals, book_chain: BookChain, *,
-                    check_first: bool) -> tuple[list[BookEntry], dict]:
+                    check_first: bool) -> tuple[list[BookEntry], dict, tuple[int, str] | None]:
     """Insert the batch's first occurrences that are new, chained after the partition's
     head (locked first), and add each to `totals`. Answers (the new entries, {txn id:
     position} of those already stored). check_first=False (PostgreSQL's fast path):
     COPY them all straight into ledger_entries, raising _ChainRace when one is already
     there; each row is built, hashed and counted while the COPY streams, so PostgreSQL
-    writes the rows already sent while Python builds the next."""
+    writes the rows already sent while Python builds the next. The third answer is the
+    partition's new chain head (None when no row was chained), for its anchor."""
     head = book_chain.lock_head(conn, partition, now)
     stored = _stored_positions(conn, list(first)) if check_first else {}
     effective = [e for e in first.values() if e.txn_id not in stored] if stored else list(first.values())
     if not effective:
-        return effective, stored
+        return effective, stored, None
     link = book_chain.linker(head)
     if not check_first:
         import psycopg.errors      # PostgreSQL's driver: only on PostgreSQL's path
@@ -227,7 +229,8 @@ def _insert_entries(conn: Connection, partition: int, first: dict[str, BookEntry
         if len(inserted) != len(effective):
             raise book_chain.raced()
     book_chain.save_head(conn, partition, link, now)
-    return effective, stored
+    new_head = getattr(link, "seq", None), getattr(link, "last_hash", None)
+    return effective, stored, new_head if new_head[0] and new_head[1] else None
 
 
 def _record_duplicates(conn: Connection, candidates: list[BookEntry], prior_of: dict, effective: list,

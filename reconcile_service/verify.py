@@ -27,6 +27,7 @@ from core import Ledger
 from core.keys import CONSUMER_GROUP
 from core.kinds import HOLD_RESOLUTIONS, MONEY_MOVING_KINDS, TABLE as KIND_TABLE
 
+from .anchors import check_anchors
 from .chain import verify_chain
 from .journal import Consumer, Journal
 from .members import verify_members
@@ -149,6 +150,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             .having(func.count() > 1)).all()
         holds = conn.execute(select(Hold)).all()
         check_chain(conn, report)
+        check_anchors(conn, ledger, report)
         in_flight = set()
         for account_id, info in live.items():
             if info is None:

@@ -19,14 +19,16 @@ less every entry that occurred at or after `end` (nothing, for a period ending n
 Whole UTC days are summed from `daily_totals` (kept with the entries in one
 transaction), the partial days at a period's edges from the entries, so a report costs
 the same over a million entries as over a thousand. On PostgreSQL all of it is read in
-one REPEATABLE READ snapshot.
+one REPEATABLE READ snapshot. The liability report also carries each partition's
+hash-chain head (seq and the first 16 hex digits, `anchors.head_digits`), printed in
+its footer: the paper copy anchors the book's tail.
 """
 from __future__ import annotations
 
 import getpass
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -35,6 +37,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.kinds import BOOK_ONLY_KINDS, kinds_where
 
+from ..anchors import head_digits
 from ..dialect import utcnow
 from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
 
@@ -128,6 +131,9 @@ class Liability:
     accounts_now: tuple[int, int]            # sum of accounts' buckets in the database
     after_end: tuple[int, int]               # entries that occurred at or after `end`
     entries: int                             # entries in the period
+    # each partition's hash-chain head when the report was made (anchors.head_digits):
+    # printed, so a later deletion of the book's tail shows against the paper
+    chain_heads: list[dict] = field(default_factory=list)
 
     @property
     def balances_at_end(self) -> tuple[int, int]:
@@ -150,7 +156,7 @@ class Liability:
                 "closing": {"principal_minor": self.closing[0], "bonus_minor": self.closing[1]},
                 "balances_at_end": {"principal_minor": self.balances_at_end[0],
                                     "bonus_minor": self.balances_at_end[1]},
-                "entries": self.entries, "balanced": self.balanced}
+                "entries": self.entries, "balanced": self.balanced, "chain_heads": self.chain_heads}
 
 
 def _day_start(d: date) -> datetime:
@@ -216,6 +222,7 @@ def liability(engine: Engine, start: datetime, end: datetime) -> Liability:
         accounts_now = tuple(int(x) for x in conn.execute(select(
             func.coalesce(func.sum(Account.principal_minor), 0),
             func.coalesce(func.sum(Account.bonus_minor), 0))).one())
+        heads = head_digits(conn)
     groups = [(kind, method or None, v[0], v[1], dup) for (kind, method, dup), v in period.items()]
     n = sum(v[2] for v in period.values())
     topups: dict[str, int] = defaultdict(int)
@@ -248,7 +255,7 @@ def liability(engine: Engine, start: datetime, end: datetime) -> Liability:
     for line in lines:
         dp, db = line.signed()
         p, b = p + dp, b + db
-    return Liability(start, end, opening, lines, (p, b), accounts_now, after_end, n)
+    return Liability(start, end, opening, lines, (p, b), accounts_now, after_end, n, heads)
 
 
 # ---------------------------------------------------------------- statement

@@ -44,7 +44,7 @@ LABELS = {
         "none": "none", "topups_by_method": "Top-ups by method", "cash_expected": "Cash expected",
         "spent_split": "Spent principal / bonus",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
-        "evidence": "Evidence",
+        "evidence": "Evidence", "chain_head": "Chain head (partition: row, hash)",
     },
     "zh_CN": {
         "liability_title": "储值负债表", "period": "期间", "generated": "生成时间",
@@ -64,7 +64,7 @@ LABELS = {
         "none": "无", "topups_by_method": "充值（按支付方式）", "cash_expected": "应有现金",
         "spent_split": "消费 本金 / 赠送金",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
-        "evidence": "证据",
+        "evidence": "证据", "chain_head": "链头（分区：行号，哈希）",
     },
 }
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
@@ -112,6 +112,9 @@ def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str
     footer = [f"{L('period')}: {local(rep.start, zone)} .. {local(rep.end, zone)} ({zone.key})",
               f"{L('entries')}: {rep.entries}",
               f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}"]
+    if rep.chain_heads:     # the book's heads on paper (reconcile_service/anchors.py)
+        footer.append(f"{L('chain_head')}: " + "  ".join(
+            f"{h['journal_partition']}: {h['chain_seq']} {h['hash_digits']}" for h in rep.chain_heads))
     return [L("item"), L("principal"), L("bonus"), L("total")], rows, footer
 
 
