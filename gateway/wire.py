@@ -168,7 +168,7 @@ ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
     "invalid_request": 400, "account_not_found": 404, "not_found": 404, "method_not_allowed": 405,
     "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
-    "unauthorized": 401, "session_required": 401, "session_invalid": 401,
+    "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
     "kind_refused": 403, "internal_txn_refused": 403, "approval_required": 403,
     "approval_refused": 403, "self_approval": 403, "not_allowed": 403,
