@@ -4,8 +4,8 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import (backoffice, cache, ceiling, client, compare, hot, latency, members, memory, reconcile, server_cost,
-               terminal, wait)
+from . import (backoffice, cache, ceiling, client, compare, gateway, hot, latency, members, memory, reconcile,
+               server_cost, terminal, wait)
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -21,4 +21,5 @@ PARTS = {
     "cache": (cache.run, "issue 9: read-side cache for hot balances"),
     "server_cost": (server_cost.run, "issue 17: server cost per script call vs a minimal script; client CPU"),
     "members": (members.run, "issue 14: find_members over 100,000 members; memory per member"),
+    "gateway": (gateway.run, "issue 24: charge p99 through the ledger gateway vs direct"),
 }
