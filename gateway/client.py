@@ -22,6 +22,7 @@ and session (it records those, never the body's).
 """
 from __future__ import annotations
 
+import ssl
 import threading
 from typing import Sequence
 from urllib.parse import quote
@@ -43,7 +44,7 @@ class GatewayLedger:
     """A `core.Ledger` look-alike for tills: every call goes to a gateway."""
 
     def __init__(self, urls: Sequence[str] | str, token: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 verify: bool | str = True, session: str = ""):
+                 verify: bool | str | ssl.SSLContext = True, session: str = ""):
         urls = [urls] if isinstance(urls, str) else list(urls)
         if not urls:
             raise InvalidRequest("urls", "at least one gateway URL is needed")
@@ -56,6 +57,8 @@ class GatewayLedger:
         self._current = 0
         self.last_approved_by = ""     # the supervisor the gateway says approved the last operation
         self._lock = threading.Lock()
+        if isinstance(verify, str):          # the shop's own CA (or the gateway's certificate)
+            verify = ssl.create_default_context(cafile=verify)
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout_s), verify=verify, http2=False,
             limits=httpx.Limits(max_keepalive_connections=4, keepalive_expiry=25),

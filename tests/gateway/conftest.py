@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -28,15 +29,16 @@ SUPERVISOR, SUPERVISOR_PIN = "sup", "9876"
 class GatewayProcess:
     """`python -m gateway run` on one port; stop/kill/start keep the port (a restart)."""
 
-    def __init__(self, redis_url: str, *args: str, port: int | None = None):
+    def __init__(self, redis_url: str, *args: str, port: int | None = None, verify: str | None = None):
         self.redis_url = redis_url
         self.args = args
         self.port = port or free_port()
+        self.verify = verify              # the certificate to trust: the gateway runs TLS
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.verify else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> "GatewayProcess":
         env = {**os.environ, "PYTHONPATH": str(ROOT), "CASHIER_REDIS_URL": self.redis_url}
@@ -49,7 +51,7 @@ class GatewayProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"gateway exited: {self.proc.stderr.read().decode()[-2000:]}")
             try:
-                if httpx.get(f"{self.url}/v1/health", timeout=0.5).status_code == 200:
+                if httpx.get(f"{self.url}/v1/health", timeout=0.5, verify=ssl.create_default_context(cafile=self.verify) if self.verify else True).status_code == 200:
                     return self
             except httpx.TransportError:
                 time.sleep(0.05)

@@ -11,6 +11,7 @@ import pytest
 from core import Result
 from core.cashiers import lock_key
 from gateway.wire import GatewayRefused
+from gateway.client import GatewayLedger
 from tests.gateway.conftest import CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, make_client
 
 
@@ -153,3 +154,59 @@ def test_supervisor_approval_checked_for_one_operation(gateway, shop, account, t
         boss.refund("A1", 10, txn_id="T2-r-6", original_txn_id="T2-d-6", supervisor_id=SUPERVISOR,
                     supervisor_pin=SUPERVISOR_PIN)
     assert refused.value.code == "self_approval"
+
+
+def test_session_ended_on_one_gateway_refused_on_another_within_5_s(gateway, shop, redis_url, till):
+    from tests.gateway.conftest import GatewayProcess
+    assert till.open_account("A1", txn_id="T1-o-1").applied
+    other = GatewayProcess(redis_url).start()
+    try:
+        second = make_client(other, shop.tokens["T1"], sign_in=None)
+        second.session = till.session
+        assert second.balances("A1") == (0, 0)                         # cached there now
+        till.sign_out()                                                 # on the first gateway
+        ended_at = time.monotonic()
+        while True:
+            try:
+                second.balances("A1")
+            except GatewayRefused as exc:
+                assert exc.code == "session_invalid"
+                break
+            assert time.monotonic() - ended_at < 5.0
+            time.sleep(0.2)
+    finally:
+        other.stop()
+
+
+def test_expired_session_refused(gateway, shop, till):
+    assert till.open_account("A1", txn_id="T1-o-1").applied
+    for key in shop.client.keys("cs:session:*"):
+        shop.client.pexpire(key, 1)
+    time.sleep(2.5)                                                     # past the gateway's 2 s cache
+    with pytest.raises(GatewayRefused) as refused:
+        till.deduct("A1", 1, txn_id="T1-d-exp")
+    assert refused.value.code == "session_invalid"
+
+
+def test_tls(shop, redis_url, tmp_path):
+    import subprocess
+
+    from core import LedgerUnavailable
+    from tests.gateway.conftest import GatewayProcess
+    cert, key = tmp_path / "gw.crt", tmp_path / "gw.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    gw = GatewayProcess(redis_url, "--tls-cert", str(cert), "--tls-key", str(key), verify=str(cert)).start()
+    try:
+        assert gw.url.startswith("https://")
+        client = GatewayLedger(urls=[gw.url], token=shop.tokens["T1"], verify=str(cert))
+        assert client.sign_in(CASHIER, CASHIER_PIN).ok
+        assert client.open_account("A1", txn_id="T1-o-tls").applied
+        client.close()
+        stranger = GatewayLedger(urls=[gw.url], token=shop.tokens["T1"], session="x")   # system CAs only
+        with pytest.raises(LedgerUnavailable):
+            stranger.deduct("A1", 1, txn_id="T1-d-tls")
+        stranger.close()
+    finally:
+        gw.stop()
