@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
 from core.cashiers import CashierRegistry
+from core.history import History, OperationNotFound
 from core.keys import META_KEY
 from core.shifts import ShiftTotals, close_shift
 
@@ -40,6 +41,9 @@ log = logging.getLogger("gateway")
 
 BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than this is cut off
 MAX_FIND_LIMIT = 50
+# refusals a retry of an already decided txn id is answered through (its first decision)
+REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
+                                 "self_approval"})
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Gateway:
         self.cashiers = CashierRegistry(ledger.client)
         self.terminals = TerminalRegistry(ledger.client)
         self.sessions = SessionStore(ledger.client, ttl_s=self.settings.session_ttl_s)
+        self.history = History(ledger)
 
     # ---------------------------------------------------------------- who is asking
 
@@ -162,24 +167,48 @@ class Gateway:
     def operation(self, request: Request, kind: str, body: dict) -> dict:
         """Thread: check who asks, then run one money operation; its Result as JSON."""
         terminal_id = self.terminal_of(request)
-        session = self.session_of(request, terminal_id)
         if kind not in OPS:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
         check_fields(body, OPS[kind])
-        self.check_claims(body, terminal_id, session.cashier_id)
-        approved_by = self.approver(kind, body, session.cashier_id)
-        if kind == "shift_close" and body.get("shift_cashier_id", session.cashier_id) != session.cashier_id \
-                and not approved_by:
-            raise GatewayRefused("approval_required", "approval", "closing another cashier's shift needs "
-                                 "a supervisor's PIN")
-        result = self.run_op(kind, body, terminal_id, session.cashier_id)
+        try:
+            session = self.session_of(request, terminal_id)
+            self.check_claims(body, terminal_id, session.cashier_id)
+            approved_by = self.approver(kind, body, session.cashier_id)
+            if kind == "shift_close" and body.get("shift_cashier_id", session.cashier_id) != session.cashier_id \
+                    and not approved_by:
+                raise GatewayRefused("approval_required", "approval", "closing another cashier's shift needs "
+                                     "a supervisor's PIN")
+            cashier_id = session.cashier_id
+        except GatewayRefused as exc:
+            # A retry of a request this terminal had decided (its reply lost) must get the first
+            # answer even once the session ended or the approval no longer holds: else the till
+            # would be told "nothing changed" about money that moved. Core replays it, writes nothing.
+            if exc.code not in REPLAYABLE_REFUSALS or not self.decided_for(body["txn_id"], terminal_id):
+                raise
+            log.info("%s %s: %s, but decided earlier for %s: answering the first decision", kind, body["txn_id"],
+                     exc.code, terminal_id)
+            for name in ("approval", "terminal_id", "cashier_id"):
+                body.pop(name, None)
+            cashier_id, approved_by = "", ""
+        result = self.run_op(kind, body, terminal_id, cashier_id)
         log.info("%s %s %s by %s@%s%s: %s%s", kind, body.get("account_id", ""), body["txn_id"],
-                 session.cashier_id, terminal_id, f" approved by {approved_by}" if approved_by else "",
+                 cashier_id, terminal_id, f" approved by {approved_by}" if approved_by else "",
                  result.status.value, " (replayed)" if result.replayed else "")
         answer = encode(result)
         if approved_by:
             answer["approved_by"] = approved_by
         return answer
+
+    def decided_for(self, txn_id: str, terminal_id: str) -> bool:
+        """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
+        names the terminal; a decline, which has none, by the till's txn id prefix)."""
+        try:
+            past = self.history.load(txn_id)
+        except (OperationNotFound, InvalidRequest):
+            return False
+        if past.terminal_id:
+            return past.terminal_id == terminal_id
+        return txn_id.startswith(f"{terminal_id[:20]}-")
 
     # ---------------------------------------------------------------- sign-in
 

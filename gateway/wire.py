@@ -163,6 +163,16 @@ class GatewayRefused(InvalidRequest):
         super().__init__(field or code, message)
 
 
+class GatewayUnauthorized(LedgerUnavailable):
+    """The terminal's credential is unknown or revoked. Raised as LedgerUnavailable: an
+    earlier send of this txn id may have been decided before the revocation, so the till
+    must keep it as 'outcome unknown' (its outbox), not as 'nothing changed'."""
+
+    def __init__(self, message: str, txn_id: str | None):
+        self.code = "unauthorized"
+        super().__init__(f"the gateway refused this terminal's credential ({message})", txn_id)
+
+
 # error code -> HTTP status; the client turns each back into core's exception
 ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
@@ -227,11 +237,13 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
         raise UnsafeRedisConfig(message)
     if code in ("ledger_unavailable", "internal_error", "request_timeout") or status_code >= 500:
         raise LedgerUnavailable(f"the gateway: {message or code}", txn_id)
+    if code == "unauthorized":
+        raise GatewayUnauthorized(message, txn_id)
     detail = {k: v for k, v in body.items() if k not in ("error", "field", "message")}
     raise GatewayRefused(code, field, message, status_code, **detail)
 
 
 __all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
-           "Card", "MemberMatch", "Promotion", "CashierView", "SignIn", "GatewayRefused", "ERROR_STATUS",
+           "Card", "MemberMatch", "Promotion", "CashierView", "SignIn", "GatewayRefused", "GatewayUnauthorized", "ERROR_STATUS",
            "encode", "decode_result", "decode_account", "decode_card", "decode_match", "decode_promotion",
            "error_body", "error_of", "raise_error", "LedgerError"]

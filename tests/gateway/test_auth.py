@@ -8,9 +8,9 @@ import time
 import httpx
 import pytest
 
-from core import Result
+from core import LedgerUnavailable, Result
 from core.cashiers import lock_key
-from gateway.wire import GatewayRefused
+from gateway.wire import GatewayRefused, GatewayUnauthorized
 from gateway.client import GatewayLedger
 from tests.gateway.conftest import CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, make_client
 
@@ -53,13 +53,13 @@ def test_revoked_terminal_refused_within_5_s(gateway, shop, account, till):
     while True:
         try:
             till.deduct("A1", 1, txn_id=f"T1-d-{time.monotonic_ns()}")
-        except GatewayRefused as exc:
-            assert exc.code == "unauthorized"
+        except GatewayUnauthorized as exc:      # outcome unknown to the till: kept in its outbox
+            assert exc.code == "unauthorized" and isinstance(exc, LedgerUnavailable)
             break
         assert time.monotonic() - revoked_at < 5.0, "still accepted 5 s after revocation"
         time.sleep(0.2)
     assert time.monotonic() - revoked_at < 5.0
-    with pytest.raises(GatewayRefused):
+    with pytest.raises(GatewayUnauthorized):
         make_client(gateway, shop.tokens["T1"])                     # no new sign-in either
     listed = {t.terminal_id: t for t in shop.terminals.list()}
     assert listed["T1"].revoked and not listed["T2"].revoked and listed["T1"].last_seen_ms > 0
@@ -210,3 +210,31 @@ def test_tls(shop, redis_url, tmp_path):
         stranger.close()
     finally:
         gw.stop()
+
+
+def test_retry_of_a_decided_request_answers_it_after_the_session_ended(gateway, shop, till):
+    """The reply of a charge was lost; the cashier signed out (or the session expired) before
+    the outbox re-sent it. The retry gets the first decision, not "nothing changed"."""
+    assert till.open_account("A1", txn_id="T1-o-1").applied
+    assert till.credit("A1", 1_000, txn_id="T1-c-1").applied
+    first = till.deduct("A1", 300, txn_id="T1-d-lost")
+    assert till.refund("A1", 100, txn_id="T1-r-lost", original_txn_id="T1-d-lost", supervisor_id=SUPERVISOR,
+                       supervisor_pin=SUPERVISOR_PIN).applied
+    declined = till.deduct("A1", 99_999, txn_id="T1-d-declined")
+    session = till.session
+    till.sign_out()
+    till.session = session                                          # the outbox still holds the old one
+    again = till.deduct("A1", 300, txn_id="T1-d-lost")
+    assert again.replayed and again.balance_minor == first.balance_minor
+    assert till.deduct("A1", 99_999, txn_id="T1-d-declined").status is declined.status
+    shop.client.hset("cs:cashier:{sup}:h", "supervisor", 0)         # the approval would no longer hold
+    refund = till.refund("A1", 100, txn_id="T1-r-lost", original_txn_id="T1-d-lost", supervisor_id=SUPERVISOR,
+                         supervisor_pin=SUPERVISOR_PIN)
+    assert refund.replayed and shop.balance("A1") == 800
+    with pytest.raises(GatewayRefused) as refused:                  # anything not decided is refused
+        till.deduct("A1", 300, txn_id="T1-d-new")
+    assert refused.value.code == "session_invalid"
+    t2 = make_client(gateway, shop.tokens["T2"], sign_in=None)      # another till cannot read it so
+    with pytest.raises(GatewayRefused):
+        t2.deduct("A1", 300, txn_id="T1-d-lost")
+    assert shop.balance("A1") == 800
