@@ -242,7 +242,7 @@ class Gateway:
         terminal_id = self.terminal_of(request)
         self.session_of(request, terminal_id)
         params = dict(request.query_params)
-        allowed = {"members": {"query", "limit"}}.get(what, set())
+        allowed = {"members": {"query", "limit"}, "recent": {"count"}}.get(what, set())
         for name in params:
             if name not in allowed:
                 raise GatewayRefused("unknown_field", name, "this parameter is not part of the request", 400)
@@ -262,6 +262,14 @@ class Gateway:
             except ValueError:
                 raise GatewayRefused("wrong_type", "limit", "must be a whole number", 400) from None
             return {"matches": encode(led.find_members(params.get("query", ""), limit=min(limit, MAX_FIND_LIMIT)))}
+        if what == "operation":
+            return encode(self.history.load(check_plain_id(ident, "txn_id")))
+        if what == "recent":
+            try:
+                count = int(params.get("count", "20"))
+            except ValueError:
+                raise GatewayRefused("wrong_type", "count", "must be a whole number", 400) from None
+            return {"operations": encode(self.history.recent(check_plain_id(ident, "account_id"), count=count))}
         if what == "promotions":
             return {"promotions": encode(led.promotions())}
         raise GatewayRefused("not_found", "", "no such resource", 404)
@@ -362,6 +370,8 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/ops/{{kind}}", operation, methods=["POST"]),
         Route(f"{v}/accounts/{{account_id}}", reader("account", "account_id"), methods=["GET"]),
         Route(f"{v}/accounts/{{account_id}}/balances", reader("balances", "account_id"), methods=["GET"]),
+        Route(f"{v}/accounts/{{account_id}}/history", reader("recent", "account_id"), methods=["GET"]),
+        Route(f"{v}/txns/{{txn_id}}", reader("operation", "txn_id"), methods=["GET"]),
         Route(f"{v}/cards/{{card_no}}", reader("card", "card_no"), methods=["GET"]),
         Route(f"{v}/holds/{{hold_txn_id}}/account", reader("hold_account", "hold_txn_id"), methods=["GET"]),
         Route(f"{v}/members", reader("members"), methods=["GET"]),

@@ -227,6 +227,16 @@ class GatewayLedger:
         data = self._request("GET", "/members", params={"query": query, "limit": str(limit)})[1]
         return [wire.decode_match(m) for m in data["matches"]]
 
+    def load_operation(self, txn_id: str) -> wire.PastOperation:
+        """core.history.History(ledger).load(txn_id): one past operation by its receipt number.
+        GatewayRefused('operation_not_found') when Redis no longer holds it."""
+        return wire.decode_operation(self._request("GET", f"/txns/{_path(txn_id)}")[1])
+
+    def recent(self, account_id: str, *, count: int = 20) -> list[wire.PastOperation]:
+        """core.history.History(ledger).recent(account_id, count=count)."""
+        data = self._request("GET", f"/accounts/{_path(account_id)}/history", params={"count": str(count)})[1]
+        return [wire.decode_operation(o) for o in data["operations"]]
+
     def promotions(self) -> list[Promotion]:
         return [wire.decode_promotion(p) for p in self._request("GET", "/promotions")[1]["promotions"]]
 

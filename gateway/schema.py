@@ -18,7 +18,7 @@ from .wire import GatewayRefused
 # fields every operation may carry: who (must equal the credential's / session's) and an approval
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
 ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
-             "terminal_id", "cashier_id")
+             "terminal_id", "cashier_id", "shift_cashier_id")
 AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from core.errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                          LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
+from core.kinds import REFUNDABLE_KINDS
 from core.result import Result, Status
 
 API_VERSION = "v1"
@@ -85,6 +86,38 @@ class Promotion:
 
 
 @dataclass(frozen=True, slots=True)
+class PastOperation:
+    """As core.history.PastOperation (fields; `applied`, `refundable_minor`)."""
+    txn_id: str
+    kind: str
+    account_id: str
+    amount_minor: int
+    status: str
+    balance_after_minor: int
+    journal_id: str
+    occurred_ms: int
+    refunded_minor: int = 0
+    original_txn_id: str = ""
+    terminal_id: str = ""
+    cashier_id: str = ""
+    principal_delta_minor: int | None = None
+    bonus_delta_minor: int | None = None
+    method: str = ""
+    has_entry: bool = False
+    record_ttl_s: int = -1
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "APPLIED"
+
+    @property
+    def refundable_minor(self) -> int:
+        if self.kind not in REFUNDABLE_KINDS or not self.applied:
+            return 0
+        return max(0, self.amount_minor - self.refunded_minor)
+
+
+@dataclass(frozen=True, slots=True)
 class CashierView:
     """A signed-in cashier as the till may know them (never the PIN hash)."""
     cashier_id: str
@@ -149,6 +182,11 @@ def decode_promotion(data: dict) -> Promotion:
     return _build(Promotion, data)
 
 
+def decode_operation(data: dict) -> PastOperation:
+    names = {f.name for f in dataclasses.fields(PastOperation)}
+    return PastOperation(**{k: v for k, v in data.items() if k in names})
+
+
 # ---------------------------------------------------------------- errors
 
 class GatewayRefused(InvalidRequest):
@@ -176,7 +214,7 @@ class GatewayUnauthorized(LedgerUnavailable):
 # error code -> HTTP status; the client turns each back into core's exception
 ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
-    "invalid_request": 400, "account_not_found": 404, "not_found": 404, "method_not_allowed": 405,
+    "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404, "method_not_allowed": 405,
     "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
     "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
@@ -197,6 +235,8 @@ def error_of(exc: Exception) -> tuple[int, dict]:
     if isinstance(exc, GatewayRefused):
         return exc.status_code, error_body(exc.code, exc.field if exc.field != exc.code else "",
                                            exc.reason, **exc.detail)
+    if type(exc).__name__ == "OperationNotFound":      # core.history's (no redis import here)
+        return 404, error_body("operation_not_found", "txn_id", str(exc), txn_id=getattr(exc, "txn_id", ""))
     if isinstance(exc, AccountNotFound):
         return 404, error_body("account_not_found", "account_id", exc.reason)
     if isinstance(exc, InvalidRequest):
@@ -245,5 +285,5 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
 
 __all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
            "Card", "MemberMatch", "Promotion", "CashierView", "SignIn", "GatewayRefused", "GatewayUnauthorized", "ERROR_STATUS",
-           "encode", "decode_result", "decode_account", "decode_card", "decode_match", "decode_promotion",
+           "encode", "decode_result", "decode_account", "decode_card", "decode_match", "decode_promotion", "decode_operation", "PastOperation",
            "error_body", "error_of", "raise_error", "LedgerError"]

@@ -29,7 +29,7 @@ def test_importing_the_client_loads_no_redis():
 @pytest.mark.parametrize("ours,theirs", [
     (wire.AccountInfo, "core.ledger:AccountInfo"), (wire.CloseResult, "core.members:CloseResult"),
     (wire.Card, "core.members:Card"), (wire.MemberMatch, "core.members:MemberMatch"),
-    (wire.Promotion, "core.members:Promotion")])
+    (wire.Promotion, "core.members:Promotion"), (wire.PastOperation, "core.history:PastOperation")])
 def test_answers_have_cores_fields(ours, theirs):
     import importlib
     module, _, name = theirs.partition(":")
@@ -79,3 +79,36 @@ def test_dropped_reply_then_retry_gets_the_first_answer(gateway, shop, till):
         assert again.replayed and again.balance_minor == 700 and shop.balance("A1") == 700
     finally:
         proxy.close()
+
+
+@pytest.mark.slow
+def test_redis_down_behind_the_gateway_is_ledger_unavailable(tmp_path):
+    """Redis stops behind a running gateway: the till hears 'unavailable' (503, then
+    LedgerUnavailable with the txn id), never a decline or a traceback; once Redis is back
+    the retry decides it once."""
+    from core import Ledger
+    from core.cashiers import CashierRegistry
+    from gateway.terminals import TerminalRegistry
+    from tests.gateway.conftest import GatewayProcess
+    from tests.support.servers import RedisServer
+    server = RedisServer("--appendonly", "yes", "--appendfsync", "always").start()   # survives its restart
+    try:
+        ledger = Ledger.from_url(server.url)
+        ledger.init()
+        CashierRegistry(ledger.client).add("c1", "Li", "1234")
+        token = TerminalRegistry(ledger.client).enroll("T1")
+        assert ledger.open_account("A1", txn_id="o-1", initial_minor=1_000).applied
+        gw = GatewayProcess(server.url).start()
+        try:
+            client = make_client(gw, token, sign_in=("c1", "1234"), timeout_s=5.0)
+            server.stop()
+            with pytest.raises(LedgerUnavailable) as caught:
+                client.deduct("A1", 100, txn_id="T1-d-down")
+            assert caught.value.txn_id == "T1-d-down"
+            server.start()
+            first = client.deduct("A1", 100, txn_id="T1-d-down")
+            assert first.balance_minor == 900 and client.deduct("A1", 100, txn_id="T1-d-down").replayed
+        finally:
+            gw.stop()
+    finally:
+        server.cleanup()

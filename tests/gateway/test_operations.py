@@ -119,3 +119,20 @@ def test_top_up_rights_and_approval_threshold(gateway, shop):
     assert top.deduct("B1", 1_000_001, txn_id="T1-d-big", supervisor_id=SUPERVISOR,
                       supervisor_pin=SUPERVISOR_PIN).applied
     assert shop.balance("B1") == 5_000_100 - 1_000_001
+
+
+def test_history_reads(funded, shop):
+    from core.history import History
+    funded.deduct("A1", 400, txn_id="T1-d-h")
+    funded.refund("A1", 150, txn_id="T1-r-h", original_txn_id="T1-d-h", supervisor_id=SUPERVISOR,
+                  supervisor_pin=SUPERVISOR_PIN)
+    past = funded.load_operation("T1-d-h")
+    theirs = History(shop).load("T1-d-h")
+    assert {f: getattr(past, f) for f in past.__dataclass_fields__} == \
+        {f: getattr(theirs, f) for f in past.__dataclass_fields__}
+    assert past.applied and past.refundable_minor == 250 and past.cashier_id == CASHIER
+    recent = funded.recent("A1", count=5)
+    assert [o.txn_id for o in recent] == [o.txn_id for o in History(shop).recent("A1", count=5)]
+    with pytest.raises(GatewayRefused) as missing:
+        funded.load_operation("T1-d-never")
+    assert missing.value.code == "operation_not_found"
