@@ -1,8 +1,10 @@
 """Issue 24: what the ledger gateway adds to a charge on loopback. One till-like client
 charges in a closed loop, alternating a direct `Ledger.deduct` (till -> Redis) and a
 `GatewayLedger.deduct` (till -> gateway -> Redis, one uvicorn process, plain HTTP with
-keep-alive, a signed-in session), so both see the same machine. Target (issue 24):
-the gateway adds at most 1 ms to the p99.
+keep-alive, a signed-in session), so both see the same machine. Then throughput: 4
+client processes charging as fast as they can through one gateway process, next to 4
+calling `Ledger.deduct` directly. Targets (issue 24): the gateway adds at most 1 ms to
+the p99; one gateway process serves at least 5,000 charges/s from 4 clients.
 """
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-from ..drivers import reset_ledger
+from .. import load
+from ..drivers import AMOUNT_MINOR, LedgerDriver, _Base, reset_ledger, spread_accounts
 from ..stats import percentile_ns
 
 TARGET_ADDED_P99_MS = 1.0
+TARGET_GATEWAY_PER_S = 5_000
+CLIENT_PROCS = 4
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT = "G0"
 
@@ -91,3 +96,61 @@ def run(ctx) -> None:
             ratio=f"adds {added:.3f} ms to p99", target=f"≤ {TARGET_ADDED_P99_MS:g} ms added",
             met=added <= TARGET_ADDED_P99_MS, issue=24,
             note="one uvicorn process (h11), plain HTTP keep-alive; the ledger call runs in Starlette's thread pool")
+    _throughput(ctx)
+
+
+class GatewayDriver(_Base):
+    """`GatewayLedger.deduct` per request through the gateway at `gateway_url`."""
+    name = "GatewayLedger.deduct"
+
+    def __init__(self, url: str, accounts: tuple[str, ...]):
+        super().__init__(url, accounts)
+        self.gateway_url, self.token = "", ""
+
+    def prepare(self, procs: int) -> None:
+        super().prepare(procs)
+        from core import Ledger
+        from core.cashiers import CashierRegistry
+        from gateway.terminals import TerminalRegistry
+        ledger = Ledger.from_url(self.url, auto_init=False)
+        CashierRegistry(ledger.client).add("bench", "Bench", "1234")
+        self.token = TerminalRegistry(ledger.client).enroll("BENCH")
+        ledger.close()
+
+    def worker(self, index: int, procs: int):
+        from core import Status
+        from gateway.client import GatewayLedger
+        client = GatewayLedger(urls=[self.gateway_url], token=self.token)
+        assert client.sign_in("bench", "1234").ok
+        reqs = self._requests(index)
+
+        def step():
+            account_id, txn_id = next(reqs)
+            r = client.deduct(account_id, AMOUNT_MINOR, txn_id=f"BENCH-{txn_id}")
+            return (1, 0, 0, AMOUNT_MINOR) if r.status is Status.APPLIED else (1, 0, 0, 0)
+        return step
+
+
+def _throughput(ctx) -> None:
+    url = ctx.redis.url
+    accounts = spread_accounts()
+    seconds = 1.0 if ctx.smoke else max(2.0, ctx.duration_s / 2)
+    direct = load.run(LedgerDriver(url, accounts), CLIENT_PROCS, seconds)
+    driver = GatewayDriver(url, accounts)
+    driver.prepare(CLIENT_PROCS)
+    port = _free_port()
+    proc = _start_gateway(url, port)
+    driver.gateway_url = f"http://127.0.0.1:{port}"
+    driver.prepare = lambda procs: None               # prepared above, with the gateway running
+    try:
+        via = load.run(driver, CLIENT_PROCS, seconds)
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    ctx.data["gateway_throughput"] = {"direct": direct.throughput_per_s, "gateway": via.throughput_per_s}
+    exact = via.extra.get("exact")
+    ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes, one gateway process vs direct",
+            f"gateway {via.throughput_per_s:,.0f}/s, direct {direct.throughput_per_s:,.0f}/s",
+            ratio=f"{via.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
+            target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=via.throughput_per_s >= TARGET_GATEWAY_PER_S, issue=24,
+            note=f"balances exact: {exact}; clients, gateway and Redis share this machine's {os.cpu_count()} cores")
