@@ -170,6 +170,7 @@ class Gateway:
         if kind not in OPS:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
         check_fields(body, OPS[kind])
+        self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
         try:
             session = self.session_of(request, terminal_id)
             self.check_claims(body, terminal_id, session.cashier_id)

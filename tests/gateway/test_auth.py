@@ -231,6 +231,9 @@ def test_retry_of_a_decided_request_answers_it_after_the_session_ended(gateway, 
     refund = till.refund("A1", 100, txn_id="T1-r-lost", original_txn_id="T1-d-lost", supervisor_id=SUPERVISOR,
                          supervisor_pin=SUPERVISOR_PIN)
     assert refund.replayed and shop.balance("A1") == 800
+    with pytest.raises(GatewayRefused) as refused:                  # naming another terminal: still refused
+        till.deduct("A1", 300, txn_id="T1-d-lost", terminal_id="T2")
+    assert refused.value.code == "terminal_mismatch"
     with pytest.raises(GatewayRefused) as refused:                  # anything not decided is refused
         till.deduct("A1", 300, txn_id="T1-d-new")
     assert refused.value.code == "session_invalid"
