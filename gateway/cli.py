@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
              redacted(args.redis_url))
     config = uvicorn.Config(
         create_app(gateway), host=args.host, port=args.port, ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key,
-        limit_concurrency=args.max_concurrency, timeout_keep_alive=30, timeout_graceful_shutdown=args.graceful_shutdown_s,
+        limit_concurrency=args.max_concurrency, timeout_keep_alive=30,
+        timeout_graceful_shutdown=args.graceful_shutdown_s,
         h11_max_incomplete_event_size=16 * 1024, server_header=False, date_header=False, access_log=False,
         log_level=args.log_level, lifespan="off")
     uvicorn.Server(config).run()

@@ -214,7 +214,8 @@ class GatewayUnauthorized(LedgerUnavailable):
 # error code -> HTTP status; the client turns each back into core's exception
 ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
-    "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404, "method_not_allowed": 405,
+    "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404,
+    "method_not_allowed": 405,
     "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
     "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
@@ -284,6 +285,7 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
 
 
 __all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
-           "Card", "MemberMatch", "Promotion", "CashierView", "SignIn", "GatewayRefused", "GatewayUnauthorized", "ERROR_STATUS",
-           "encode", "decode_result", "decode_account", "decode_card", "decode_match", "decode_promotion", "decode_operation", "PastOperation",
-           "error_body", "error_of", "raise_error", "LedgerError"]
+           "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn", "GatewayRefused",
+           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_account", "decode_card",
+           "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of", "raise_error",
+           "LedgerError"]

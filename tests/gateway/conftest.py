@@ -51,7 +51,8 @@ class GatewayProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"gateway exited: {self.proc.stderr.read().decode()[-2000:]}")
             try:
-                if httpx.get(f"{self.url}/v1/health", timeout=0.5, verify=ssl.create_default_context(cafile=self.verify) if self.verify else True).status_code == 200:
+                trust = ssl.create_default_context(cafile=self.verify) if self.verify else True
+                if httpx.get(f"{self.url}/v1/health", timeout=0.5, verify=trust).status_code == 200:
                     return self
             except httpx.TransportError:
                 time.sleep(0.05)

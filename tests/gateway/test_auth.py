@@ -67,7 +67,8 @@ def test_revoked_terminal_refused_within_5_s(gateway, shop, account, till):
 
 
 def test_body_naming_another_terminal_or_cashier_refused(gateway, shop, account, till):
-    for field, value, code in (("terminal_id", "T2", "terminal_mismatch"), ("cashier_id", SUPERVISOR, "cashier_mismatch")):
+    for field, value, code in (("terminal_id", "T2", "terminal_mismatch"),
+                               ("cashier_id", SUPERVISOR, "cashier_mismatch")):
         r = _post(gateway, "/ops/deduct", {"txn_id": "T1-d-y", "account_id": "A1", "amount_minor": 100, field: value},
                   token=shop.tokens["T1"], session=till.session)
         assert r.status_code == 403 and r.json()["error"] == code
