@@ -231,7 +231,7 @@ def _plugins():
     """Command groups that live in their own modules (cashiers, ...)."""
     import importlib
     for name in ("admin.cashier_commands", "admin.selftest_commands", "admin.verify_commands",
-                 "admin.member_commands", "admin.capacity_commands"):
+                 "admin.member_commands", "admin.capacity_commands", "admin.terminal_commands"):
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:

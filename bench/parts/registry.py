@@ -4,8 +4,8 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import (backoffice, cache, capacity, ceiling, client, compare, hot, latency, members, memory, reconcile, server_cost,
-               soak, terminal, wait)
+from . import (backoffice, cache, capacity, ceiling, client, compare, gateway, hot, latency, members, memory,
+               reconcile, server_cost, soak, terminal, wait)
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -23,4 +23,5 @@ PARTS = {
     "members": (members.run, "issue 14: find_members over 100,000 members; memory per member"),
     "capacity": (capacity.run, "issue 33: Redis memory per operation by part, against core.capacity"),
     "soak": (soak.run, "issue 33: open-loop soak with the daemon; memory per operation, lag, RSS over time"),
+    "gateway": (gateway.run, "issue 24: charge p99 through the ledger gateway vs direct"),
 }

@@ -1,0 +1,6 @@
+"""`python -m gateway` = `cashier-gateway`."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,387 @@
+"""The ledger gateway's web app (Starlette, served by uvicorn: gateway/cli.py): tills talk
+to this instead of Redis.
+
+Every request is authenticated by its terminal's token (gateway/terminals.py); every
+money operation and read needs a cashier session (gateway/sessions.py) opened on that
+same terminal; the journal's terminal and cashier come from those, never from the body.
+Supervisor approvals are checked here, for one operation each. Bodies are checked
+(gateway/schema.py) before core, and core runs unchanged: the till's txn id goes to
+core as it is, so a retry of a request gets the first answer (`replayed`) whichever
+gateway it reaches. Errors are JSON {"error", "field", "message"}: never a traceback.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import anyio
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
+from core.cashiers import CashierRegistry
+from core.history import History, OperationNotFound
+from core.keys import META_KEY
+from core.shifts import ShiftTotals, close_shift
+
+from . import schema
+from .schema import OPS, check_fields, check_plain_id, parse_json
+from .sessions import DEFAULT_TTL_S, Session, SessionStore
+from .terminals import TerminalRegistry
+from .wire import (API_VERSION, MAX_BODY_BYTES, SESSION_HEADER, VERSION_HEADER, GatewayRefused, encode,
+                   error_body, error_of)
+
+log = logging.getLogger("gateway")
+
+BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than this is cut off
+MAX_FIND_LIMIT = 50
+# refusals a retry of an already decided txn id is answered through (its first decision)
+REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
+                                 "self_approval"})
+
+
+@dataclass
+class GatewaySettings:
+    approval_above_minor: int = 0        # deductions/holds/top-ups above this need a supervisor (0: off)
+    session_ttl_s: int = DEFAULT_TTL_S
+    max_body_bytes: int = MAX_BODY_BYTES
+
+
+class Gateway:
+    """The server side: one ledger, the cashier registry, terminals and sessions, on one Redis."""
+
+    def __init__(self, ledger: Ledger, settings: GatewaySettings | None = None):
+        self.ledger = ledger
+        self.settings = settings or GatewaySettings()
+        self.cashiers = CashierRegistry(ledger.client)
+        self.terminals = TerminalRegistry(ledger.client)
+        self.sessions = SessionStore(ledger.client, ttl_s=self.settings.session_ttl_s)
+        self.history = History(ledger)
+
+    # ---------------------------------------------------------------- who is asking
+
+    def terminal_of(self, request: Request) -> str:
+        auth = request.headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise GatewayRefused("unauthorized", "", "a terminal credential is required", 401)
+        terminal_id = self.terminals.authenticate(token.strip(), request.headers.get(VERSION_HEADER, ""))
+        if terminal_id is None:
+            raise GatewayRefused("unauthorized", "", "the terminal credential is unknown or revoked", 401)
+        return terminal_id
+
+    def session_of(self, request: Request, terminal_id: str) -> Session:
+        token = request.headers.get(SESSION_HEADER, "")
+        if not token:
+            raise GatewayRefused("session_required", "", "a cashier must be signed in", 401)
+        session = self.sessions.get(token)
+        if session is None:
+            raise GatewayRefused("session_invalid", "", "the session has ended or expired: sign in again", 401)
+        if session.terminal_id != terminal_id:
+            log.warning("terminal %s used a session of terminal %s: refused", terminal_id, session.terminal_id)
+            raise GatewayRefused("session_other_terminal", "", "this session belongs to another terminal", 403)
+        return session
+
+    @staticmethod
+    def check_claims(body: dict, terminal_id: str, cashier_id: str | None) -> None:
+        if "terminal_id" in body and body.pop("terminal_id") != terminal_id:
+            raise GatewayRefused("terminal_mismatch", "terminal_id", "the body names another terminal")
+        if "cashier_id" in body and cashier_id is not None and body.pop("cashier_id") != cashier_id:
+            raise GatewayRefused("cashier_mismatch", "cashier_id", "the body names another cashier")
+
+    # ---------------------------------------------------------------- approvals and rights
+
+    def approver(self, kind: str, body: dict, cashier_id: str) -> str:
+        """The supervisor who approved this one operation ('' when none is needed)."""
+        spec = OPS[kind]
+        approval = body.pop("approval", None)
+        needed = spec.approval == "always"
+        threshold = self.settings.approval_above_minor
+        if spec.approval in ("above", "top_up") and threshold and body.get("amount_minor", 0) > threshold:
+            needed = True
+        if spec.approval == "top_up" and not needed:
+            cashier = self.cashiers.get(cashier_id)
+            needed = cashier is None or not (cashier.can_top_up or cashier.supervisor)
+        if not needed and approval is None:
+            return ""
+        if approval is None:
+            raise GatewayRefused("approval_required", "approval", f"{kind} needs a supervisor's PIN")
+        check_fields(approval, schema.APPROVAL, common=False)
+        supervisor_id = approval["supervisor_id"]
+        if supervisor_id == cashier_id:
+            raise GatewayRefused("self_approval", "supervisor_id", "a cashier cannot approve their own operation")
+        signin, granted = self.cashiers.approve(supervisor_id, approval["pin"])
+        if granted is None:
+            outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
+            raise GatewayRefused("approval_refused", "approval", "the supervisor's approval was refused",
+                                 outcome=outcome, locked_s=signin.locked_s)
+        return granted.use()
+
+    # ---------------------------------------------------------------- operations
+
+    def run_op(self, kind: str, body: dict, terminal_id: str, cashier_id: str):
+        led, b = self.ledger, body
+        who = dict(terminal_id=terminal_id, cashier_id=cashier_id)
+        if kind == "deduct":
+            return led.deduct(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], **who)
+        if kind == "credit":
+            return led.credit(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
+                              method=b.get("method", "cash"), bonus_minor=b.get("bonus_minor", 0), **who)
+        if kind == "refund":
+            return led.refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
+                              original_txn_id=b["original_txn_id"], **who)
+        if kind == "hold":
+            return led.hold(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], ttl_s=b["ttl_s"], **who)
+        if kind == "capture":
+            return led.capture(b["hold_txn_id"], b["amount_minor"], txn_id=b["txn_id"],
+                               account_id=b.get("account_id"), **who)
+        if kind == "void":
+            return led.void(b["hold_txn_id"], txn_id=b["txn_id"], account_id=b.get("account_id"), **who)
+        if kind == "open":
+            return led.open_account(b["account_id"], txn_id=b["txn_id"], holder_name=b.get("holder_name"),
+                                    phone=b.get("phone"), **who)
+        if kind == "issue_card":
+            return led.issue_card(b["account_id"], b["card_no"], txn_id=b["txn_id"], **who)
+        if kind == "block_card":
+            return led.block_card(b["card_no"], txn_id=b["txn_id"], reason=b["reason"], **who)
+        if kind == "close":
+            return led.close_account(b["account_id"], txn_id=b["txn_id"], **who)
+        if kind == "shift_close":
+            totals = b["totals"]
+            try:
+                totals = ShiftTotals(**totals)
+            except TypeError:
+                raise InvalidRequest("totals", "unknown or missing totals") from None
+            shift_cashier = b.get("shift_cashier_id") or cashier_id
+            return close_shift(led, terminal_id=terminal_id, shift_no=b["shift_no"], closed_by=cashier_id,
+                               totals=totals, cashier_id=shift_cashier, opened_ms=b.get("opened_ms"),
+                               txn_id=b["txn_id"], extra_totals=b.get("extra_totals"))
+        raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
+
+    def operation(self, request: Request, kind: str, body: dict) -> dict:
+        """Thread: check who asks, then run one money operation; its Result as JSON."""
+        terminal_id = self.terminal_of(request)
+        if kind not in OPS:
+            raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
+        check_fields(body, OPS[kind])
+        self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
+        try:
+            session = self.session_of(request, terminal_id)
+            self.check_claims(body, terminal_id, session.cashier_id)
+            approved_by = self.approver(kind, body, session.cashier_id)
+            if kind == "shift_close" and body.get("shift_cashier_id", session.cashier_id) != session.cashier_id \
+                    and not approved_by:
+                raise GatewayRefused("approval_required", "approval", "closing another cashier's shift needs "
+                                     "a supervisor's PIN")
+            cashier_id = session.cashier_id
+        except GatewayRefused as exc:
+            # A retry of a request this terminal had decided (its reply lost) must get the first
+            # answer even once the session ended or the approval no longer holds: else the till
+            # would be told "nothing changed" about money that moved. Core replays it, writes nothing.
+            if exc.code not in REPLAYABLE_REFUSALS or not self.decided_for(body["txn_id"], terminal_id):
+                raise
+            log.info("%s %s: %s, but decided earlier for %s: answering the first decision", kind, body["txn_id"],
+                     exc.code, terminal_id)
+            for name in ("approval", "terminal_id", "cashier_id"):
+                body.pop(name, None)
+            cashier_id, approved_by = "", ""
+        result = self.run_op(kind, body, terminal_id, cashier_id)
+        log.info("%s %s %s by %s@%s%s: %s%s", kind, body.get("account_id", ""), body["txn_id"],
+                 cashier_id, terminal_id, f" approved by {approved_by}" if approved_by else "",
+                 result.status.value, " (replayed)" if result.replayed else "")
+        answer = encode(result)
+        if approved_by:
+            answer["approved_by"] = approved_by
+        return answer
+
+    def decided_for(self, txn_id: str, terminal_id: str) -> bool:
+        """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
+        names the terminal; a decline, which has none, by the till's txn id prefix)."""
+        try:
+            past = self.history.load(txn_id)
+        except (OperationNotFound, InvalidRequest):
+            return False
+        if past.terminal_id:
+            return past.terminal_id == terminal_id
+        return txn_id.startswith(f"{terminal_id[:20]}-")
+
+    # ---------------------------------------------------------------- sign-in
+
+    def sign_in(self, request: Request, body: dict) -> tuple[int, dict]:
+        terminal_id = self.terminal_of(request)
+        check_fields(body, schema.SIGN_IN, common=False)
+        self.check_claims(body, terminal_id, None)
+        signin = self.cashiers.verify(body["cashier_id"], body["pin"])
+        if not signin.ok:
+            # an unknown id and a wrong PIN look alike to the till (no id enumeration)
+            outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
+            log.warning("sign-in of %s at %s refused: %s", body["cashier_id"], terminal_id, signin.outcome)
+            return 401, error_body("sign_in_refused", "pin", "sign-in refused", outcome=outcome,
+                                   locked_s=signin.locked_s)
+        c = signin.cashier
+        token = self.sessions.open(c.cashier_id, terminal_id)
+        log.info("cashier %s signed in at %s", c.cashier_id, terminal_id)
+        return 200, {"outcome": "ok", "session": token, "expires_in_s": self.sessions.ttl_s,
+                     "cashier": {"cashier_id": c.cashier_id, "name": c.name, "supervisor": c.supervisor,
+                                 "can_top_up": c.can_top_up}}
+
+    def sign_out(self, request: Request) -> None:
+        terminal_id = self.terminal_of(request)
+        session = self.session_of(request, terminal_id)
+        self.sessions.close(request.headers.get(SESSION_HEADER, ""))
+        log.info("cashier %s signed out at %s", session.cashier_id, terminal_id)
+
+    # ---------------------------------------------------------------- reads
+
+    def read(self, request: Request, what: str, ident: str) -> dict:
+        terminal_id = self.terminal_of(request)
+        self.session_of(request, terminal_id)
+        params = dict(request.query_params)
+        allowed = {"members": {"query", "limit"}, "recent": {"count"}}.get(what, set())
+        for name in params:
+            if name not in allowed:
+                raise GatewayRefused("unknown_field", name, "this parameter is not part of the request", 400)
+        led = self.ledger
+        if what == "account":
+            return encode(led.account(check_plain_id(ident, "account_id")))
+        if what == "balances":
+            balance, available = led.balances(check_plain_id(ident, "account_id"))
+            return {"balance_minor": balance, "available_minor": available}
+        if what == "card":
+            return encode(led.resolve_card(check_plain_id(ident, "card_no")))
+        if what == "hold_account":
+            return {"account_id": led.hold_account(check_plain_id(ident, "hold_txn_id"))}
+        if what == "members":
+            try:
+                limit = int(params.get("limit", "8"))
+            except ValueError:
+                raise GatewayRefused("wrong_type", "limit", "must be a whole number", 400) from None
+            return {"matches": encode(led.find_members(params.get("query", ""), limit=min(limit, MAX_FIND_LIMIT)))}
+        if what == "operation":
+            return encode(self.history.load(check_plain_id(ident, "txn_id")))
+        if what == "recent":
+            try:
+                count = int(params.get("count", "20"))
+            except ValueError:
+                raise GatewayRefused("wrong_type", "count", "must be a whole number", 400) from None
+            return {"operations": encode(self.history.recent(check_plain_id(ident, "account_id"), count=count))}
+        if what == "promotions":
+            return {"promotions": encode(led.promotions())}
+        raise GatewayRefused("not_found", "", "no such resource", 404)
+
+    def ping(self, request: Request) -> dict:
+        terminal_id = self.terminal_of(request)
+        if not self.ledger.client.exists(META_KEY):
+            raise LedgerNotInitialized("no cs:meta key")
+        return {"status": "ok", "api": API_VERSION, "terminal_id": terminal_id}
+
+
+# -------------------------------------------------------------------- HTTP glue
+
+def _json(status: int, body: dict) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _failure(exc: Exception) -> JSONResponse:
+    if isinstance(exc, (RedisError, OSError)) and not isinstance(exc, InvalidRequest):
+        exc = LedgerUnavailable(type(exc).__name__)
+    status, body = error_of(exc)
+    if status == 500:
+        log.error("internal error: %s", type(exc).__name__, exc_info=exc)
+    return _json(status, body)
+
+
+async def _body(request: Request, limit: int) -> dict:
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise GatewayRefused("unsupported_media_type", "", "the body must be application/json", 415)
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise GatewayRefused("body_too_large", "", f"the body is larger than {limit} bytes", 413)
+    chunks, size = [], 0
+    with anyio.fail_after(BODY_READ_TIMEOUT_S):
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise GatewayRefused("body_too_large", "", f"the body is larger than {limit} bytes", 413)
+            chunks.append(chunk)
+    return parse_json(b"".join(chunks))
+
+
+def create_app(gateway: Gateway) -> Starlette:
+    limit = gateway.settings.max_body_bytes
+
+    async def guarded(work):
+        try:
+            return await work()
+        except TimeoutError:
+            return _json(408, error_body("request_timeout", "", "the body was not sent in time"))
+        except Exception as exc:        # every failure becomes a JSON error, never a traceback
+            return _failure(exc)
+
+    async def operation(request: Request):
+        async def work():
+            body = await _body(request, limit)
+            kind = request.path_params["kind"]
+            return _json(200, await run_in_threadpool(gateway.operation, request, kind, body))
+        return await guarded(work)
+
+    async def sessions(request: Request):
+        async def work():
+            if request.method == "DELETE":
+                await run_in_threadpool(gateway.sign_out, request)
+                return Response(status_code=204)
+            body = await _body(request, limit)
+            return _json(*await run_in_threadpool(gateway.sign_in, request, body))
+        return await guarded(work)
+
+    def reader(what: str, param: str = ""):
+        async def endpoint(request: Request):
+            async def work():
+                ident = request.path_params.get(param, "") if param else ""
+                return _json(200, await run_in_threadpool(gateway.read, request, what, ident))
+            return await guarded(work)
+        return endpoint
+
+    async def ping(request: Request):
+        async def work():
+            return _json(200, await run_in_threadpool(gateway.ping, request))
+        return await guarded(work)
+
+    async def health(_request: Request):
+        return _json(200, {"status": "ok", "api": API_VERSION})
+
+    async def http_error(_request: Request, exc: HTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
+        return _json(exc.status_code, error_body(code, "", "no such endpoint or method"))
+
+    async def server_error(_request: Request, exc: Exception):
+        return _failure(exc)
+
+    v = f"/{API_VERSION}"
+    routes = [
+        Route(f"{v}/health", health, methods=["GET"]),
+        Route(f"{v}/ping", ping, methods=["GET"]),
+        Route(f"{v}/sessions", sessions, methods=["POST", "DELETE"]),
+        Route(f"{v}/ops/{{kind}}", operation, methods=["POST"]),
+        Route(f"{v}/accounts/{{account_id}}", reader("account", "account_id"), methods=["GET"]),
+        Route(f"{v}/accounts/{{account_id}}/balances", reader("balances", "account_id"), methods=["GET"]),
+        Route(f"{v}/accounts/{{account_id}}/history", reader("recent", "account_id"), methods=["GET"]),
+        Route(f"{v}/txns/{{txn_id}}", reader("operation", "txn_id"), methods=["GET"]),
+        Route(f"{v}/cards/{{card_no}}", reader("card", "card_no"), methods=["GET"]),
+        Route(f"{v}/holds/{{hold_txn_id}}/account", reader("hold_account", "hold_txn_id"), methods=["GET"]),
+        Route(f"{v}/members", reader("members"), methods=["GET"]),
+        Route(f"{v}/promotions", reader("promotions"), methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.gateway = gateway
+    app.state.started_s = time.time()
+    return app
+
+
+__all__ = ["Gateway", "GatewaySettings", "create_app"]

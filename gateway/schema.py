@@ -1,0 +1,111 @@
+"""What each gateway request may contain: the fields of every till operation, their types,
+and the checks that run before anything reaches core (docs/gateway.md is the reference).
+
+A body is one JSON object: unknown fields, missing fields, wrong types (a bool or a float
+for an amount), duplicate keys, NaN, and ids of the ledger's reserved '@' namespace are
+refused with an error code naming the field. Values are then checked with
+core.validation (ids, amounts), so core only ever sees well-formed requests.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from core.validation import check_amount, check_id
+
+from .wire import GatewayRefused
+
+# fields every operation may carry: who (must equal the credential's / session's) and an approval
+COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
+ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
+             "terminal_id", "cashier_id", "shift_cashier_id")
+AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    required: dict
+    optional: dict = field(default_factory=dict)
+    approval: str = ""            # "always", "above" (the threshold), "top_up" (unless the cashier may)
+
+
+OPS: dict[str, OpSpec] = {
+    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, approval="above"),
+    "credit": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
+                     {"method": str, "bonus_minor": int}, approval="top_up"),
+    "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
+                     approval="always"),
+    "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int}, approval="above"),
+    "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
+    "void": OpSpec({"txn_id": str, "hold_txn_id": str}, {"account_id": str}),
+    "open": OpSpec({"txn_id": str, "account_id": str}, {"holder_name": str, "phone": str}),
+    "issue_card": OpSpec({"txn_id": str, "account_id": str, "card_no": str}),
+    "block_card": OpSpec({"txn_id": str, "card_no": str, "reason": str}),
+    "close": OpSpec({"txn_id": str, "account_id": str}, approval="always"),
+    "shift_close": OpSpec({"txn_id": str, "shift_no": int, "totals": dict},
+                          {"opened_ms": int, "extra_totals": dict, "shift_cashier_id": str}),
+}
+SIGN_IN = OpSpec({"cashier_id": str, "pin": str}, {"terminal_id": str})
+APPROVAL = OpSpec({"supervisor_id": str, "pin": str})
+
+_TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object"}
+
+
+def _no_duplicates(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise GatewayRefused("malformed_json", key, "duplicate key", 400)
+        seen[key] = value
+    return seen
+
+
+def _no_constants(name):
+    raise ValueError(name)
+
+
+def parse_json(raw: bytes) -> dict:
+    """The body as a JSON object; raises GatewayRefused('malformed_json')."""
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except GatewayRefused:
+        raise
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise GatewayRefused("malformed_json", "", "the body is not valid JSON (UTF-8)", 400) from None
+    if not isinstance(data, dict):
+        raise GatewayRefused("malformed_json", "", "the body must be a JSON object", 400)
+    return data
+
+
+def _type_ok(value, expected) -> bool:
+    if expected is int:
+        return type(value) is int             # not bool, not float
+    return isinstance(value, expected)
+
+
+def check_fields(data: dict, spec: OpSpec, *, common: bool = True) -> dict:
+    """`data` checked against `spec` (and the common fields): the same dict, or GatewayRefused."""
+    allowed = {**spec.required, **spec.optional, **(COMMON if common else {})}
+    for name in data:
+        if name not in allowed:
+            raise GatewayRefused("unknown_field", name, "this field is not part of the request", 400)
+    for name in spec.required:
+        if name not in data:
+            raise GatewayRefused("missing_field", name, "this field is required", 400)
+    for name, value in data.items():
+        if not _type_ok(value, allowed[name]):
+            raise GatewayRefused("wrong_type", name, f"must be {_TYPE_NAMES[allowed[name]]}", 400)
+    for name in ID_FIELDS:
+        if name in data:
+            check_plain_id(data[name], name)
+    for name, zero_ok in AMOUNT_FIELDS.items():
+        if name in data:
+            check_amount(data[name], name, allow_zero=zero_ok)
+    return data
+
+
+def check_plain_id(value: str, name: str) -> str:
+    """A client id: never of the ledger's reserved '@' namespace, then core's id rules."""
+    if isinstance(value, str) and value.startswith("@"):
+        raise GatewayRefused("internal_txn_refused", name, "ids starting with '@' are the ledger's own", 403)
+    return check_id(value, name)

@@ -1,0 +1,291 @@
+"""The gateway's JSON schema, shared by the server (gateway/app.py) and the till's client
+(gateway/client.py): how a core `Result` and the read answers travel, and how an error
+travels and turns back into core's exception.
+
+Redis-free on purpose: a till imports this and must hold no Redis client. The read
+answers whose core classes live in modules that import redis-py (AccountInfo,
+CloseResult, Card, MemberMatch, Promotion) are rebuilt here with the same names and
+fields (tests/gateway/test_wire.py checks they stay equal to core's).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from core.errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
+                         LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
+from core.kinds import REFUNDABLE_KINDS
+from core.result import Result, Status
+
+API_VERSION = "v1"
+MAX_BODY_BYTES = 64 * 1024
+SESSION_HEADER = "X-Cashier-Session"
+VERSION_HEADER = "X-Terminal-Version"
+
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result))
+
+
+# ---------------------------------------------------------------- answers (same fields as core's)
+
+@dataclass(frozen=True, slots=True)
+class CloseResult(Result):
+    """`Result` of `close_account` (as core.members.CloseResult): the cash to hand over
+    and the bonus that lapsed."""
+    payout_minor: int = 0
+    bonus_forfeited_minor: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AccountInfo:
+    """As core.ledger.AccountInfo."""
+    account_id: str
+    balance_minor: int
+    status: str
+    created_ms: int
+    last_journal_id: str
+    holder_name: str = ""
+    bonus_minor: int = 0
+
+    @property
+    def principal_minor(self) -> int:
+        return self.balance_minor - self.bonus_minor
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """As core.members.Card."""
+    card_no: str
+    status: Status
+    account_id: str = ""
+    reason: str = ""
+    legacy: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.status is Status.CARD_ACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMatch:
+    """As core.members.MemberMatch."""
+    account_id: str
+    holder_name: str
+    phone: str
+    balance_minor: int
+    status: str
+    matched_by: str
+    bonus_minor: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """As core.members.Promotion."""
+    promo_id: str
+    min_minor: int
+    bonus_minor: int
+
+
+@dataclass(frozen=True, slots=True)
+class PastOperation:
+    """As core.history.PastOperation (fields; `applied`, `refundable_minor`)."""
+    txn_id: str
+    kind: str
+    account_id: str
+    amount_minor: int
+    status: str
+    balance_after_minor: int
+    journal_id: str
+    occurred_ms: int
+    refunded_minor: int = 0
+    original_txn_id: str = ""
+    terminal_id: str = ""
+    cashier_id: str = ""
+    principal_delta_minor: int | None = None
+    bonus_delta_minor: int | None = None
+    method: str = ""
+    has_entry: bool = False
+    record_ttl_s: int = -1
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "APPLIED"
+
+    @property
+    def refundable_minor(self) -> int:
+        if self.kind not in REFUNDABLE_KINDS or not self.applied:
+            return 0
+        return max(0, self.amount_minor - self.refunded_minor)
+
+
+@dataclass(frozen=True, slots=True)
+class CashierView:
+    """A signed-in cashier as the till may know them (never the PIN hash)."""
+    cashier_id: str
+    name: str
+    supervisor: bool
+    can_top_up: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """The answer to a sign-in (as core.cashiers.SignIn, plus the session on 'ok').
+    outcome: ok, unknown, disabled, locked (`locked_s` left), wrong_pin (`attempts_left`)."""
+    outcome: str
+    cashier: CashierView | None = None
+    locked_s: int = 0
+    attempts_left: int = 0
+    session: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+def encode(value) -> object:
+    """A dataclass answer (Result, AccountInfo, Card...) as a JSON object; Status as its name."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Status):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    return value
+
+
+def _build(cls, data: dict):
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in data.items() if k in names}
+    if "status" in values and cls is not AccountInfo and cls is not MemberMatch:
+        values["status"] = Status(values["status"])
+    return cls(**values)
+
+
+def decode_result(data: dict) -> Result:
+    """A core `Result` (a `CloseResult` when the answer carries a payout)."""
+    cls = CloseResult if "payout_minor" in data else Result
+    return _build(cls, data)
+
+
+def decode_account(data: dict) -> AccountInfo:
+    return _build(AccountInfo, data)
+
+
+def decode_card(data: dict) -> Card:
+    return _build(Card, data)
+
+
+def decode_match(data: dict) -> MemberMatch:
+    return _build(MemberMatch, data)
+
+
+def decode_promotion(data: dict) -> Promotion:
+    return _build(Promotion, data)
+
+
+def decode_operation(data: dict) -> PastOperation:
+    names = {f.name for f in dataclasses.fields(PastOperation)}
+    return PastOperation(**{k: v for k, v in data.items() if k in names})
+
+
+# ---------------------------------------------------------------- errors
+
+class GatewayRefused(InvalidRequest):
+    """The gateway refused the request before anything was decided (credential, session,
+    approval, rights, internal kind or id...). `code` is the error code of docs/gateway.md.
+    An InvalidRequest, so a till's outbox resolves it as 'nothing changed'."""
+
+    def __init__(self, code: str, field: str, message: str, status_code: int = 403, **detail):
+        self.code = code
+        self.status_code = status_code
+        self.detail = detail
+        super().__init__(field or code, message)
+
+
+class GatewayUnauthorized(LedgerUnavailable):
+    """The terminal's credential is unknown or revoked. Raised as LedgerUnavailable: an
+    earlier send of this txn id may have been decided before the revocation, so the till
+    must keep it as 'outcome unknown' (its outbox), not as 'nothing changed'."""
+
+    def __init__(self, message: str, txn_id: str | None):
+        self.code = "unauthorized"
+        super().__init__(f"the gateway refused this terminal's credential ({message})", txn_id)
+
+
+# error code -> HTTP status; the client turns each back into core's exception
+ERROR_STATUS = {
+    "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
+    "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404,
+    "method_not_allowed": 405,
+    "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
+    "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
+    "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
+    "kind_refused": 403, "internal_txn_refused": 403, "approval_required": 403,
+    "approval_refused": 403, "self_approval": 403, "not_allowed": 403,
+    "txn_conflict": 409, "ledger_unavailable": 503, "ledger_not_initialized": 503,
+    "unsafe_redis": 503, "internal_error": 500,
+}
+
+
+def error_body(code: str, field: str = "", message: str = "", **detail) -> dict:
+    return {"error": code, "field": field, "message": message, **detail}
+
+
+def error_of(exc: Exception) -> tuple[int, dict]:
+    """(HTTP status, body) of an exception core or the gateway raised; messages name the
+    field and the reason only (never a path, a host, a Redis URL or a traceback)."""
+    if isinstance(exc, GatewayRefused):
+        return exc.status_code, error_body(exc.code, exc.field if exc.field != exc.code else "",
+                                           exc.reason, **exc.detail)
+    if type(exc).__name__ == "OperationNotFound":      # core.history's (no redis import here)
+        return 404, error_body("operation_not_found", "txn_id", str(exc), txn_id=getattr(exc, "txn_id", ""))
+    if isinstance(exc, AccountNotFound):
+        return 404, error_body("account_not_found", "account_id", exc.reason)
+    if isinstance(exc, InvalidRequest):
+        return 400, error_body("invalid_request", exc.field, exc.reason)
+    if isinstance(exc, TxnConflict):
+        return 409, error_body("txn_conflict", "txn_id", "txn id already used for another request",
+                               txn_id=exc.txn_id, stored=exc.stored_fingerprint,
+                               requested=exc.requested_fingerprint)
+    if isinstance(exc, LedgerNotInitialized):
+        return 503, error_body("ledger_not_initialized", "", "the ledger holds no data: it must be restored")
+    if isinstance(exc, LedgerUnavailable):
+        return 503, error_body("ledger_unavailable", "", "the ledger did not answer in time: "
+                               "retry with the same txn id", txn_id=exc.txn_id or "")
+    if isinstance(exc, UnsafeRedisConfig):
+        return 503, error_body("unsafe_redis", "", "the ledger refuses to write (unsafe configuration)")
+    return 500, error_body("internal_error", "", "internal error: the outcome is unknown, "
+                           "retry with the same txn id")
+
+
+def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
+    """Raise core's exception for an error answer of the gateway (the client side of `error_of`)."""
+    if not isinstance(body, dict) or not isinstance(body.get("error"), str):
+        # not the gateway's answer (a proxy's page, a half-written body): outcome unknown
+        raise LedgerUnavailable(f"the gateway answered HTTP {status_code} without an error code", txn_id)
+    code, field, message = body["error"], body.get("field") or "", body.get("message") or ""
+    if code == "account_not_found":
+        error = AccountNotFound.__new__(AccountNotFound)
+        InvalidRequest.__init__(error, "account_id", message)
+        error.account_id = message.split("'")[1] if message.count("'") >= 2 else ""
+        raise error
+    if code in ("invalid_request", "unknown_field", "missing_field", "wrong_type", "malformed_json"):
+        raise InvalidRequest(field or code, message)
+    if code == "txn_conflict":
+        raise TxnConflict(body.get("txn_id") or txn_id or "", body.get("stored", ""), body.get("requested", ""))
+    if code == "ledger_not_initialized":
+        raise LedgerNotInitialized("as the gateway says")
+    if code == "unsafe_redis":
+        raise UnsafeRedisConfig(message)
+    if code in ("ledger_unavailable", "internal_error", "request_timeout") or status_code >= 500:
+        raise LedgerUnavailable(f"the gateway: {message or code}", txn_id)
+    if code == "unauthorized":
+        raise GatewayUnauthorized(message, txn_id)
+    detail = {k: v for k, v in body.items() if k not in ("error", "field", "message")}
+    raise GatewayRefused(code, field, message, status_code, **detail)
+
+
+__all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
+           "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn", "GatewayRefused",
+           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_account", "decode_card",
+           "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of", "raise_error",
+           "LedgerError"]
