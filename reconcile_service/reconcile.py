@@ -304,7 +304,7 @@ class Reconciler:
                     forged.append(dup.txn_id)
             elif dup.amount_minor < 0:
                 try:
-                    txn = self._compensate(dup, pass_id)
+                    txn = self._compensate(dup, pass_id, proof)
                 except (LedgerError, RedisError) as exc:
                     txn = None
                     self._repair_failed(dup, pass_id, f"{type(exc).__name__}: {exc}", retried=True)
@@ -319,7 +319,7 @@ class Reconciler:
                               "deduction the customer may already have spent): decide and correct it by hand")
         return repaired
 
-    def _compensate(self, dup, pass_id: int | None = None) -> str | None:
+    def _compensate(self, dup, pass_id: int | None = None, proof=None) -> str | None:
         txn = compensation_txn_id(dup.journal_partition, dup.journal_id)
         legacy = legacy_compensation_txn_id(dup.journal_partition, dup.journal_id)
         with self.engine.connect() as conn:
@@ -342,7 +342,7 @@ class Reconciler:
             log.warning("duplicate reversed by a compensating credit", extra={
                 "txn_id": dup.txn_id, "account_id": dup.account_id, "compensation_txn_id": txn,
                 "amount_minor": -dup.amount_minor, "replayed": result.replayed})
-        self._resolve(dup, "compensated", txn, None)
+        self._resolve(dup, "compensated", txn, None, proof)
         self.metrics.repairs.inc()
         return txn
 
@@ -403,7 +403,7 @@ class Reconciler:
         log.error("repair failed", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
                                           "compensation_txn_id": txn, "error": error[:300]})
 
-    def _resolve(self, dup, status: str, repair_txn: str | None, cause: str | None) -> None:
+    def _resolve(self, dup, status: str, repair_txn: str | None, cause: str | None, proof=None) -> None:
         now = utcnow()
         with self.engine.begin() as conn:
             conn.execute(update(DuplicateEntry).where(DuplicateEntry.id == dup.id, DuplicateEntry.status == "open")
@@ -412,8 +412,15 @@ class Reconciler:
             where = (Discrepancy.kind == "duplicate_txn", Discrepancy.journal_partition == dup.journal_partition,
                      Discrepancy.journal_id == dup.journal_id)
             if status == "compensated":
-                conn.execute(update(Discrepancy).where(*where).values(
-                    status="repaired", repair_txn_id=repair_txn, resolved_at=now))
+                values = dict(status="repaired", repair_txn_id=repair_txn, resolved_at=now)
+                row = conn.execute(select(Discrepancy.evidence_json).where(*where)).first()
+                if proof is not None and row is not None:
+                    # the evidence that Redis applied what the credit reverses, kept beside it
+                    evidence = json.loads(row.evidence_json or "{}")
+                    evidence["applied_proof"] = {"how": proof.how, **{k: v for k, v in proof.evidence.items()
+                                                                     if k != "duplicate"}}
+                    values["evidence_json"] = json.dumps(evidence, sort_keys=True, default=str)
+                conn.execute(update(Discrepancy).where(*where).values(**values))
                 # an earlier failed attempt at this very repair is repaired now too
                 conn.execute(update(Discrepancy).where(
                     Discrepancy.kind == REPAIR_FAILED, Discrepancy.status == "open",

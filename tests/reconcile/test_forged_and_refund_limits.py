@@ -71,6 +71,11 @@ def test_an_applied_duplicate_is_still_compensated_and_paired(redis_url, pg_url,
     assert ledger.deduct("A-1", 1_200, txn_id="t-1").applied               # the late retry applies
     assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
     assert ledger.balance("A-1") == 3_800 and _compensations(db) == 1
+    with db.connect() as conn:
+        d = conn.execute(select(Discrepancy).where(Discrepancy.kind == "duplicate_txn")).one()
+    proof = json.loads(d.evidence_json)["applied_proof"]
+    assert d.status == "repaired" and proof["how"] == "txn_record"
+    assert proof["txn_record"]["j"] == d.journal_id
     report = verify(ledger, db)
     assert report.ok, report.violations
     assert report.checked["compensations"] == 1
@@ -133,3 +138,34 @@ def test_a_bucket_refunded_beyond_what_the_sale_took_from_it(redis_url, pg_url, 
     [v] = [v for v in verify(ledger, db).violations if v.kind == "refund_exceeds_sale"]
     assert "principal" in v.detail and "in all" not in v.detail
     assert v.evidence["refunded_minor"] == 260 <= 600
+
+
+def test_without_the_record_the_balance_chain_decides(redis_url, pg_url, db, ledger, raw):
+    """A txn applied three times (its record expired twice): the record names only the last
+    application, so the earlier duplicate is proven by the book's balance chain. A copy of
+    the sale written after the record expired carries the sale's balance, which does not
+    follow the entry before it: forged."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=5_000)
+    sale = ledger.deduct("A-1", 1_200, txn_id="t-1")
+    record = ledger.schema.partition_of("A-1").txn("t-1")
+    for _ in range(2):
+        ledger.client.delete(record)
+        assert ledger.deduct("A-1", 1_200, txn_id="t-1").applied
+    assert ledger.balance("A-1") == 1_400
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    assert ledger.balance("A-1") == 3_800 and _compensations(db) == 2
+    with db.connect() as conn:
+        hows = sorted(json.loads(d.evidence_json)["applied_proof"]["how"] for d in conn.execute(
+            select(Discrepancy).where(Discrepancy.kind == "duplicate_txn")))
+    assert hows == ["balance_chain", "txn_record"]
+
+    ledger.client.delete(record)                                # expired once more
+    part = ledger.schema.partition_of("A-1")
+    [(_, fields)] = raw.xrange(part.journal, sale.journal_id, sale.journal_id)
+    raw.xadd(part.journal, fields)
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 1
+    assert ledger.balance("A-1") == 3_800 and _compensations(db) == 2
+    with db.connect() as conn:
+        forged = conn.execute(select(Discrepancy).where(Discrepancy.kind == "forged_entry")).one()
+    evidence = json.loads(forged.evidence_json)
+    assert evidence["txn_record"] is None and evidence["balance_chain"]["balance_after_minor"] == 3_800
