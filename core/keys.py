@@ -10,6 +10,8 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
     cs:{<tag>}:a:<account_id>        hash   bal (minor units), st (active|frozen), ct (ms), lj (last journal id)
     cs:{<tag>}:t:<txn_id>            hash   idempotency record: f (request fingerprint), s (status),
                                             b (balance), j (journal id), r (refunded so far),
+                                            for a refunded sale r:<refund txn id> (that
+                                            refund's amount; r = their sum, refund.lua),
                                             for holds hs (active|captured|voided|expired), ha, hx, hc;
                                             TTL = retention
     cs:{<tag>}:h:<account_id>        hash   active holds: hold txn id -> amount (minor)

@@ -161,7 +161,8 @@ class DuplicateEntry(Base):
     journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
     first_journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
     first_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
-    # open (to repair) | compensated | reported (needs a person) | no_effect (amount 0)
+    # open (to repair) | compensated | reported (needs a person) | no_effect (amount 0) |
+    # forged (Redis never applied it: reconcile_service.applied_proof; never compensated)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
     compensation_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
@@ -228,7 +229,7 @@ class Discrepancy(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
                                     autoincrement=True)
     # balance_mismatch | status_mismatch | missing_in_redis | missing_in_db |
-    # duplicate_txn | malformed_entry
+    # duplicate_txn | malformed_entry | repair_failed | forged_entry | refund_exceeds_sale
     kind: Mapped[str] = mapped_column(String(32), nullable=False)
     account_id: Mapped[str | None] = mapped_column(String(ID_LEN), index=True)
     txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))

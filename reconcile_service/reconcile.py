@@ -29,7 +29,8 @@ from core import Ledger, LedgerError, Status
 from core.validation import internal_txn_id
 from core.keys import Partition
 
-from . import compare
+from . import compare, refund_limits
+from .applied_proof import FORGED_ENTRY, FORGED_STATUS, applied_proof
 from .journal import Journal
 from .metrics import Metrics
 from .dialect import utcnow
@@ -39,7 +40,8 @@ from .store import account_balance_at
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 500
-COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "missing_in_db") + compare.KINDS
+COMPARED_KINDS = ("balance_mismatch", "status_mismatch", "missing_in_redis", "missing_in_db",
+                  refund_limits.KIND) + compare.KINDS
 REPAIR_FAILED = "repair_failed"     # a compensation that could not be made (one row per duplicate)
 
 
@@ -81,6 +83,7 @@ class PassReport:
     findings: list[Finding] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)     # compensating txn ids applied
     repairs_failed: list[str] = field(default_factory=list)   # duplicate txn ids whose repair failed
+    forged: list[str] = field(default_factory=list)   # txn ids of duplicates Redis never applied
     open_discrepancies: int = 0
 
     @property
@@ -91,7 +94,8 @@ class PassReport:
         return {"pass_id": self.pass_id, "accounts_checked": self.accounts_checked,
                 "accounts_in_flight": self.accounts_in_flight,
                 "discrepancies_found": len(self.findings), "repairs_made": len(self.repairs),
-                "repairs_failed": len(self.repairs_failed), "open_discrepancies": self.open_discrepancies,
+                "repairs_failed": len(self.repairs_failed), "forged_entries": len(self.forged),
+                "open_discrepancies": self.open_discrepancies,
                 "findings": [{"kind": f.kind, "account_id": f.account_id, "cause": f.cause,
                               "redis_balance_minor": f.redis_balance_minor,
                               "db_balance_minor": f.db_balance_minor} for f in self.findings]}
@@ -113,12 +117,13 @@ class Reconciler:
                 .returning(ReconcilePass.id)).scalar_one()
         report = PassReport(pass_id)
         try:
-            report.repairs = self.repair_duplicates(pass_id, failures=report.repairs_failed)
+            report.repairs = self.repair_duplicates(pass_id, failures=report.repairs_failed, forged=report.forged)
             in_flight: set[str] = set()
             for part in self.ledger.partitions:
                 self._compare_partition(part, report, in_flight, progress)
             self._find_lost_in_redis(report)
             compare.Comparer(self.ledger, self.engine, report, in_flight).run()
+            self._check_refund_limits(report)
             self._record(report, in_flight)
         except BaseException as exc:
             with self.engine.begin() as conn:
@@ -224,6 +229,16 @@ class Reconciler:
                         evidence={"database": {"balance_minor": r.balance_minor, "status": r.status,
                                                "last_journal_id": r.last_journal_id}}))
 
+    def _check_refund_limits(self, report: PassReport) -> None:
+        """Σ refunds per sale <= the sale, bucket by bucket, in the book (refund_limits)."""
+        with self.engine.connect() as conn:
+            overruns = refund_limits.refund_overruns(conn)
+        for account_id, sales in refund_limits.by_account(overruns).items():
+            report.findings.append(Finding(
+                refund_limits.KIND, account_id,
+                "; ".join(f"sale {o.sale_txn_id} {o.cause}" for o in sales)[:2000],
+                evidence={"sales": [o.evidence for o in sales]}))
+
     def _record(self, report: PassReport, in_flight: set[str]) -> None:
         now = utcnow()
         found_keys = {f.key for f in report.findings}
@@ -270,8 +285,14 @@ class Reconciler:
 
     # ------------------------------------------------------------ duplicates
 
-    def repair_duplicates(self, pass_id: int | None = None, failures: list[str] | None = None) -> list[str]:
+    def repair_duplicates(self, pass_id: int | None = None, failures: list[str] | None = None,
+                          forged: list[str] | None = None) -> list[str]:
         """Reverse every open duplicate deduction; report duplicated credits. Idempotent.
+
+        Only a duplicate that Redis is proven to have applied (`applied_proof`: its txn
+        record names it, or the book's balance chain shows it) is acted on; any other is a
+        copy written into the journal, reported as an open `forged_entry` with its
+        evidence, and no money is moved for it.
 
         A compensation that fails (refused, declined, Redis out of memory or away) is
         recorded as an open `repair_failed` discrepancy and the next duplicate is tried:
@@ -282,9 +303,21 @@ class Reconciler:
                                 .order_by(DuplicateEntry.id)).all()
         repaired = []
         for dup in dups:
-            if dup.amount_minor < 0:
+            try:
+                with self.engine.connect() as conn:
+                    proof = applied_proof(self.ledger, conn, dup)
+            except RedisError as exc:
+                self._repair_failed(dup, pass_id, f"{type(exc).__name__}: {exc}", retried=True)
+                if failures is not None:
+                    failures.append(dup.txn_id)
+                continue
+            if not proof.applied:
+                self._forged(dup, pass_id, proof)
+                if forged is not None:
+                    forged.append(dup.txn_id)
+            elif dup.amount_minor < 0:
                 try:
-                    txn = self._compensate(dup, pass_id)
+                    txn = self._compensate(dup, pass_id, proof)
                 except (LedgerError, RedisError) as exc:
                     txn = None
                     self._repair_failed(dup, pass_id, f"{type(exc).__name__}: {exc}", retried=True)
@@ -299,7 +332,7 @@ class Reconciler:
                               "deduction the customer may already have spent): decide and correct it by hand")
         return repaired
 
-    def _compensate(self, dup, pass_id: int | None = None) -> str | None:
+    def _compensate(self, dup, pass_id: int | None = None, proof=None) -> str | None:
         txn = compensation_txn_id(dup.journal_partition, dup.journal_id)
         legacy = legacy_compensation_txn_id(dup.journal_partition, dup.journal_id)
         with self.engine.connect() as conn:
@@ -322,9 +355,34 @@ class Reconciler:
             log.warning("duplicate reversed by a compensating credit", extra={
                 "txn_id": dup.txn_id, "account_id": dup.account_id, "compensation_txn_id": txn,
                 "amount_minor": -dup.amount_minor, "replayed": result.replayed})
-        self._resolve(dup, "compensated", txn, None)
+        self._resolve(dup, "compensated", txn, None, proof)
         self.metrics.repairs.inc()
         return txn
+
+    def _forged(self, dup, pass_id: int | None, proof) -> None:
+        """A duplicate Redis never applied: an open `forged_entry` with the evidence, the
+        duplicate marked forged (never compensated), its duplicate_txn row cleared."""
+        now = utcnow()
+        cause = (f"journal entry {dup.journal_partition}/{dup.journal_id} repeats txn {dup.txn_id} ({dup.kind} "
+                 f"{dup.amount_minor:+d} on {dup.account_id}, first at {dup.first_journal_partition}/"
+                 f"{dup.first_journal_id}) but Redis never applied it ({proof.how}): written into the journal "
+                 "outside the scripts; no money moved for it")
+        with self.engine.begin() as conn:
+            conn.execute(update(DuplicateEntry).where(DuplicateEntry.id == dup.id, DuplicateEntry.status == "open")
+                         .values(status=FORGED_STATUS))
+            conn.execute(update(Discrepancy).where(
+                Discrepancy.kind == "duplicate_txn", Discrepancy.journal_partition == dup.journal_partition,
+                Discrepancy.journal_id == dup.journal_id, Discrepancy.status == "open").values(
+                status="cleared", resolved_at=now, last_pass_id=pass_id,
+                cause=f"not applied by Redis: see the forged_entry of {dup.journal_partition}/{dup.journal_id}"))
+            conn.execute(Discrepancy.__table__.insert().values(
+                kind=FORGED_ENTRY, account_id=dup.account_id, txn_id=dup.txn_id,
+                journal_partition=dup.journal_partition, journal_id=dup.journal_id, status="open",
+                cause=cause, evidence_json=json.dumps(proof.evidence, sort_keys=True, default=str),
+                first_pass_id=pass_id, last_pass_id=pass_id, found_at=now))
+        self.metrics.discrepancies_found.labels(FORGED_ENTRY).inc()
+        log.error("forged journal entry", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
+                                                 "journal_id": dup.journal_id, "proof": proof.how})
 
     def _repair_failed(self, dup, pass_id: int | None, error: str, *, retried: bool) -> None:
         """Record (or update) the open `repair_failed` discrepancy of this duplicate, with
@@ -358,7 +416,7 @@ class Reconciler:
         log.error("repair failed", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
                                           "compensation_txn_id": txn, "error": error[:300]})
 
-    def _resolve(self, dup, status: str, repair_txn: str | None, cause: str | None) -> None:
+    def _resolve(self, dup, status: str, repair_txn: str | None, cause: str | None, proof=None) -> None:
         now = utcnow()
         with self.engine.begin() as conn:
             conn.execute(update(DuplicateEntry).where(DuplicateEntry.id == dup.id, DuplicateEntry.status == "open")
@@ -367,8 +425,15 @@ class Reconciler:
             where = (Discrepancy.kind == "duplicate_txn", Discrepancy.journal_partition == dup.journal_partition,
                      Discrepancy.journal_id == dup.journal_id)
             if status == "compensated":
-                conn.execute(update(Discrepancy).where(*where).values(
-                    status="repaired", repair_txn_id=repair_txn, resolved_at=now))
+                values = dict(status="repaired", repair_txn_id=repair_txn, resolved_at=now)
+                row = conn.execute(select(Discrepancy.evidence_json).where(*where)).first()
+                if proof is not None and row is not None:
+                    # the evidence that Redis applied what the credit reverses, kept beside it
+                    evidence = json.loads(row.evidence_json or "{}")
+                    evidence["applied_proof"] = {"how": proof.how, **{k: v for k, v in proof.evidence.items()
+                                                                     if k != "duplicate"}}
+                    values["evidence_json"] = json.dumps(evidence, sort_keys=True, default=str)
+                conn.execute(update(Discrepancy).where(*where).values(**values))
                 # an earlier failed attempt at this very repair is repaired now too
                 conn.execute(update(Discrepancy).where(
                     Discrepancy.kind == REPAIR_FAILED, Discrepancy.status == "open",

@@ -8,7 +8,7 @@ For every account it checks: opening + credits + refunds + compensations - deduc
 identity of `reconcile_service.models`); each
 kind's amount has its kind's sign; every journal entry still in Redis is in the database
 exactly once (or recorded as a duplicate or quarantined) and every duplicate was
-reversed; no balance is negative, in Redis or in the database; no hold is resolved twice
+reversed, every compensating credit paired with the duplicate it reverses; no sale is refunded beyond what it took, in all or per bucket (refund_limits); no balance is negative, in Redis or in the database; no hold is resolved twice
 (captured and voided, ...) in the database, nor resolved differently from its Redis
 record where that still exists. It drains the journal first (or, with drain=False,
 compares only accounts whose entries are all applied, like the reconcile pass).
@@ -32,8 +32,10 @@ from .chain import verify_chain
 from .journal import Consumer, Journal
 from .members import verify_members
 from .metrics import Metrics
-from .models import (Account, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, SubBalance,
+from .applied_proof import FORGED_ENTRY
+from .models import (Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, SubBalance,
                      journal_pos)
+from .refund_limits import KIND as REFUND_OVERRUN, refund_overruns
 from .store import account_balance_at
 
 # The sign each journaled kind's amount must have (core.kinds' `amount_sign`): "+"
@@ -141,6 +143,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                     formula[acct] += abs(total)
                 elif kind in FORMULA_OUT_KINDS:
                     formula[acct] -= abs(total)
+        check_compensations(conn, report)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
                      for r in conn.execute(select(t.journal_partition, t.journal_id))}
@@ -151,6 +154,8 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         holds = conn.execute(select(Hold)).all()
         check_chain(conn, report)
         check_anchors(conn, ledger, report)
+        for o in refund_overruns(conn):
+            report.add(REFUND_OVERRUN, o.account_id, f"sale {o.sale_txn_id} {o.cause}", **o.evidence)
         in_flight = set()
         for account_id, info in live.items():
             if info is None:
@@ -229,6 +234,33 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                        f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
     verify_members(ledger, engine, report)
     return report
+
+
+def check_compensations(conn, report: VerifyReport) -> None:
+    """Every compensating credit in the book is paired with its evidence: a duplicate that
+    the reconcile pass proved applied in Redis (duplicate_entries, status compensated,
+    naming this credit, same account, the opposite amount). A compensation without one
+    moved money for nothing that happened (an internal kind called by hand, or a
+    reversal of a forged entry); a forged entry still open is reported too."""
+    dups = {d.compensation_txn_id: d for d in conn.execute(select(DuplicateEntry).where(
+        DuplicateEntry.status == "compensated", DuplicateEntry.compensation_txn_id.is_not(None))).all()}
+    for c in conn.execute(select(LedgerEntry).where(LedgerEntry.kind == "compensate")).all():
+        report.checked["compensations"] += 1
+        d = dups.get(c.txn_id)
+        if d is None or (d.account_id, -d.amount_minor, d.txn_id) != (c.account_id, c.amount_minor,
+                                                                        c.original_txn_id):
+            report.add("unpaired_compensation", c.account_id,
+                       f"compensating credit {c.txn_id} ({c.amount_minor:+d} for txn {c.original_txn_id}) "
+                       "has no applied duplicate that it reverses", txn_id=c.txn_id, amount_minor=c.amount_minor,
+                       original_txn_id=c.original_txn_id, journal_partition=c.journal_partition,
+                       journal_id=c.journal_id,
+                       duplicate=None if d is None else {"txn_id": d.txn_id, "account_id": d.account_id,
+                                                         "amount_minor": d.amount_minor,
+                                                         "journal_id": d.journal_id})
+    for f in conn.execute(select(Discrepancy).where(Discrepancy.kind == FORGED_ENTRY,
+                                                    Discrepancy.status == "open")).all():
+        report.add(FORGED_ENTRY, f.account_id, f.cause, txn_id=f.txn_id, journal_partition=f.journal_partition,
+                   journal_id=f.journal_id, evidence_json=f.evidence_json)
 
 
 def check_chain(conn, report: VerifyReport) -> None:

@@ -4,6 +4,13 @@ Several partial refunds add up; together they never exceed the original.
 A refund is allowed on a frozen account: it returns the customer's own money.
 Each bucket gets back its share of what the original took (its record's 'tb', see
 buckets.lua split_refund): never more than was taken from a bucket.
+The limit is not one counter: the original's record keeps one field per refund,
+'r:<refund txn id>' = its amount, written only here, and the refunded total 'r' beside
+them. The total refunded so far is the sum of those fields (a record written before
+they existed has only 'r'); a record whose 'r' disagrees
+with it, or whose amounts are not whole numbers, has been written outside the scripts,
+and every refund against it is refused (REFUND_EXCEEDS_ORIGINAL: nothing can be proven
+left to refund); the book's check (reconcile_service/refund_limits.py) finds it.
 The original's record lives as long as the retention: older deductions are
 refunded by a back-office credit.
 KEYS[1] account hash
@@ -46,22 +53,40 @@ if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 
 -- The original must be an applied deduction (or capture) of this very account.
-local orig = redis.call('HMGET', orig_key, 'f', 's', 'r', 'tb')
+local orig = redis.call('HGETALL', orig_key)
+local ofp, ost, ototal, otb, refunded, entries, sound = nil, nil, '0', '0', 0, 0, true
+for i = 1, #orig, 2 do
+  local k, v = orig[i], orig[i + 1]
+  if k == 'f' then ofp = v
+  elseif k == 's' then ost = v
+  elseif k == 'r' then ototal = v
+  elseif k == 'tb' then otb = v
+  elseif string.sub(k, 1, 2) == 'r:' then
+    if k == 'r:' .. txn_id or not string.match(v, '^[1-9]%d*$') or #v > 16 then sound = false
+    else refunded, entries = refunded + tonumber(v), entries + 1 end
+  end
+end
 local okind, oacct, oamount = nil, nil, nil
-if orig[1] then okind, oacct, oamount = string.match(orig[1], '^([a-z]+)|([^|]+)|([0-9]+)') end
-if status_of(orig[2]) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
+if ofp then okind, oacct, oamount = string.match(ofp, '^([a-z]+)|([^|]+)|([0-9]+)') end
+if status_of(ost) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
   return decline(jkey, txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end
-local refunded = tonumber(orig[3] or '0')
-if refunded + amount > tonumber(oamount) then
+oamount = tonumber(oamount)
+-- the stored total must be the sum of the refunds recorded (a record without refund
+-- fields, written before they existed, has only its total), and the bonus taken no more
+-- than the original: else the record was changed outside the scripts
+if entries == 0 and string.match(ototal, '^%d+$') and #ototal <= 16 then refunded = tonumber(ototal) end
+if not sound or ototal ~= int_str(refunded) or not string.match(otb, '^%d+$') or tonumber(otb) > oamount
+   or refunded + amount > oamount then
   return decline(jkey, txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance)
 end
 if balance + amount > MAX_BALANCE_MINOR then return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
-local give_p, give_b = split_refund(amount, refunded, tonumber(oamount), tonumber(orig[4] or '0'))
+local give_p, give_b = split_refund(amount, refunded, oamount, tonumber(otb))
 local after = int_str(balance + amount)
 local jid = append_entry(jkey, 'refund', ARGV[3], after, original, bucket_fields(give_p, give_b))
 if not jid then return NOT_INITIALIZED end
-redis.call('HINCRBY', orig_key, 'r', ARGV[3])   -- keeps the original's TTL
+-- one HSET: this refund's own field and the new total (keeps the original's TTL)
+redis.call('HSET', orig_key, 'r:' .. txn_id, ARGV[3], 'r', int_str(refunded + amount))
 set_balance(acct_key, after, jid, give_b > 0 and tonumber(acct[3] or '0') + give_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
