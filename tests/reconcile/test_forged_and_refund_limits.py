@@ -127,6 +127,7 @@ def test_a_sale_refunded_beyond_what_it_took_in_the_book(redis_url, pg_url, db, 
 
 def test_a_bucket_refunded_beyond_what_the_sale_took_from_it(redis_url, pg_url, db, ledger):
     ledger.open_account("A-1", txn_id="open-A-1")
+    ledger.add_promotion(1_000, 500, txn_id="promo")         # the bonus the pass expects
     ledger.credit("A-1", 1_000, txn_id="top", bonus_minor=500)
     ledger.set_spend_order("bonus_first", txn_id="order")
     ledger.deduct("A-1", 600, txn_id="sale")                  # 500 bonus, 100 principal
