@@ -18,13 +18,12 @@ with what the cashier can do instead.
 """
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
 
 from . import validation as v
 from .errors import InvalidRequest, OperationNotFound
 from .keys import Partition
 from .kinds import ORIGINAL_NAMING_KINDS, REFUNDABLE_KINDS
+from .records import PastOperation, RefundCheck  # noqa: F401  (also importable from here)
 from .result import status_of
 
 # REFUNDABLE_KINDS (core.kinds, still importable from here): the kinds a refund can name
@@ -32,64 +31,6 @@ from .result import status_of
 DEFAULT_RECENT_COUNT = 20
 MAX_RECENT_COUNT = 200
 DEFAULT_SCAN_LIMIT = 20_000        # journal entries read at most for one account's history
-
-
-class RefundCheck(str, enum.Enum):
-    """Whether a loaded operation can be refunded now, and if not, why."""
-    REFUNDABLE = "REFUNDABLE"
-    NOT_A_SALE = "NOT_A_SALE"                # a top-up, a refund, a hold...: nothing to give back
-    NOT_APPLIED = "NOT_APPLIED"              # the sale was declined: no money was taken
-    FULLY_REFUNDED = "FULLY_REFUNDED"
-    OUTSIDE_WINDOW = "OUTSIDE_WINDOW"        # older than the shop's refund window
-
-
-@dataclass(frozen=True, slots=True)
-class PastOperation:
-    """One operation as Redis still remembers it. Amounts in minor units, unsigned.
-
-    Fields from the journal entry (terminal_id, cashier_id, the bucket deltas, method)
-    are '' / None once the entry is trimmed (`has_entry` False).
-    """
-    txn_id: str
-    kind: str
-    account_id: str
-    amount_minor: int
-    status: str                      # a core.result.Status value
-    balance_after_minor: int
-    journal_id: str                  # '' for a decline
-    occurred_ms: int                 # from the journal id (Redis server time); 0 for a decline
-    refunded_minor: int = 0          # charges: how much has been refunded so far
-    original_txn_id: str = ""        # refund / capture / void: the operation it names
-    terminal_id: str = ""
-    cashier_id: str = ""
-    principal_delta_minor: int | None = None    # signed, when the journal says (members' pd)
-    bonus_delta_minor: int | None = None        # signed (bd)
-    method: str = ""                 # top-ups: cash, wechat, alipay, bank_card, other
-    has_entry: bool = False
-    record_ttl_s: int = -1           # seconds the record (and so a refund) has left; -1 unknown
-
-    @property
-    def applied(self) -> bool:
-        return self.status == "APPLIED"
-
-    @property
-    def refundable_minor(self) -> int:
-        if self.kind not in REFUNDABLE_KINDS or not self.applied:
-            return 0
-        return max(0, self.amount_minor - self.refunded_minor)
-
-    def refund_check(self, *, now_ms: int, window_s: int | None = None) -> RefundCheck:
-        """REFUNDABLE, or the reason why not. `window_s`: the shop's refund window when
-        shorter than the retention (None: the retention, which the record's life is)."""
-        if self.kind not in REFUNDABLE_KINDS:
-            return RefundCheck.NOT_A_SALE
-        if not self.applied:
-            return RefundCheck.NOT_APPLIED
-        if self.refundable_minor == 0:
-            return RefundCheck.FULLY_REFUNDED
-        if window_s is not None and self.occurred_ms and now_ms - self.occurred_ms > window_s * 1000:
-            return RefundCheck.OUTSIDE_WINDOW
-        return RefundCheck.REFUNDABLE
 
 
 def _journal_ms(journal_id: str) -> int:

@@ -25,6 +25,7 @@ from typing import Sequence
 from . import validation as v
 from .errors import AccountNotFound, InvalidRequest
 from .keys import Partition, card_key, card_map_key, member_index_key, settings_key  # also importable from here
+from .records import Card, CloseResult, MemberMatch, Promotion  # answers; also importable from here
 from .result import Result, Status
 from .runner import decode
 
@@ -88,52 +89,9 @@ def check_phone(value: object, field: str = "phone") -> str:
 # ---------------------------------------------------------------- answers
 
 @dataclass(frozen=True, slots=True)
-class Card:
-    """A card number and what it resolves to. `status`: CARD_ACTIVE (use `account_id`),
-    CARD_BLOCKED (reported lost/damaged; `account_id` says whose it was) or CARD_NOT_FOUND.
-    `legacy` is True when the number is an account id used as a card (no card record)."""
-    card_no: str
-    status: Status
-    account_id: str = ""
-    reason: str = ""
-    legacy: bool = False
-
-    @property
-    def active(self) -> bool:
-        return self.status is Status.CARD_ACTIVE
-
-
-@dataclass(frozen=True, slots=True)
-class MemberMatch:
-    account_id: str
-    holder_name: str
-    phone: str
-    balance_minor: int          # principal + bonus: what a charge can use
-    status: str                 # active | frozen
-    matched_by: str             # phone | name | initials
-    bonus_minor: int = 0        # the part of balance_minor that is bonus (not paid out at 退卡)
-
-
-@dataclass(frozen=True, slots=True)
-class Promotion:
-    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20)."""
-    promo_id: str
-    min_minor: int
-    bonus_minor: int
-
-
-@dataclass(frozen=True, slots=True)
 class ShopSettings:
     spend_order: str = DEFAULT_SPEND_ORDER
     balance_cap_minor: int | None = None      # None: no cap beyond MAX_BALANCE_MINOR
-
-
-@dataclass(frozen=True, slots=True)
-class CloseResult(Result):
-    """`Result` of `close_account`: `payout_minor` is the cash to hand over (the principal),
-    `bonus_forfeited_minor` the bonus that lapsed. Both replayed exactly on a retry."""
-    payout_minor: int = 0
-    bonus_forfeited_minor: int = 0
 
 
 _MATCH_ORDER = {"phone": 0, "name": 1, "initials": 2}

@@ -1,9 +1,18 @@
 """The ledger's records: what a batch deduction asks (`DeductRequest`), what an account
-holds (`AccountInfo`) and what the journal says was applied (`JournalEntry`)."""
+holds (`AccountInfo`), what the journal says was applied (`JournalEntry`), and the answers
+of the member and history reads (`Card`, `MemberMatch`, `Promotion`, `CloseResult`,
+`PastOperation`).
+
+Redis-free on purpose: the gateway's client (gateway/client.py) decodes into these on a
+till that holds no Redis client, so they are the same classes on both sides."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from .kinds import REFUNDABLE_KINDS
+from .result import Result, Status
 
 
 class DeductRequest(NamedTuple):
@@ -79,3 +88,108 @@ class JournalEntry:
     def account_root(self) -> str:
         """The account this entry counts towards: account_id (root_id only on legacy split entries)."""
         return self.root_id or self.account_id
+
+
+# ---------------------------------------------------------------- answers of the member layer
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A card number and what it resolves to. `status`: CARD_ACTIVE (use `account_id`),
+    CARD_BLOCKED (reported lost/damaged; `account_id` says whose it was) or CARD_NOT_FOUND.
+    `legacy` is True when the number is an account id used as a card (no card record)."""
+    card_no: str
+    status: Status
+    account_id: str = ""
+    reason: str = ""
+    legacy: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.status is Status.CARD_ACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMatch:
+    account_id: str
+    holder_name: str
+    phone: str
+    balance_minor: int          # principal + bonus: what a charge can use
+    status: str                 # active | frozen
+    matched_by: str             # phone | name | initials
+    bonus_minor: int = 0        # the part of balance_minor that is bonus (not paid out at 退卡)
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20)."""
+    promo_id: str
+    min_minor: int
+    bonus_minor: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseResult(Result):
+    """`Result` of `close_account`: `payout_minor` is the cash to hand over (the principal),
+    `bonus_forfeited_minor` the bonus that lapsed. Both replayed exactly on a retry."""
+    payout_minor: int = 0
+    bonus_forfeited_minor: int = 0
+
+
+# ---------------------------------------------------------------- answers of the history reads
+
+class RefundCheck(str, enum.Enum):
+    """Whether a loaded operation can be refunded now, and if not, why."""
+    REFUNDABLE = "REFUNDABLE"
+    NOT_A_SALE = "NOT_A_SALE"                # a top-up, a refund, a hold...: nothing to give back
+    NOT_APPLIED = "NOT_APPLIED"              # the sale was declined: no money was taken
+    FULLY_REFUNDED = "FULLY_REFUNDED"
+    OUTSIDE_WINDOW = "OUTSIDE_WINDOW"        # older than the shop's refund window
+
+
+@dataclass(frozen=True, slots=True)
+class PastOperation:
+    """One operation as Redis still remembers it. Amounts in minor units, unsigned.
+
+    Fields from the journal entry (terminal_id, cashier_id, the bucket deltas, method)
+    are '' / None once the entry is trimmed (`has_entry` False).
+    """
+    txn_id: str
+    kind: str
+    account_id: str
+    amount_minor: int
+    status: str                      # a core.result.Status value
+    balance_after_minor: int
+    journal_id: str                  # '' for a decline
+    occurred_ms: int                 # from the journal id (Redis server time); 0 for a decline
+    refunded_minor: int = 0          # charges: how much has been refunded so far
+    original_txn_id: str = ""        # refund / capture / void: the operation it names
+    terminal_id: str = ""
+    cashier_id: str = ""
+    principal_delta_minor: int | None = None    # signed, when the journal says (members' pd)
+    bonus_delta_minor: int | None = None        # signed (bd)
+    method: str = ""                 # top-ups: cash, wechat, alipay, bank_card, other
+    has_entry: bool = False
+    record_ttl_s: int = -1           # seconds the record (and so a refund) has left; -1 unknown
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "APPLIED"
+
+    @property
+    def refundable_minor(self) -> int:
+        if self.kind not in REFUNDABLE_KINDS or not self.applied:
+            return 0
+        return max(0, self.amount_minor - self.refunded_minor)
+
+    def refund_check(self, *, now_ms: int, window_s: int | None = None) -> RefundCheck:
+        """REFUNDABLE, or the reason why not. `window_s`: the shop's refund window when
+        shorter than the retention (None: the retention, which the record's life is)."""
+        if self.kind not in REFUNDABLE_KINDS:
+            return RefundCheck.NOT_A_SALE
+        if not self.applied:
+            return RefundCheck.NOT_APPLIED
+        if self.refundable_minor == 0:
+            return RefundCheck.FULLY_REFUNDED
+        if window_s is not None and self.occurred_ms and now_ms - self.occurred_ms > window_s * 1000:
+            return RefundCheck.OUTSIDE_WINDOW
+        return RefundCheck.REFUNDABLE

@@ -3,9 +3,8 @@
 travels and turns back into core's exception.
 
 Redis-free on purpose: a till imports this and must hold no Redis client. The read
-answers whose core classes live in modules that import redis-py (AccountInfo,
-CloseResult, Card, MemberMatch, Promotion) are rebuilt here with the same names and
-fields (tests/gateway/test_wire.py checks they stay equal to core's).
+answers are core's own classes from core/records.py (Redis-free), so a till decodes into
+exactly what core.Ledger answers.
 """
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 
 from core.errors import (AccountNotFound, InvalidRequest, LedgerError, LedgerNotInitialized,
                          LedgerUnavailable, TxnConflict, UnsafeRedisConfig)
-from core.kinds import REFUNDABLE_KINDS
+from core.records import AccountInfo, Card, CloseResult, MemberMatch, PastOperation, Promotion  # noqa: F401
 from core.result import Result, Status
 
 API_VERSION = "v1"
@@ -25,97 +24,7 @@ VERSION_HEADER = "X-Terminal-Version"
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result))
 
 
-# ---------------------------------------------------------------- answers (same fields as core's)
-
-@dataclass(frozen=True, slots=True)
-class CloseResult(Result):
-    """`Result` of `close_account` (as core.members.CloseResult): the cash to hand over
-    and the bonus that lapsed."""
-    payout_minor: int = 0
-    bonus_forfeited_minor: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class AccountInfo:
-    """As core.ledger.AccountInfo."""
-    account_id: str
-    balance_minor: int
-    status: str
-    created_ms: int
-    last_journal_id: str
-    holder_name: str = ""
-    bonus_minor: int = 0
-
-    @property
-    def principal_minor(self) -> int:
-        return self.balance_minor - self.bonus_minor
-
-
-@dataclass(frozen=True, slots=True)
-class Card:
-    """As core.members.Card."""
-    card_no: str
-    status: Status
-    account_id: str = ""
-    reason: str = ""
-    legacy: bool = False
-
-    @property
-    def active(self) -> bool:
-        return self.status is Status.CARD_ACTIVE
-
-
-@dataclass(frozen=True, slots=True)
-class MemberMatch:
-    """As core.members.MemberMatch."""
-    account_id: str
-    holder_name: str
-    phone: str
-    balance_minor: int
-    status: str
-    matched_by: str
-    bonus_minor: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Promotion:
-    """As core.members.Promotion."""
-    promo_id: str
-    min_minor: int
-    bonus_minor: int
-
-
-@dataclass(frozen=True, slots=True)
-class PastOperation:
-    """As core.history.PastOperation (fields; `applied`, `refundable_minor`)."""
-    txn_id: str
-    kind: str
-    account_id: str
-    amount_minor: int
-    status: str
-    balance_after_minor: int
-    journal_id: str
-    occurred_ms: int
-    refunded_minor: int = 0
-    original_txn_id: str = ""
-    terminal_id: str = ""
-    cashier_id: str = ""
-    principal_delta_minor: int | None = None
-    bonus_delta_minor: int | None = None
-    method: str = ""
-    has_entry: bool = False
-    record_ttl_s: int = -1
-
-    @property
-    def applied(self) -> bool:
-        return self.status == "APPLIED"
-
-    @property
-    def refundable_minor(self) -> int:
-        if self.kind not in REFUNDABLE_KINDS or not self.applied:
-            return 0
-        return max(0, self.amount_minor - self.refunded_minor)
-
+# ---------------------------------------------------------------- answers of the gateway's own
 
 @dataclass(frozen=True, slots=True)
 class CashierView:

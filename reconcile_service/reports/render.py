@@ -110,11 +110,12 @@ def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str
     at_end = rep.balances_at_end
     rows.append([L("check"), yuan(at_end[0]), yuan(at_end[1]), yuan(sum(at_end))])
     footer = [f"{L('period')}: {local(rep.start, zone)} .. {local(rep.end, zone)} ({zone.key})",
-              f"{L('entries')}: {rep.entries}",
-              f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}"]
+              f"{L('entries')}: {rep.entries}"]
     if rep.chain_heads:     # the book's heads on paper (reconcile_service/anchors.py)
         footer.append(f"{L('chain_head')}: " + "  ".join(
             f"{h['journal_partition']}: {h['chain_seq']} {h['hash_digits']}" for h in rep.chain_heads))
+    # the check line last: the back-office page shows footer[-1] as the verdict
+    footer.append(f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}")
     return [L("item"), L("principal"), L("bonus"), L("total")], rows, footer
 
 

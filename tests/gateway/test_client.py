@@ -31,10 +31,13 @@ def test_importing_the_client_loads_no_redis():
     (wire.AccountInfo, "core.ledger:AccountInfo"), (wire.CloseResult, "core.members:CloseResult"),
     (wire.Card, "core.members:Card"), (wire.MemberMatch, "core.members:MemberMatch"),
     (wire.Promotion, "core.members:Promotion"), (wire.PastOperation, "core.history:PastOperation")])
-def test_answers_have_cores_fields(ours, theirs):
+def test_answers_are_cores_own_classes(ours, theirs):
+    """The client decodes into core's classes (core/records.py, Redis-free): the same
+    fields, defaults and methods (`refund_check` too) as core.Ledger's answers."""
     import importlib
     module, _, name = theirs.partition(":")
     core_cls = getattr(importlib.import_module(module), name)
+    assert ours is core_cls
     assert [(f.name, f.default) for f in dataclasses.fields(ours)] == \
         [(f.name, f.default) for f in dataclasses.fields(core_cls)]
 
