@@ -29,28 +29,26 @@ the bonus beside the balance when the account has a bonus. A receipt number type
 the account field or scanned opens that sale (`receiptRequested`: desktop/receipts).
 
 This module is the view: the state and the rules are desktop/sale_session.py's
-`SaleSession` (refusals come from it as values), the sentences desktop/sale_texts.py's,
-the history's rows desktop/history_model.py's and the layout desktop/sale_layout.py's.
+`SaleSession` (refusals come from it as values), the result panel and the notice
+desktop/sale_panel.py's, the sentences desktop/sale_texts.py's, the history's table
+model and view desktop/history_model.py's and the layout desktop/sale_layout.py's.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QLocale, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
-from core import InvalidRequest
-from core.validation import check_id
-
-from . import money
-from .engine import ONLINE, AccountView, Refused
-from .history_model import COLUMNS, ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
+from .engine import ONLINE, Refused
+from .history_model import ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
 from .i18n import Retranslates
 from .outbox import Op
 from .sale_layout import fix_heights, retranslate_ui, set_tone, setup_ui
 from .sale_lookup import RECEIPT_NUMBER, AccountLookup
-from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession
-from .sale_texts import (checking_words, decision_words, hold_panel_words, large_amount_words, refund_hint_words,
-                         release_words, resolved_words, working_words)
-from .texts import amount_error_words, id_error_words, refusal_words
+from .sale_panel import ResultPanel
+from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession, check_entry, parse_amount
+from .sale_texts import (checking_words, hold_panel_words, large_amount_words, refund_hint_words, release_words,
+                         resolved_words, working_words)
+from .texts import amount_error_words, id_error_words
 
 __all__ = ["SalePage", "DISPLAY_REFRESH_MS", "LARGE_AMOUNT_MINOR", "RECEIPT_NUMBER", "ROW_COLOURS", "ROW_TONE_ROLE",
            "clock_time"]
@@ -69,8 +67,6 @@ class SalePage(Retranslates, QWidget):
     receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
     nextCustomer = Signal()              # the customer on screen left (Esc, another account): old news go
 
-    COLUMNS = COLUMNS
-
     def __init__(self, engine, parent=None):
         super().__init__(parent)
         self.setObjectName("salePage")
@@ -81,7 +77,8 @@ class SalePage(Retranslates, QWidget):
         for signal in ("pickRequested", "lookupStarted", "receiptRequested"):
             getattr(self.lookup, signal).connect(getattr(self, signal))
         setup_ui(self)
-        self.history_table.itemSelectionChanged.connect(self._update_buttons)
+        self.panel = ResultPanel(self.session, self.result_label, self.notice_label)
+        self.history_table.selectionModel().selectionChanged.connect(self._update_buttons)
         self.account_input.returnPressed.connect(self.look_up)
         self.account_input.returnPressed.connect(self.lookup.receipt_typed)     # after the look-up: it drops it
         self.account_input.textEdited.connect(self.lookup.edited)
@@ -101,34 +98,26 @@ class SalePage(Retranslates, QWidget):
     busy_txn = property(lambda self: self.session.busy_txn)
     _account = property(lambda self: self.session.account)
     _rows = property(lambda self: self.session.history.rows)
-    _ops = property(lambda self: self.session.history.ops)
     _last_result = property(lambda self: self.session.last_result)
     _refreshing = property(lambda self: self.session.refresh is not None and self.session.refresh.pending)
     large_amount_minor = property(lambda self: self.session.large_amount_minor,
                                   lambda self, value: setattr(self.session, "large_amount_minor", value))
 
-    # the account field's actions (sale_lookup.AccountLookup)
+    # the account field's actions: sale_lookup.AccountLookup says what each does
     def look_up(self) -> None:
         """Enter in the account field, Look up, a scan: find the card, account or member."""
         self.lookup.look_up()
 
     def take_scan(self, code: str) -> None:
-        """A code scanned anywhere in the window (scanner.ScanDetector): a receipt's number
-        opens that sale; a card replaces the account field and is looked up at once."""
+        """A code scanned anywhere in the window (scanner.ScanDetector)."""
         self.lookup.take_scan(code)
 
     def pick(self, lookup, account_id: str) -> bool:
-        """The pick list's answer: look that account up, unless the cashier has moved on
-        since `lookup` (then nothing happens and False is answered)."""
+        """The pick list's answer to look-up `lookup` (False: the cashier has moved on)."""
         return self.lookup.pick(lookup, account_id)
 
-    def show_account(self, view: AccountView, query: str = "") -> None:
-        """Put a found account on screen (`query`: what found it, the same customer)."""
-        self.lookup.show_account(view, query)
-
     def refresh_account(self) -> None:
-        """Re-read the account on screen (timer; after each operation). Quiet: no focus
-        change, and a failed read keeps what is shown."""
+        """Re-read the account on screen (timer; after each operation), quietly."""
         self.lookup.refresh()
 
     def resizeEvent(self, event) -> None:
@@ -145,44 +134,23 @@ class SalePage(Retranslates, QWidget):
         retranslate_ui(self)
         self.history_table.retranslate()
         self.lookup.show()
-        for op in self.session.history.ops.values():
-            self.history_table.fill(op)
         self.hold_info.setText(hold_panel_words(self.target_hold()))
         if self.session.last_result:
-            self._show_decision(self.session.last_result[1])
+            self.panel.decision(self.session.last_result[1])
 
-    def _set_result(self, tone: str, text: str, *, remember: tuple | None = None,
-                    account_id: str | None = None, reason: str = "") -> None:
-        """The result panel: `account_id` is the customer it is about (None: nobody in
-        particular), `reason` the refusal it shows, so that a new customer or a
-        connection change can take it away."""
-        self.session.result_shown(remember, account_id, reason)
-        self.result_label.setText(text)
-        set_tone(self.result_label, tone or "idle")
-
-    def _refuse(self, refusal: Refusal, account_id: str | None = None) -> Refusal:
-        self._set_result("checking" if refusal.reason == Reason.BUSY else "declined", refusal_words(refusal.reason),
-                         account_id=account_id, reason=refusal.reason)
-        return refusal
+    def _set_result(self, tone: str, text: str, **about) -> None:
+        """The result panel (sale_panel.ResultPanel.show: `remember`, `account_id`, `reason`)."""
+        self.panel.show(tone, text, **about)
 
     def show_notice(self, text: str) -> None:
-        """A note beside the history (e.g. a charge that was being checked is decided);
-        the full text is also the tooltip when it is longer than the bar."""
-        self.notice_label.setText(text)
-        self.notice_label.setToolTip(text)
-        set_tone(self.notice_label, "info" if text else "none")
+        """A note beside the history (e.g. a charge that was being checked is decided)."""
+        self.panel.notice(text)
 
     # ---------------------------------------------------------------- session
 
     def start(self, cashier, shift_id: int, ops: list[Op]) -> None:
         self.session.start(cashier, shift_id)
-        self.history_table.setRowCount(0)
-        for op in ops:
-            self._add_or_update(op)
-        for op in self.engine.unresolved():      # e.g. left by an earlier run
-            self._add_or_update(op)
-        for hold in self.engine.outbox.open_holds():   # holds of earlier shifts still open
-            self._add_or_update(hold, any_shift=True)
+        self.history_table.show_shift(shift_id, ops)
         self.top_up_button.setVisible(bool(cashier and cashier.can_top_up))
         self.refresh_timer.start()
         self.new_sale()
@@ -204,10 +172,8 @@ class SalePage(Retranslates, QWidget):
         if self.session.screen_account:
             self.next_customer()
         self.session.new_sale()
-        self.account_input.clear()
-        self.amount_input.clear()
-        self.account_error.clear()
-        self.amount_error.clear()
+        for field in (self.account_input, self.amount_input, self.account_error, self.amount_error):
+            field.clear()
         self._set_result("", "")
         self.lookup.show()
         self._update_buttons()
@@ -217,34 +183,27 @@ class SalePage(Retranslates, QWidget):
 
     def _update_buttons(self) -> None:
         can = self.session.controls(self.engine.state == ONLINE, self.selected_op(), self.lookup.typed())
-        self.charge_button.setEnabled(can.charge)
-        self.hold_button.setEnabled(can.charge)
-        self.refund_button.setEnabled(can.refund)
-        self.top_up_button.setEnabled(can.top_up)
-        self.complete_button.setEnabled(can.hold_actions)
-        self.release_button.setEnabled(can.hold_actions)
+        for button, enabled in ((self.charge_button, can.charge), (self.hold_button, can.charge),
+                                (self.refund_button, can.refund), (self.top_up_button, can.top_up),
+                                (self.complete_button, can.hold_actions), (self.release_button, can.hold_actions)):
+            button.setEnabled(enabled)
         self.hold_info.setText(hold_panel_words(can.hold))
         set_tone(self.hold_info, "hold" if can.hold is not None else "")
 
     def _validated(self) -> tuple[str, int] | None:
-        account_id = self.lookup.typed()
-        ok = True
-        try:
-            check_id(account_id, "account_id")
-        except InvalidRequest as exc:
-            self.account_error.setText(id_error_words(self.tr("Account"), exc.reason))
-            ok = False
-        try:
-            amount_minor = money.parse_amount_minor(self.amount_input.text(), decimal_point=QLocale().decimalPoint())
-        except money.AmountError as exc:
-            self.amount_error.setText(amount_error_words(exc.reason))
-            ok = False
-        if not ok:
+        """The account and amount typed (sale_session.check_entry), or None with the
+        fields' errors shown."""
+        entry = check_entry(self.lookup.typed(), self.amount_input.text(), QLocale().decimalPoint())
+        if entry.account_reason:
+            self.account_error.setText(id_error_words(self.tr("Account"), entry.account_reason))
+        if entry.amount_reason:
+            self.amount_error.setText(amount_error_words(entry.amount_reason))
+        if not entry.ok:
             (self.account_input if self.account_error.text() else self.amount_input).setFocus()
             return None
         self.account_error.clear()
         self.amount_error.clear()
-        return account_id, amount_minor
+        return entry.account_id, entry.amount_minor
 
     def charge(self) -> None:
         """Enter in the amount field, F12 and the button all come here."""
@@ -256,15 +215,12 @@ class SalePage(Retranslates, QWidget):
 
     def _start_typed(self, kind: str) -> None:
         """Start `kind` on the typed account and amount, unless an operation is in flight."""
-        if self.session.busy_txn is not None:
-            self._refuse(Refusal(Reason.BUSY))
-            return
-        if self.session.cashier is None or self.session.shift_id is None:
-            return
         refusal = self.session.typed_refusal(self.lookup.typed())
-        if refusal is not None:               # the account typed is not the one on screen
-            self._refuse(refusal)
-            self.account_input.setFocus()     # Enter there looks it up
+        if refusal is not None:
+            if refusal.reason != Reason.NO_SHIFT:         # nobody signed in: nothing to say
+                self.panel.refuse(refusal)
+            if refusal.reason == Reason.NOT_LOOKED_UP:    # the account typed is not the one on screen
+                self.account_input.setFocus()             # Enter there looks it up
             return
         checked = self._validated()
         if checked is not None:
@@ -286,10 +242,7 @@ class SalePage(Retranslates, QWidget):
 
     def typed_amount_minor(self) -> int | None:
         """The amount in the amount field if it is a valid amount, else None (no message)."""
-        try:
-            return money.parse_amount_minor(self.amount_input.text(), decimal_point=QLocale().decimalPoint())
-        except money.AmountError:
-            return None
+        return parse_amount(self.amount_input.text(), QLocale().decimalPoint())[0]
 
     # ---------------------------------------------------------------- holds
 
@@ -300,19 +253,17 @@ class SalePage(Retranslates, QWidget):
 
     def complete_sale(self) -> None:
         """Complete sale…: asks for the final amount (the main window opens the dialog)."""
-        hold = self.target_hold()
-        refusal = self.session.hold_refusal(hold)
-        if refusal is not None:
-            self._refuse(refusal)
-            return
-        self.completeRequested.emit(hold)
+        hold = self.session.hold_to_act_on(self.selected_op(), self.lookup.typed())
+        if isinstance(hold, Refusal):
+            self.panel.refuse(hold)
+        else:
+            self.completeRequested.emit(hold)
 
     def release_hold(self) -> None:
         """Release hold: gives the whole held amount back to the account (void)."""
-        hold = self.target_hold()
-        refusal = self.session.hold_refusal(hold)
-        if refusal is not None:
-            self._refuse(refusal)
+        hold = self.session.hold_to_act_on(self.selected_op(), self.lookup.typed())
+        if isinstance(hold, Refusal):
+            self.panel.refuse(hold)
             return
         self._confirm(release_words(hold), self.tr("Release hold"), lambda: self.start_operation(
             "void", hold.account_id, hold.amount_minor, original_txn_id=hold.txn_id), self.window())
@@ -332,26 +283,15 @@ class SalePage(Retranslates, QWidget):
         or the Refusal (also shown on the panel) when it was not started."""
         refusal = self.session.refusal(kind, original_txn_id)
         if refusal is not None:
-            return self._refuse(refusal)
-        if account_id != self.lookup.typed():
-            # e.g. a refund of an earlier customer's charge picked in the history: that
-            # customer comes on screen, so the result is never shown under someone else
-            self.account_input.setText(account_id)
-            if kind == "open":            # not there yet: looked up once it is opened
-                self.session.cancel_lookup()
-                self.lookup.customer_changes_to(account_id)
-                self.session.account = None
-                self.account_error.clear()
-                self.balance_label.clear()
-            else:
-                self.look_up()
+            return self.panel.refuse(refusal)
+        self.lookup.bring_on_screen(account_id, opening=kind == "open")
         try:
             op = self.engine.submit(kind, account_id, amount_minor, self.session.cashier.cashier_id,
                                     shift_id=self.session.shift_id, original_txn_id=original_txn_id,
                                     approved_by=approved_by, method=method, bonus_minor=bonus_minor,
                                     card_no=card_no, detail=detail)
         except Refused as exc:
-            return self._refuse(Refusal(exc.reason), account_id)
+            return self.panel.refuse(Refusal(exc.reason), account_id)
         self.session.started(op, account_id)
         self._update_buttons()
         self._add_or_update(op)
@@ -371,7 +311,7 @@ class SalePage(Retranslates, QWidget):
             self.show_notice(resolved_words(op))
         if not done.decided:
             return
-        self._show_decision(op)
+        self.panel.decision(op)
         if op.applied:
             if op.kind in CLEARS_AMOUNT_KINDS:
                 self.amount_input.clear()
@@ -381,10 +321,6 @@ class SalePage(Retranslates, QWidget):
             self.amount_input.setFocus()
         self._update_buttons()
 
-    def _show_decision(self, op: Op) -> None:
-        outcome = "approved" if op.applied else "declined"
-        self._set_result(outcome, decision_words(op, self.session.released_minor(op)), remember=(outcome, op))
-
     def _uncertain(self, op: Op) -> None:
         self._add_or_update(op)
         if self.session.uncertain(op):
@@ -392,13 +328,7 @@ class SalePage(Retranslates, QWidget):
             self._update_buttons()
 
     def _connection_changed(self, state: str, _detail: str = "") -> None:
-        """The panel must not say "No connection" once it is back, nor stay quiet when
-        it is lost while nothing is in flight."""
-        change = self.session.connection_changed(state, state == ONLINE)
-        if isinstance(change, Refusal):
-            self._set_result("declined", refusal_words(change.reason), reason=change.reason)
-        elif change is not None:
-            self._set_result("approved", self.tr("Connected again: charges can be made."))
+        self.panel.connection_changed(state, state == ONLINE)
         self._update_buttons()
 
     # ---------------------------------------------------------------- history
@@ -407,13 +337,8 @@ class SalePage(Retranslates, QWidget):
         if self.history_table.put(op, self.session.shift_id, any_shift=any_shift):
             self._update_buttons()
 
-    def op_at_row(self, row: int) -> Op | None:
-        return self.history_table.op_at_row(row)
-
     def selected_op(self) -> Op | None:
         return self.history_table.selected_op()
-
-    _selected_op = selected_op
 
     def ask_refund(self) -> None:
         op = self.session.refundable(self.selected_op())

@@ -125,6 +125,23 @@ class AccountLookup(QObject):
         self.show()
         self.changed()
 
+    def bring_on_screen(self, account_id: str, *, opening: bool) -> None:
+        """An operation on another account than the one typed (e.g. a refund of an earlier
+        customer's charge picked in the history): that customer comes on screen, so its
+        result is never shown under someone else. An account being opened is not there
+        yet: it is looked up once it is opened."""
+        if account_id == self.typed():
+            return
+        self.page.account_input.setText(account_id)
+        if not opening:
+            self.look_up()
+            return
+        self.session.cancel_lookup()
+        self.customer_changes_to(account_id)
+        self.session.account = None
+        self.page.account_error.clear()
+        self.page.balance_label.clear()
+
     def pick(self, lookup, account_id: str) -> bool:
         if not self.session.lookup_wanted(lookup):
             return False

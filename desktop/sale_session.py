@@ -16,8 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from core import InvalidRequest
 from core.kinds import REFUNDABLE_KINDS, TILL_HOLD_RESOLUTIONS
+from core.validation import check_id
 
+from . import money
 from .outbox import HOLD_OPEN, Op, now_ms
 
 LARGE_AMOUNT_MINOR = 100_000   # default: amounts above ¥1,000 are confirmed with the amount in words
@@ -54,6 +57,39 @@ class Controls:
     top_up: bool
     hold_actions: bool
     hold: Op | None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The account and amount typed, checked: the values, or why each field is refused
+    (core.validation's reason for the account, a money.AmountError reason for the amount)."""
+    account_id: str
+    amount_minor: int | None
+    account_reason: str = ""
+    amount_reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.account_reason or self.amount_reason)
+
+
+def parse_amount(text: str, decimal_point: str) -> tuple[int | None, str]:
+    """(the amount in minor units, "") or (None, why it is not an amount)."""
+    try:
+        return money.parse_amount_minor(text, decimal_point=decimal_point), ""
+    except money.AmountError as exc:
+        return None, exc.reason
+
+
+def check_entry(account_id: str, amount_text: str, decimal_point: str) -> Entry:
+    """The sale form's fields as a charge or hold takes them."""
+    try:
+        check_id(account_id, "account_id")
+        account_reason = ""
+    except InvalidRequest as exc:
+        account_reason = exc.reason
+    amount_minor, amount_reason = parse_amount(amount_text, decimal_point)
+    return Entry(account_id, amount_minor, account_reason, amount_reason)
 
 
 @dataclass(frozen=True)
@@ -264,8 +300,13 @@ class SaleSession:
                         hold_actions=go and hold is not None, hold=hold)
 
     def typed_refusal(self, typed_account_id: str) -> Refusal | None:
-        """Why a charge or hold on the account typed cannot start now: the field was
-        edited and what it holds has not been looked up and shown."""
+        """Why a charge or hold on the account typed cannot start now: the screen's
+        operation is in flight, nobody is signed in (the screen says nothing), or the
+        field was edited and what it holds has not been looked up and shown."""
+        if self.busy_txn is not None:
+            return Refusal(Reason.BUSY)
+        if self.cashier is None or self.shift_id is None:
+            return Refusal(Reason.NO_SHIFT)
         if self.unconfirmed and typed_account_id:
             return Refusal(Reason.NOT_LOOKED_UP)
         return None
@@ -287,6 +328,12 @@ class SaleSession:
         if self.busy_txn is not None:
             return Refusal(Reason.BUSY)
         return Refusal(Reason.NO_HOLD) if hold is None else None
+
+    def hold_to_act_on(self, selected: Op | None, typed_account_id: str) -> Op | Refusal:
+        """The hold Complete sale… / Release hold act on (`target_hold`), or why they cannot."""
+        hold = self.target_hold(selected, typed_account_id)
+        refusal = self.hold_refusal(hold)
+        return hold if refusal is None else refusal
 
     def needs_confirming(self, amount_minor: int) -> bool:
         """A large amount is confirmed with the amount in words first."""

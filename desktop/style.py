@@ -50,7 +50,7 @@ QPushButton[role="choice"] { border: 1px solid #b8c3d0; font-weight: 400; }
 QPushButton[role="choice"]:checked { background: #24384f; color: white; border: 3px solid #0f1d2e;
                                      font-weight: 700; }
 QPushButton[role="quiet"] { min-height: 38px; background: transparent; border: 1px solid #c5ced9; font-size: 16px; }
-QTableWidget { background: white; border: 1px solid #d8dee6; border-radius: 8px; font-size: 16px;
+QTableView { background: white; border: 1px solid #d8dee6; border-radius: 8px; font-size: 16px;
                gridline-color: #edf0f4; selection-background-color: #cfe0f5; selection-color: #1f2a37; }
 QHeaderView::section { background: #f3f5f8; border: none; border-bottom: 1px solid #d8dee6; padding: 6px;
                        font-size: 15px; color: #4b5b6e; }

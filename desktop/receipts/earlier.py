@@ -14,17 +14,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import QLocale, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from core import InvalidRequest, LedgerError
 from core.history import History, OperationNotFound, PastOperation, RefundCheck
-from core.kinds import MONEY_KINDS, REFUNDABLE_KINDS
+from core.kinds import MONEY_KINDS
 from core.members import check_phone
 from core.validation import check_id
 
 from .. import money
 from ..dialogs import RefundDialog
+from ..history_model import HistoryModel, HistoryView, past_row
 from ..outbox import RESOLVED, Op, now_ms
 from ..texts import id_error_words, kind_words
 from .model import RECEIPT_KINDS
@@ -66,7 +66,9 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self.loaded: PastOperation | None = None
         self.recent: list[PastOperation] = []
         self.refund_dialog: EarlierRefundDialog | None = None
-        self._reading = 0
+        # the reads in flight (workers.Task): a newer load or history read cancels the older one's
+        self.load_task = None
+        self.history_task = None
 
         self.number_label, self.account_label = QLabel(), QLabel()
         self.number_input = QLineEdit(objectName="receiptNumberInput")
@@ -75,15 +77,11 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self.account_input = QLineEdit(objectName="earlierAccountInput")
         self.account_input.setMaxLength(64)
         self.history_button = QPushButton(objectName="accountHistoryButton", clicked=self.show_history)
-        self.table = QTableWidget(0, 7, objectName="accountHistoryTable")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
+        self.table = HistoryView(HistoryModel(7), objectName="accountHistoryTable")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # receipt numbers: both ends matter
-        self.table.itemSelectionChanged.connect(self._picked)
+        self.table.selectionModel().selectionChanged.connect(self._picked)
         self.summary = QLabel(objectName="earlierSaleSummary", wordWrap=True)
         self.message = QLabel(objectName="earlierMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
@@ -140,7 +138,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self.refund_button.setText(self.tr("Refund…"))
         self.reprint_button.setText(self.tr("Reprint"))
         self.close_button.setText(self.tr("Close"))
-        self.table.setHorizontalHeaderLabels([
+        self.table.model().set_headers([
             self.tr("Time"), self.tr("Type"), self.tr("Amount"), self.tr("Refunded"), self.tr("Balance after"),
             self.tr("Terminal"), self.tr("Receipt number")])
         self._fill_table()
@@ -161,19 +159,23 @@ class EarlierSaleDialog(Retranslates, QDialog):
         """Load one operation by its receipt number (from a scan, the field or the table)."""
         self.message.setText(self.tr("Looking up receipt %1…").replace("%1", txn_id))
         self.loaded = None
-        self._reading += 1
+        if self.load_task is not None:
+            self.load_task.cancel()               # the sale loaded before is not wanted any more
+        self.load_task = self.engine.reads.run(lambda: self.history.load(txn_id), self._loaded, self._failed)
         self._update()
-        self.engine.reads.run(lambda: self.history.load(txn_id), self._loaded, self._failed)
+
+    @property
+    def _reading(self) -> int:
+        """How many reads are in flight whose answers are still wanted."""
+        return sum(1 for task in (self.load_task, self.history_task) if task is not None and task.pending)
 
     def _loaded(self, past: PastOperation) -> None:
-        self._reading -= 1
         self.loaded = past
         self.message.clear()
         self._show_loaded()
         self._update()
 
     def _failed(self, exc: Exception) -> None:
-        self._reading -= 1
         if isinstance(exc, OperationNotFound):
             days = f"{exc.retention_s / 86400:g}"
             self.message.setText(self.tr(
@@ -204,13 +206,14 @@ class EarlierSaleDialog(Retranslates, QDialog):
                 self.message.setText(id_error_words(self.tr("Account"), exc.reason))
                 return
         self.message.setText(self.tr("Reading the history of %1…").replace("%1", query))
-        self._reading += 1
-        self._update()
+        if self.history_task is not None:
+            self.history_task.cancel()            # the account asked before is not wanted any more
 
         def read():
             account_id = self._account_of(query)
             return account_id, self.history.recent(account_id, count=RECENT_COUNT)
-        self.engine.reads.run(read, lambda answer: self._history_read(*answer), self._failed)
+        self.history_task = self.engine.reads.run(read, lambda answer: self._history_read(*answer), self._failed)
+        self._update()
 
     def _account_of(self, query: str) -> str:
         """The account that `query` names (worker thread): a card (active or blocked), an
@@ -226,7 +229,6 @@ class EarlierSaleDialog(Retranslates, QDialog):
         return phones[0].account_id if len(phones) == 1 else query
 
     def _history_read(self, account_id: str, ops: list[PastOperation]) -> None:
-        self._reading -= 1
         if account_id != self.account_input.text().strip():
             self.account_input.setText(account_id)    # the card or phone named this account
         self.recent = ops
@@ -237,18 +239,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self._update()
 
     def _fill_table(self) -> None:
-        loc = QLocale()
-        self.table.setRowCount(len(self.recent))
-        for row, op in enumerate(self.recent):
-            charge = op.kind in REFUNDABLE_KINDS        # money taken, and what is refunded of it
-            cells = [datetime.fromtimestamp(op.occurred_ms / 1000).strftime("%m-%d %H:%M"),
-                     self.kind_words(op.kind), money.format_minor((-1 if charge else 1) * op.amount_minor, loc),
-                     money.format_minor(op.refunded_minor, loc) if charge else "",
-                     money.format_minor(op.balance_after_minor, loc), op.terminal_id, op.txn_id]
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, op.txn_id)
-                self.table.setItem(row, col, item)
+        self.table.model().set_rows([past_row(op, self.kind_words(op.kind)) for op in self.recent])
 
     def kind_words(self, kind: str) -> str:
         """The terminal's words for its own kinds; the ledger's other kinds named here."""
@@ -258,9 +249,9 @@ class EarlierSaleDialog(Retranslates, QDialog):
                 "compensate": self.tr("Correction"), "restore": self.tr("Restored")}.get(kind, kind)
 
     def _picked(self) -> None:
-        rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self.load(self.recent[rows[0].row()].txn_id)     # fresh: what is refunded now
+        row = self.table.selected_row()
+        if row is not None:
+            self.load(self.recent[row].txn_id)     # fresh: what is refunded now
 
     # ---------------------------------------------------------------- the loaded operation
 

@@ -90,8 +90,8 @@ def test_hold_then_complete_with_a_smaller_final_amount(qtbot, terminal, ledger)
     assert page.hold_info.text().startswith("Open hold: ¥50.00 until ") and page.hold_info.text().endswith("\nAccount HL-1")
     assert page.complete_button.isEnabled() and page.release_button.isEnabled()
     table = page.history_table
-    assert [table.item(0, c).text() for c in (1, 2, 3)] == ["Hold", "HL-1", "¥50.00"]
-    assert table.item(0, 4).text().startswith("Held until ")
+    assert [table.cell(0, c) for c in (1, 2, 3)] == ["Hold", "HL-1", "¥50.00"]
+    assert table.cell(0, 4).startswith("Held until ")
     # the final amount typed on the sale screen is offered when it fits the hold
     page.amount_input.setText("42.00")
     qtbot.mouseClick(page.complete_button, Qt.MouseButton.LeftButton)
@@ -113,8 +113,8 @@ def test_hold_then_complete_with_a_smaller_final_amount(qtbot, terminal, ledger)
     qtbot.waitUntil(lambda: page.balance_label.text().endswith("Balance ¥58.00"), timeout=3000)
     [capture] = ops_of_kind(terminal, "capture")
     assert capture.original_txn_id == held.txn_id and capture.amount_minor == 4200
-    assert [table.item(0, c).text() for c in (1, 3, 4, 5)] == ["Sale completed", "-¥42.00", "Approved", "¥58.00"]
-    assert table.item(1, 4).text() == "Completed"              # the hold's row
+    assert [table.cell(0, c) for c in (1, 3, 4, 5)] == ["Sale completed", "-¥42.00", "Approved", "¥58.00"]
+    assert table.cell(1, 4) == "Completed"              # the hold's row
     assert not page.complete_button.isEnabled() and page.hold_info.text() == "No open hold"
     assert [e.kind for e in ledger.journal("HL-1", count=5)] == ["capture", "hold", "open"]
     # a completed sale can be refunded like a charge
@@ -172,7 +172,7 @@ def test_a_hold_counts_against_charges_and_other_holds(qtbot, terminal, ledger):
     hold(qtbot, terminal, "HL-5", "30.00")
     assert page.result_label.text() == "Declined: not enough money on the account"
     assert ops_of_kind(terminal, "hold")[-1].status == "INSUFFICIENT_FUNDS"
-    assert page.history_table.item(0, 4).text() == "Not enough money"
+    assert page.history_table.cell(0, 4) == "Not enough money"
     assert (ledger.balance("HL-5"), ledger.available("HL-5")) == (10000, 2000)
 
 
@@ -232,7 +232,7 @@ def test_capture_and_void_declines_in_words(qtbot, make_terminal, redis_url, led
     assert page.result_label.text() == words
     assert page.result_label.property("tone") == "declined"
     if row is not None:                     # the hold's row says what became of it
-        assert page.history_table.item(page._rows[held.txn_id], 4).text() == row
+        assert page.history_table.cell(page._rows[held.txn_id], 4) == row
         assert not page.complete_button.isEnabled()
     else:
         assert page.complete_button.isEnabled()   # the hold itself is still open
@@ -282,7 +282,7 @@ def test_holds_in_the_shift_report_and_carried_into_the_next_shift(qtbot, termin
     # next shift: the open hold is listed and can be completed there
     sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)
     table = terminal.sale_page.history_table
-    assert table.rowCount() == 1 and table.item(0, 1).text() == "Hold"
+    assert table.rowCount() == 1 and table.cell(0, 1) == "Hold"
     look_up(qtbot, terminal, "HR-2")
     assert "On hold ¥10.00" in terminal.sale_page.balance_label.text()
     complete(qtbot, terminal, "10.00")

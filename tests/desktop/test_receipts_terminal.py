@@ -80,7 +80,7 @@ def test_every_applied_operation_prints_and_declines_do_not(qtbot, terminal, led
     assert terminal.receipts.sent[1].context.cashier_id == SUPERVISOR
     # reprint a receipt picked in the shift's history (not the last one)
     table = terminal.sale_page.history_table
-    row = next(r for r in range(table.rowCount()) if table.item(r, 0).data(Qt.ItemDataRole.UserRole) == sale)
+    row = next(r for r in range(table.rowCount()) if table.txn_at(r) == sale)
     table.selectRow(row)
     qtbot.mouseClick(terminal.findChild(object, "reprintLastButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 4, timeout=10_000)

@@ -121,7 +121,7 @@ def test_account_history_lists_every_terminal_and_picks_a_sale(qtbot, make_termi
     dialog.account_input.setText("H-1")
     qtbot.mouseClick(dialog.history_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=5000)
-    column = lambda c: [dialog.table.item(r, c).text() for r in range(4)]  # noqa: E731
+    column = lambda c: [dialog.table.cell(r, c) for r in range(4)]  # noqa: E731
     assert column(6) == ["T8-c-topup", mine, "T7-d-elsewhere", "open-H-1"]      # newest first
     assert column(5)[:3] == ["T8", "T1", "T7"]
     assert column(2)[:3] == ["¥10.00", "-¥2.00", "-¥5.00"]

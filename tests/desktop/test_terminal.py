@@ -101,7 +101,7 @@ def test_charge_approved_shows_new_balance_and_history(qtbot, terminal, ledger):
     assert ledger.balance("A-1") == 3750
     table = terminal.sale_page.history_table
     assert table.rowCount() == 1
-    assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5, 6)] == \
+    assert [table.cell(0, c) for c in (1, 2, 3, 4, 5, 6)] == \
         ["Charge", "A-1", "-¥12.50", "Approved", "¥37.50", CASHIER]
     assert terminal.sale_page.amount_input.text() == ""       # the next Enter cannot re-charge
     entry = ledger.journal("A-1", count=5)[0]
@@ -200,7 +200,7 @@ def test_keypad_types_amount(qtbot, terminal, ledger):
 def _select_row_of(window, txn_id):
     table = window.sale_page.history_table
     for row in range(table.rowCount()):
-        if table.item(row, 0).data(Qt.ItemDataRole.UserRole) == txn_id:
+        if table.txn_at(row) == txn_id:
             table.selectRow(row)
             return
     raise AssertionError(txn_id)
@@ -211,7 +211,7 @@ def test_refund_needs_supervisor_pin_partial_then_rest(qtbot, terminal, ledger, 
     sign_in(qtbot, terminal)
     charge(qtbot, terminal, "F-1", "30.00")
     wait_idle(qtbot, terminal)
-    deduct_txn = terminal.sale_page.history_table.item(0, 0).data(Qt.ItemDataRole.UserRole)
+    deduct_txn = terminal.sale_page.history_table.txn_at(0)
     _select_row_of(terminal, deduct_txn)
     assert terminal.sale_page.refund_button.isEnabled()
     qtbot.mouseClick(terminal.sale_page.refund_button, Qt.MouseButton.LeftButton)
@@ -357,8 +357,8 @@ def test_translation_switch_to_chinese_translates_every_visible_string(qtbot, te
         if w.isVisibleTo(terminal):
             texts.append(w.placeholderText())
     table = terminal.sale_page.history_table
-    texts += [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    texts += [table.item(0, c).text() for c in range(table.columnCount())]
+    texts += [table.model().headerData(c, Qt.Orientation.Horizontal) for c in range(table.model().columnCount())]
+    texts += [table.cell(0, c) for c in range(table.model().columnCount())]
     texts.append(terminal.windowTitle())
     leftovers = {word for t in texts for word in re.findall(r"[A-Za-z][A-Za-z-]{2,}", t)} - allowed
     assert not leftovers, leftovers

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QTableWidget, QWidget
+from PySide6.QtGui import QBrush
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QTableView, QWidget
 
 from desktop.settings import TerminalSettings
 
@@ -100,9 +101,9 @@ def charge_typed(qtbot, window, account: str, amount: str) -> None:
 
 
 def select_row_of(window, txn_id: str) -> None:
-    table = child(window, "historyTable", QTableWidget)
+    table = child(window, "historyTable", QTableView)
     for row in range(table.rowCount()):
-        if table.item(row, 0).data(Qt.ItemDataRole.UserRole) == txn_id:
+        if table.txn_at(row) == txn_id:
             table.selectRow(row)
             return
     raise AssertionError(txn_id)
@@ -254,7 +255,7 @@ def test_a_scan_with_the_focus_in_the_history_table_is_not_lost(qtbot, terminal,
     open_account(ledger, "D-1001", 4200)
     sign_in(qtbot, terminal)
     charge_typed(qtbot, terminal, "SC-0001", "1.00")
-    table = child(terminal, "historyTable", QTableWidget)
+    table = child(terminal, "historyTable", QTableView)
     table.setFocus()
     table.selectRow(0)
     scan(qtbot, "D-1001")
@@ -319,7 +320,7 @@ def test_scanner_prefix_and_suffix_come_from_the_settings(qtbot, terminal, ledge
     open_account(ledger, "PX-100", 500)
     open_account(ledger, "PX-200", 600)
     sign_in(qtbot, terminal)
-    table = child(terminal, "historyTable", QTableWidget)
+    table = child(terminal, "historyTable", QTableView)
     table.setFocus()
     scan(qtbot, "~PX-100", suffix=Qt.Key.Key_Tab)
     qtbot.waitUntil(lambda: "¥5.00" in child(terminal, "balanceLabel", QLabel).text(), timeout=5000)
@@ -538,7 +539,7 @@ def test_keyboard_only_shortcuts_and_tab_out_of_the_history(qtbot, terminal, led
                       ("closeShiftButton", "(F8)"), ("chargeButton", "(F12)"), ("holdButton", "(F9)")):
         assert key in child(terminal, name, QPushButton).text(), name
     charge_typed(qtbot, terminal, "KB-0001", "3.00")
-    table = child(terminal, "historyTable", QTableWidget)
+    table = child(terminal, "historyTable", QTableView)
     table.setFocus()
     table.selectRow(0)
     qtbot.keyClick(table, Qt.Key.Key_Tab)
@@ -604,8 +605,9 @@ def test_declined_rows_are_distinct_from_debits(qtbot, terminal, ledger):
     sign_in(qtbot, terminal)
     charge_typed(qtbot, terminal, "DR-0001", "0.50")
     charge_typed(qtbot, terminal, "DR-0001", "6.00")           # declined: not enough money
-    table = child(terminal, "historyTable", QTableWidget)
-    declined, approved = table.item(0, 3), table.item(1, 3)
-    assert (declined.text(), approved.text()) == ("¥6.00", "-¥0.50")
+    table = child(terminal, "historyTable", QTableView)
+    declined, approved = table.model().index(0, 3), table.model().index(1, 3)
+    assert (declined.data(), approved.data()) == ("¥6.00", "-¥0.50")
     assert (declined.data(ROW_TONE_ROLE), approved.data(ROW_TONE_ROLE)) == ("declined", "applied")
-    assert declined.foreground().color() != approved.foreground().color() and declined.font().strikeOut()
+    colour = lambda index: (index.data(Qt.ItemDataRole.ForegroundRole) or QBrush()).color()  # noqa: E731
+    assert colour(declined) != colour(approved) and declined.data(Qt.ItemDataRole.FontRole).strikeOut()

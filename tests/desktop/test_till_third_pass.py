@@ -308,7 +308,7 @@ def test_earlier_sale_history_takes_a_card_number_and_a_phone(qtbot, terminal, l
     qtbot.waitUntil(dialog.isVisible, timeout=3000)
     for typed in ("62221010", "13900001010"):
         dialog.recent = []
-        dialog.table.setRowCount(0)
+        dialog.table.clear_rows()
         dialog.account_input.setText(typed)
         qtbot.keyClick(dialog.account_input, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: dialog._reading == 0 and dialog.table.rowCount() > 0, timeout=5000)
@@ -562,7 +562,7 @@ def test_the_history_keeps_the_newest_row_in_view(qtbot, terminal, ledger):
     page.amount_input.setText("10.00")
     qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: page.busy_txn is None and table.rowCount() == 10, timeout=5000)
-    top = table.visualItemRect(table.item(0, 0))
+    top = table.visualRect(table.model().index(0, 0))
     assert table.viewport().rect().contains(top.topLeft())   # the newest row is on screen
 
 
