@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QS
                                QVBoxLayout, QWidget)
 
 from . import i18n, money
-from .dialogs import CompleteSaleDialog, RefundDialog, SupervisorDialog, TopUpDialog
+from .dialogs import CompleteSaleDialog, RefundDialog, TopUpDialog
 from .engine import ONLINE, Engine
 from .receipts.hooks import install as install_receipts
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
@@ -40,6 +40,7 @@ from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
 from .settings import SettingsDialog, TerminalSettings
 from .signin import SignInPage
+from .till_dialog import SupervisorDialog
 from .style import scale_for, style_sheet
 from .texts import connection_words, kind_words, short_status
 from .i18n import Retranslates

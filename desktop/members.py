@@ -22,7 +22,7 @@ from core.members import CARD_BLOCK_REASONS, check_phone
 from core.validation import check_holder_name, check_id
 
 from . import money
-from .dialogs import TillDialog
+from .till_dialog import TillDialog
 from .engine import new_member_id
 from .keypad import Keypad
 from .sale_session import Refusal

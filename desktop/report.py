@@ -36,7 +36,7 @@ from core.members import PAYMENT_METHODS
 from core.shifts import ShiftTotals
 
 from . import money
-from .dialogs import TillDialog
+from .till_dialog import TillDialog
 from .keypad import Keypad
 from .supervisor_fields import SupervisorFields
 from .outbox import Op, Shift

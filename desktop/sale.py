@@ -228,14 +228,14 @@ class SalePage(Retranslates, QWidget):
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier
-        has confirmed the amount shown in words (dialogs.ConfirmDialog)."""
+        has confirmed the amount shown in words (till_dialog.ConfirmDialog)."""
         if not self.session.needs_confirming(amount_minor):
             go()
             return
         self._confirm(large_amount_words(amount_minor), self.tr("Yes, this amount"), go, parent.window())
 
     def _confirm(self, text: str, yes_text: str, go, window) -> None:
-        from .dialogs import ConfirmDialog
+        from .till_dialog import ConfirmDialog
         self.confirm_dialog = ConfirmDialog(text, yes_text, window)
         self.confirm_dialog.accepted.connect(go)
         self.confirm_dialog.open()
