@@ -598,12 +598,12 @@ class Engine(QObject):
             return Found(query, matches=matches)
         return self.reads.run(read, on_done, on_error)
 
-    def promotions(self, on_done, on_error) -> None:
+    def promotions(self, on_done, on_error) -> Task:
         """The shop's top-up promotions (worker thread)."""
-        self.reads.run(self.ledger.promotions, on_done, on_error)
+        return self.reads.run(self.ledger.promotions, on_done, on_error)
 
-    def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> None:
-        self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)
+    def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> Task:
+        return self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)
 
-    def approve(self, supervisor_id: str, pin: str, on_done, on_error) -> None:
-        self.reads.run(lambda: self.registry.approve(supervisor_id, pin), on_done, on_error)
+    def approve(self, supervisor_id: str, pin: str, on_done, on_error) -> Task:
+        return self.reads.run(lambda: self.registry.approve(supervisor_id, pin), on_done, on_error)

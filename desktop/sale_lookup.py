@@ -56,6 +56,8 @@ class AccountLookup(QObject):
         self.changed()                    # the hold panel follows the account typed
 
     def take_scan(self, code: str) -> None:
+        """A receipt's number opens that sale; a card replaces the account field and is
+        looked up at once."""
         if self.session.cashier is not None and RECEIPT_NUMBER.fullmatch(code):
             self.receiptRequested.emit(code)
             return
@@ -143,6 +145,8 @@ class AccountLookup(QObject):
         self.page.balance_label.clear()
 
     def pick(self, lookup, account_id: str) -> bool:
+        """Look the picked account up, unless the cashier has moved on since `lookup`
+        (then nothing happens and False is answered)."""
         if not self.session.lookup_wanted(lookup):
             return False
         self.page.account_input.setText(account_id)
@@ -157,6 +161,8 @@ class AccountLookup(QObject):
         self.changed()
 
     def refresh(self) -> None:
+        """Re-read the account on screen. Quiet: no focus change, and a failed read keeps
+        what is shown."""
         if self.engine.closed:
             self.page.refresh_timer.stop()
             return

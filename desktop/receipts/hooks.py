@@ -67,6 +67,7 @@ class ReceiptsHook:
     supervisor_dialog: object | None = None  # the supervisor's approval asked before it opens
     open_earlier: Callable[[], None] = lambda: None
     open_settings: Callable[[], None] | None = None
+    shortcuts: tuple = ()                    # F3 Earlier sale…, F4 Reprint (on the sale screen)
 
 
 def install(window, settings=None) -> ReceiptsHook:
@@ -104,8 +105,8 @@ def install(window, settings=None) -> ReceiptsHook:
     hook.open_earlier = open_earlier
     # keyboard-only tills: every action has a key, shown on its button (the sale screen's own
     # keys: F5 refund, F6 top-up, F7 member, F8 close shift, F9 hold, F12 charge)
-    page.f3 = QShortcut(QKeySequence(Qt.Key.Key_F3), page, activated=bar.earlier_button.click)
-    page.f4 = QShortcut(QKeySequence(Qt.Key.Key_F4), page, activated=bar.reprint_button.click)
+    hook.shortcuts = (QShortcut(QKeySequence(Qt.Key.Key_F3), page, activated=bar.earlier_button.click),
+                      QShortcut(QKeySequence(Qt.Key.Key_F4), page, activated=bar.reprint_button.click))
 
     def open_receipt(number: str) -> None:
         open_earlier()
@@ -119,7 +120,7 @@ def install(window, settings=None) -> ReceiptsHook:
         def open_settings() -> None:
             """Printer…: like Settings…, a supervisor's id and PIN first (the shop name on
             the slips, automatic printing and the cash drawer are the shop's)."""
-            from ..dialogs import SupervisorDialog
+            from ..till_dialog import SupervisorDialog
             hook.supervisor_dialog = SupervisorDialog(
                 engine, QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor."),
                 window)
