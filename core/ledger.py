@@ -165,6 +165,11 @@ class Ledger:
                 self.load_retention()
         return self._shop_retention_s
 
+    def known_retention_s(self) -> int | None:
+        """The retention without asking Redis: the override, else the shop's setting as last
+        read, else None (never read yet)."""
+        return self._retention_override if self._retention_override is not None else self._shop_retention_s
+
     @property
     def retention_overridden(self) -> bool:
         """True when this process runs with a retention of its own (constructor)."""
