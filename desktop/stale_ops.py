@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QLocale, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QLocale, Qt, Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout
 
 from core.kinds import BOOK_ONLY_KINDS
@@ -34,10 +34,13 @@ from .texts import kind_words, status_words
 
 
 def age_words(age_ms: int) -> str:
-    """An age in days and hours, e.g. '7 d 3 h' (the hours alone under a day)."""
+    """An age in days and hours, e.g. '7 d 3 h' (the hours alone under a day), translated."""
     hours = max(0, age_ms) // 3_600_000
     days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if days else f"{hours} h"
+    if days:
+        return QCoreApplication.translate("StaleOpsDialog", "%1 d %2 h").replace("%1", str(days)) \
+            .replace("%2", str(hours))
+    return QCoreApplication.translate("StaleOpsDialog", "%1 h").replace("%1", str(hours))
 
 
 class StaleOpsDialog(TillDialog):
