@@ -295,7 +295,9 @@ class Engine(QObject):
 
     @property
     def recovering(self) -> bool:
-        return bool(self._from_earlier_run & self._unresolved.keys())
+        """Operations of an earlier run are still being re-sent (the ones too old to re-send
+        wait for a supervisor instead and do not hold up the report of the others)."""
+        return bool((self._from_earlier_run & self._unresolved.keys()) - self._stale.keys())
 
     # ---------------------------------------------------------------- connection
 
@@ -586,22 +588,8 @@ class Engine(QObject):
             self._set_state(state, detail)
         if outcome == STALE:
             self._mark_stale([op])
-            return
-        if outcome == "resolved":
-            if self._unresolved.pop(op.txn_id, None) is None:
-                return                     # already reported
-            self._awaiting_retry.discard(op.txn_id)
-            if self._stale.pop(op.txn_id, None) is not None:
-                self.staleChanged.emit(self.stale_ops())
-            self.pendingChanged.emit(len(self._unresolved))
-            if op.txn_id in self._from_earlier_run:
-                self._recovered.append(op)
-                if not self.recovering:
-                    self.recoveryFinished.emit(list(self._recovered))
-                    self._recovered.clear()
-            self.opResolved.emit(op)
-            if op.applied and op.kind in SPLIT_KINDS and op.principal_delta_minor is None:
-                self._read_split(op)
+        elif outcome == "resolved":
+            self._resolved(op)
         else:
             self._unresolved[op.txn_id] = op
             self._awaiting_retry.add(op.txn_id)
@@ -632,6 +620,26 @@ class Engine(QObject):
         # pending and is retried; if it was not saved it was never sent.
         log.error("operation worker failed: %s: %s", type(exc).__name__, self.scrub(str(exc)))
 
+    def _resolved(self, op: Op) -> None:
+        """`op` is decided (an answer, a re-check, a supervisor's abandon): report it once."""
+        if self._unresolved.pop(op.txn_id, None) is None:
+            return                     # already reported
+        self._awaiting_retry.discard(op.txn_id)
+        if self._stale.pop(op.txn_id, None) is not None:
+            self.staleChanged.emit(self.stale_ops())
+        self.pendingChanged.emit(len(self._unresolved))
+        if op.txn_id in self._from_earlier_run:
+            self._recovered.append(op)
+            self._report_recovery()
+        self.opResolved.emit(op)
+        if op.applied and op.kind in SPLIT_KINDS and op.principal_delta_minor is None:
+            self._read_split(op)
+
+    def _report_recovery(self) -> None:
+        if self._recovered and not self.recovering:
+            self.recoveryFinished.emit(list(self._recovered))
+            self._recovered.clear()
+
     def _mark_stale(self, ops: list[Op]) -> None:
         """Rows too old to re-send: out of the retry loop, still unresolved, shown to a supervisor."""
         new = False
@@ -643,6 +651,7 @@ class Engine(QObject):
             self._stale[op.txn_id] = op
         if new:
             self.staleChanged.emit(self.stale_ops())
+            self._report_recovery()            # the rest of an earlier run may be done now
 
     def abandon(self, txn_id: str, supervisor_id: str) -> Op | None:
         """A supervisor's decision on a row too old to re-send: it is given up (the
@@ -654,12 +663,7 @@ class Engine(QObject):
         op = self.outbox.abandon(txn_id, supervisor_id)
         log.warning("txn %s %s %s %d: abandoned by supervisor %s (too old to re-send)", op.txn_id, op.kind,
                     op.account_id, op.amount_minor, supervisor_id)
-        self._stale.pop(txn_id, None)
-        self._awaiting_retry.discard(txn_id)
-        self._unresolved.pop(txn_id, None)
-        self.pendingChanged.emit(len(self._unresolved))
-        self.staleChanged.emit(self.stale_ops())
-        self.opResolved.emit(op)
+        self._resolved(op)
         return op
 
     def recheck(self, txn_id: str, on_done, on_error) -> None:
@@ -683,7 +687,7 @@ class Engine(QObject):
         def done(answer) -> None:
             outcome, row = answer
             if outcome == "resolved":
-                self._sent(("resolved", row, (ONLINE, "")))
+                self._resolved(row)
             on_done(outcome, row)
         self.reads.run(read, done, on_error)
 
