@@ -56,15 +56,14 @@ from core import kinds
 from core.capacity import memory_share, memory_use
 from core.doctor import MEMORY_NOTICE_SHARE
 from core.ledger import DEFAULT_RETENTION_S
-from core.validation import RESEND_MARGIN_S
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel, redacted
 from core.history import History
 from core.keys import META_KEY
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_id
-from core.validation import check_id
+from core.validation import RESEND_MARGIN_S, check_id
 
-from .outbox import ABANDONED, CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
+from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
 
 log = logging.getLogger(__name__)
