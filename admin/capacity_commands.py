@@ -5,8 +5,9 @@
                         [--trim-interval-s S] [--lag-s S] [--reconcile-config PATH]
 
 The byte costs per part are `core.capacity`'s (measured by `python -m bench --parts
-capacity`). The retention is the ledger's (`core.ledger.DEFAULT_RETENTION_S`, what every
-program of the shop runs with); the journal keep and trim interval are the reconcile
+capacity`). The retention is the shop's setting (cs:meta `retention_s`, set by `cashierctl
+init --retention-s`, what every program of the shop runs with; `core.ledger.DEFAULT_RETENTION_S`
+with `--accounts`, when nothing is read from Redis); the journal keep and trim interval are the reconcile
 service's settings (its defaults < its TOML file, `--reconcile-config` or
 CASHIER_RECONCILE_CONFIG). Without `--accounts` the accounts are counted on Redis
 (`--redis-url`) and the estimate is set against its maxmemory and what it uses now; with
@@ -66,16 +67,15 @@ def _reconcile_settings(args) -> tuple[float, float, str]:
                                                             else "reconcile service defaults")
 
 
-def _redis_state(args) -> tuple[int, int, int]:
-    """(accounts, used_memory, maxmemory) of the Redis at --redis-url (the fullest primary's memory)."""
+def _redis_state(args) -> tuple[int, int, int, int]:
+    """(accounts, used_memory, maxmemory, retention_s) of the Redis at --redis-url (the
+    fullest primary's memory; the shop's retention setting of its cs:meta)."""
     ledger = Ledger.from_url(args.redis_url, auto_init=False,
                              retry=RetryPolicy(deadline_s=args.retry_deadline_s))
     client = ledger.client
     accounts = sum(int(client.scard(p.accounts)) for p in ledger.partitions)
-    info = client.info("memory")
-    nodes = info.values() if info and all(isinstance(v, dict) for v in info.values()) else [info]
-    fullest = max(nodes, key=lambda n: int(n.get("used_memory", 0)) / max(int(n.get("maxmemory", 0)), 1))
-    return accounts, int(fullest.get("used_memory", 0)), int(fullest.get("maxmemory", 0))
+    used, limit = capacity.memory_use(client)
+    return accounts, used, limit, ledger.retention_s
 
 
 @guarded
@@ -85,27 +85,31 @@ def cmd_capacity(args) -> int:
         keep_s, source = args.journal_keep_s, "command line"
     if args.trim_interval_s is not None:
         trim_s = args.trim_interval_s
-    retention_s = args.retention_s if args.retention_s is not None else DEFAULT_RETENTION_S
+    retention_s, retention_from = DEFAULT_RETENTION_S, "the default"
     used = limit = None
     accounts = args.accounts
     if accounts is None:
-        accounts, used, limit = _redis_state(args)
+        accounts, used, limit, retention_s = _redis_state(args)
+        retention_from = "the shop's setting"
+    if args.retention_s is not None:
+        retention_s, retention_from = args.retention_s, "command line"
     est = capacity.estimate(args.ops_per_s, accounts=accounts, retention_s=retention_s,
                             journal_keep_s=keep_s, trim_interval_s=trim_s, lag_s=args.lag_s)
     fits = None if limit is None else (limit > 0 and est.maxmemory_bytes <= limit)
     if args.json:
         print(json.dumps(dict(est.as_dict(), used_memory_bytes=used, redis_maxmemory_bytes=limit, fits=fits,
-                              journal_settings_from=source)))
+                              journal_settings_from=source, retention_from=retention_from)))
     else:
-        _print_text(est, keep_s, trim_s, source, used, limit, fits)
+        _print_text(est, keep_s, trim_s, source, used, limit, fits, retention_from)
     return EXIT_DECLINED if fits is False else EXIT_OK
 
 
 def _print_text(est: capacity.Estimate, keep_s: float, trim_s: float, source: str, used, limit,
-                fits) -> None:
+                fits, retention_from: str = "the default") -> None:
     days = est.retention_s / 86400
     print(f"At {est.ops_per_s:g} operations/s with {est.accounts:,} accounts (journal held {keep_s:g} s after "
-          f"booking + trim every {trim_s:g} s + lag {est.journal_held_s - keep_s - trim_s:g} s: {source}):")
+          f"booking + trim every {trim_s:g} s + lag {est.journal_held_s - keep_s - trim_s:g} s: {source}; "
+          f"retention {est.retention_s} s: {retention_from}):")
     print(f"  idempotency records  {est.records_held:>14,} held ({days:g} day{'' if days == 1 else 's'} retention) × "
           f"{capacity.RECORD_BYTES + capacity.KEYSPACE_BYTES_PER_KEY} bytes = {human_bytes(est.record_bytes)}")
     print(f"  journal entries      {est.journal_entries_held:>14,} held ({est.journal_held_s:g} s) × "
@@ -137,7 +141,8 @@ def register(subparsers) -> None:
     p.add_argument("--accounts", type=_number("accounts", low=0, high=MAX_ACCOUNTS, whole=True),
                    help="accounts (members) to plan for (default: counted on Redis, which is then read)")
     p.add_argument("--retention-s", type=_number("retention_s", low=1, high=MAX_RETENTION_S, whole=True),
-                   help=f"idempotency retention (default the ledger's, {DEFAULT_RETENTION_S} s)")
+                   help="idempotency retention (default the shop's setting in cs:meta, "
+                        f"`cashierctl init --retention-s`; {DEFAULT_RETENTION_S} s with --accounts)")
     p.add_argument("--journal-keep-s", type=_number("journal_keep_s", low=0, high=MAX_RETENTION_S),
                    help="how long booked journal entries stay in Redis (default the reconcile service's trim_keep_s)")
     p.add_argument("--trim-interval-s", type=_number("trim_interval_s", low=0, high=MAX_RETENTION_S),

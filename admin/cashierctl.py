@@ -61,9 +61,24 @@ def _report(result: Result, args) -> int:
 
 def cmd_init(args) -> int:
     ledger = _ledger(args)
-    schema = ledger.init(partitions=args.partitions)
-    print(f"ledger ready on {redacted(args.redis_url)}: {schema.partitions} journal partition(s)")
+    schema = ledger.init(partitions=args.partitions, retention_s=args.retention_s)
+    retention_s = ledger.retention_s
+    print(f"ledger ready on {redacted(args.redis_url)}: {schema.partitions} journal partition(s); "
+          f"idempotency retention {retention_s} s ({retention_s / 86400:g} days)")
     return EXIT_OK
+
+
+def _shop_retention(text: str) -> int:
+    """--retention-s: whole seconds, 1 day to 400 days (core.validation.check_shop_retention)."""
+    from core.validation import check_shop_retention
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"retention_s: {text!r} is not a whole number of seconds") from None
+    try:
+        return check_shop_retention(value)
+    except InvalidRequest as exc:
+        raise argparse.ArgumentTypeError(f"{exc.field}: {exc.reason}") from None
 
 
 def cmd_open(args) -> int:
@@ -182,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init", help="create the ledger on a new, empty Redis")
     p.add_argument("--partitions", type=int, help="journal partitions (default 1 standalone, 16 cluster)")
+    p.add_argument("--retention-s", type=_shop_retention,
+                   help="how long txn ids are remembered (idempotency), whole seconds from 86400 (1 day) "
+                        "to 34560000 (400 days); stored in cs:meta for every till and service; "
+                        "default: keep the stored one (7 days on a new ledger)")
     p.set_defaults(func=cmd_init)
     p = with_txn(sub.add_parser("open", help="open an account"))
     p.add_argument("account", help=ACCOUNT_HELP)

@@ -75,6 +75,21 @@ def estimate(ops_per_s: float, *, accounts: int, retention_s: int, journal_keep_
                     base_bytes=BASE_BYTES)
 
 
+def memory_use(client) -> tuple[int, int]:
+    """(used_memory, maxmemory) in bytes of the Redis behind `client`: of its fullest
+    primary on a Cluster (the first to refuse writes); maxmemory 0 means none is set.
+    What `cashierctl capacity`, doctor and the till's memory notice read."""
+    info = client.info("memory")
+    nodes = info.values() if info and all(isinstance(v, dict) for v in info.values()) else [info]
+    fullest = max(nodes, key=lambda n: int(n.get("used_memory", 0)) / max(int(n.get("maxmemory", 0)), 1))
+    return int(fullest.get("used_memory", 0)), int(fullest.get("maxmemory", 0))
+
+
+def memory_share(used: int, limit: int) -> float | None:
+    """used / maxmemory, or None when no maxmemory is set (no percentage can warn)."""
+    return used / limit if limit else None
+
+
 def human_bytes(n: float) -> str:
     for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if abs(n) >= size:

@@ -22,6 +22,7 @@ from .keys import CONSUMER_GROUP, META_KEY
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 MEMORY_WARN_SHARE = 0.70      # of maxmemory; the alert rules of docs/operations.md use the same
 MEMORY_FAIL_SHARE = 0.85
+MEMORY_NOTICE_SHARE = 0.90    # the till's supervisor notice (desktop/engine.py, docs/terminal.md)
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
             missing = [n.name for n in client.get_primaries() if not runner.loaded_on(n.redis_connection)]
         else:
             missing = [] if runner.loaded_on(client) else ["this Redis"]
+        out.append(retention_finding(ledger))
         out.append(Finding(OK if not missing else WARN, "scripts",
                            f"all scripts loaded (function library {runner.library_name})" if not missing
                            else f"function library {runner.library_name} not loaded on {', '.join(missing)}",
@@ -142,6 +144,22 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
     except NoPermissionError as exc:
         out.append(Finding(WARN, "access", f"could not check the ledger: {exc}", "use the admin user"))
     return out
+
+
+def retention_finding(ledger) -> Finding:
+    """The idempotency retention the scripts write txn records with (the shop's setting
+    in cs:meta), and the age from which the tills stop re-sending on their own."""
+    from .validation import RESEND_MARGIN_S
+    try:
+        stored = ledger.stored_retention_s()
+    except ValueError as exc:                      # InvalidRequest: edited by hand
+        return Finding(FAIL, "retention", str(exc), "cashierctl init --retention-s N (N >= 86400)")
+    retention_s = stored if stored is not None else ledger.retention_s
+    where = "the shop's setting" if stored is not None else "the default: cs:meta has none"
+    return Finding(OK if stored is not None else WARN, "retention",
+                   f"txn records kept {retention_s} s ({retention_s / 86400:g} days, {where}); tills "
+                   f"re-send on their own only operations younger than {retention_s - RESEND_MARGIN_S} s",
+                   "" if stored is not None else "cashierctl init --retention-s N stores it for every till")
 
 
 def ttl_findings(client, *, shown: int = 20) -> list[Finding]:

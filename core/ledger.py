@@ -46,6 +46,20 @@ DEFAULT_PARTITIONS_CLUSTER = 16
 BATCH_ITEMS_PER_CALL = 50
 
 
+def _stored_retention(stored) -> int:
+    """cs:meta's retention_s as the scripts get it: DEFAULT_RETENTION_S when absent; a value
+    that is not one the setting allows (edited by hand) is refused, naming the field."""
+    if stored is None:
+        return DEFAULT_RETENTION_S
+    text = stored.decode() if isinstance(stored, bytes) else str(stored)
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidRequest("retention_s", f"cs:meta holds {text!r}, not whole seconds: "
+                             "set it with cashierctl init --retention-s N") from None
+    return v.check_shop_retention(value)
+
+
 def _part_method(part: str, method):
     """A Ledger method that is `method` of the ledger's part `part` (same name, signature
     and docstring): the parts' methods stay the Ledger's own API."""
@@ -71,10 +85,16 @@ class _RunnerAttribute:
 class Ledger:
     """Balance operations on one central Redis (standalone or Cluster).
 
-    retention_s: how long the first decision of a txn id is kept (default 7 days).
-        A retry after that is treated as a new request; if it applies again the
-        reconcile service finds the duplicate txn id and reverses it. Refunds name
-        their original within the same window.
+    retention_s: how long the first decision of a txn id is kept. Default None: the
+        shop's setting, `retention_s` in cs:meta (`cashierctl init --retention-s N`, at
+        least 1 day; `DEFAULT_RETENTION_S`, 7 days, when the ledger has none), read with
+        the key schema and again by `load_retention()`; every script that writes a txn
+        record gets it in ARGV (cs:meta has no hash tag, so it is never in a script's
+        KEYS). A number here overrides the setting for this process (tests, tools).
+        A retry after the retention is treated as a new request; if it applies again the
+        reconcile service finds the duplicate txn id and reverses it (a till never re-sends
+        an operation that old on its own: docs/terminal.md). Refunds name their original
+        within the same window.
     retry: the bound on retries of one call (see `RetryPolicy`).
     auto_init: create the ledger's streams on a Redis that has none. Terminals in
         production pass False so that a Redis that lost its data is never mistaken
@@ -90,13 +110,15 @@ class Ledger:
         cache up to this old (default 0: off). For display only; see `core.read_cache`.
     """
 
-    def __init__(self, client, *, retention_s: int = DEFAULT_RETENTION_S,
+    def __init__(self, client, *, retention_s: int | None = None,
                  retry: RetryPolicy | None = None, auto_init: bool = True,
                  partitions: int | None = None, allow_evicting_policy: bool = False,
                  scripts: ScriptRunner | None = None, read_cache_max_age_s: float = 0.0,
                  read_cache_max_entries: int = 10_000, wait_replicas: int = 0,
                  wait_timeout_ms: int = 200):
-        self.retention_s = v.check_retention(retention_s)
+        # None: the shop's setting (cs:meta retention_s), read with the schema
+        self._retention_override = None if retention_s is None else v.check_retention(retention_s)
+        self._shop_retention_s: int | None = None
         self.auto_init = auto_init
         self._requested_partitions = partitions
         self._schema: KeySchema | None = None
@@ -132,6 +154,41 @@ class Ledger:
     # ---------------------------------------------------------------- setup
 
     @property
+    def retention_s(self) -> int:
+        """How long a txn record lives (s): the override given to the constructor, else the
+        shop's setting as last read (read now, with the schema, if it never was)."""
+        if self._retention_override is not None:
+            return self._retention_override
+        if self._shop_retention_s is None:
+            self.schema                                   # noqa: B018 (reads cs:meta)
+            if self._shop_retention_s is None:            # the schema was loaded before by init()
+                self.load_retention()
+        return self._shop_retention_s
+
+    def known_retention_s(self) -> int | None:
+        """The retention without asking Redis: the override, else the shop's setting as last
+        read, else None (never read yet)."""
+        return self._retention_override if self._retention_override is not None else self._shop_retention_s
+
+    @property
+    def retention_overridden(self) -> bool:
+        """True when this process runs with a retention of its own (constructor)."""
+        return self._retention_override is not None
+
+    def load_retention(self) -> int:
+        """Read the shop's retention from cs:meta now (the till does on every ping, so a
+        change reaches it without a restart) and answer the one this ledger uses."""
+        stored = self.runner.with_retry(self.runner.client.hget, META_KEY, "retention_s", txn_id=None)
+        self._shop_retention_s = _stored_retention(stored)
+        return self.retention_s
+
+    def stored_retention_s(self) -> int | None:
+        """The retention stored in cs:meta, or None when the ledger has none (a ledger made
+        before the setting: its scripts use DEFAULT_RETENTION_S)."""
+        stored = self.runner.with_retry(self.runner.client.hget, META_KEY, "retention_s", txn_id=None)
+        return None if stored is None else _stored_retention(stored)
+
+    @property
     def schema(self) -> KeySchema:
         if self._schema is None:
             self._schema = self.runner.with_retry(self._load_schema, txn_id=None)
@@ -142,27 +199,41 @@ class Ledger:
         return self.schema.all
 
     def _load_schema(self) -> KeySchema:
-        stored = self.runner.client.hget(META_KEY, "partitions")
+        stored, retention = self.runner.client.hmget(META_KEY, "partitions", "retention_s")
         if stored is None:
             if not self.auto_init:
                 raise LedgerNotInitialized("no cs:meta key")
             return self.init()
+        self._shop_retention_s = _stored_retention(retention)
         return KeySchema(int(stored))
 
-    def init(self, partitions: int | None = None) -> KeySchema:
+    def init(self, partitions: int | None = None, *, retention_s: int | None = None) -> KeySchema:
         """Create the ledger on this Redis: settings, journal streams and consumer groups.
 
         Idempotent, and safe when several processes do it at once: the first
         partition count written wins and is never changed afterwards.
+        `retention_s`: the shop's idempotency retention (whole seconds, 1 day to 400
+        days; checked before anything is written): stored in cs:meta, replacing the one
+        there (records written before keep their TTL). None keeps the stored one, or
+        stores `DEFAULT_RETENTION_S` on a ledger that has none.
         """
-        return self.runner.with_retry(self._init, partitions, txn_id=None)
+        if retention_s is not None:
+            v.check_shop_retention(retention_s)
+        return self.runner.with_retry(self._init, partitions, retention_s, txn_id=None)
 
-    def _init(self, partitions: int | None) -> KeySchema:
+    def _init(self, partitions: int | None, retention_s: int | None = None) -> KeySchema:
         wanted = partitions or self._requested_partitions or (
             DEFAULT_PARTITIONS_CLUSTER if is_cluster(self.runner.client) else DEFAULT_PARTITIONS_STANDALONE)
-        self.runner.client.hsetnx(META_KEY, "partitions", wanted)
-        self.runner.client.hsetnx(META_KEY, "created_ms", int(time.time() * 1000))
-        return self.prepare_partitions(int(self.runner.client.hget(META_KEY, "partitions")))
+        client = self.runner.client
+        client.hsetnx(META_KEY, "partitions", wanted)
+        client.hsetnx(META_KEY, "created_ms", int(time.time() * 1000))
+        if retention_s is not None:
+            client.hset(META_KEY, "retention_s", retention_s)
+        else:
+            client.hsetnx(META_KEY, "retention_s", DEFAULT_RETENTION_S)
+        stored, retention = client.hmget(META_KEY, "partitions", "retention_s")
+        self._shop_retention_s = _stored_retention(retention)
+        return self.prepare_partitions(int(stored))
 
     def prepare_partitions(self, partitions: int) -> KeySchema:
         """Create the journal streams and consumer groups of `partitions` partitions and

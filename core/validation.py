@@ -25,6 +25,12 @@ MAX_BALANCE_MINOR = 1_000_000_000_000_000   # 1e15 < 2**53
 MAX_ID_LEN = 64
 ID_CHARS = "A-Z a-z 0-9 . _ : -"
 MAX_RETENTION_S = 400 * 86400
+# The shop's idempotency retention (cs:meta retention_s, `cashierctl init --retention-s`)
+# is at least a day: a till re-sends on its own only operations younger than the retention
+# minus `RESEND_MARGIN_S` (older ones go to a supervisor), so a shorter one would leave a
+# till that was away over night nothing to re-send.
+MIN_SHOP_RETENTION_S = 86400
+RESEND_MARGIN_S = 3600
 ID_CLASS = "[A-Za-z0-9._:-]"                 # one character of ID_CHARS, as a regex class
 _ID_RE = re.compile(f"{ID_CLASS}{{1,{MAX_ID_LEN}}}")
 INTERNAL_TXN_PREFIX = "@"
@@ -121,4 +127,12 @@ def check_holder_name(value: object, field: str = "holder_name") -> str:
 def check_retention(value: object, field: str = "retention_s") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RETENTION_S:
         raise InvalidRequest(field, "must be a whole number of seconds from 1 to 400 days")
+    return value
+
+
+def check_shop_retention(value: object, field: str = "retention_s") -> int:
+    """The shop's retention setting: whole seconds from 1 day to 400 days."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_SHOP_RETENTION_S <= value <= MAX_RETENTION_S:
+        raise InvalidRequest(field, f"must be a whole number of seconds from {MIN_SHOP_RETENTION_S} (1 day) "
+                                    f"to {MAX_RETENTION_S} (400 days), got {value!r}")
     return value

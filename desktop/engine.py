@@ -20,6 +20,17 @@ After an applied charge, completed sale or refund the bucket split the script de
 is read from its journal entry (a read worker, best effort) for the shift report.
 `find` resolves what the cashier typed or scanned (card, account id, phone, holder
 name, pinyin initials) to one account or a short list of members.
+An operation still pending when it is older than the ledger's idempotency retention
+(the shop's setting, read on every ping) minus `RESEND_MARGIN_S` (1 h) is never re-sent
+on its own: its record may have expired, and a re-send would then be applied a second
+time. Such rows are "too old to re-send" (`stale_ops`, `staleChanged`): they stay
+unresolved (their account waits, the shift cannot close) until a supervisor marks one
+abandoned (`abandon`: recorded in the outbox, counted in the shift report) or re-checks
+it (`recheck`: reads the ledger's record of its txn id, never sends; a record found
+resolves the row with the decision it holds). The ping also reads Redis's memory every
+`memory_check_interval_s` (`core.capacity.memory_use`, the readings doctor and
+`cashierctl capacity` use) and says `memoryChanged(share)`: the main window shows a
+supervisor notice above `MEMORY_NOTICE_SHARE` (90 %) of maxmemory.
 All results come back to the UI thread as Qt signals; nothing here blocks it.
 Display reads (`lookup`) may answer from the ledger's per-process read cache
 (`read_cache_max_age_s`, display only: every operation is decided in its Lua script
@@ -30,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 import uuid
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, urlsplit
@@ -38,15 +50,18 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from redis.exceptions import RedisError
 
-from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, Status,
-                  TxnConflict, UnsafeRedisConfig)
+from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, OperationNotFound,
+                  RetryPolicy, Status, TxnConflict, UnsafeRedisConfig)
 from core import kinds
+from core.capacity import memory_share, memory_use
+from core.doctor import MEMORY_NOTICE_SHARE
+from core.ledger import DEFAULT_RETENTION_S
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel, redacted
 from core.history import History
 from core.keys import META_KEY
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_id
-from core.validation import check_id
+from core.validation import RESEND_MARGIN_S, check_id
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
@@ -65,6 +80,10 @@ DEFAULT_RETRY_INTERVAL_MS = 1500
 DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capped by the retention)
 DEFAULT_READ_CACHE_MAX_AGE_S = 0.5   # display reads only; 0 turns the cache off
 MAX_READ_CACHE_MAX_AGE_S = 1.0
+DEFAULT_MEMORY_CHECK_INTERVAL_S = 30.0   # how often the ping also reads Redis's used memory
+# re-exported: the share of maxmemory above which the supervisor notice shows
+MEMORY_NOTICE = MEMORY_NOTICE_SHARE
+STALE = "stale"          # a pending row too old to re-send (see the module docstring)
 
 # from core.kinds (still importable from here): one letter per kind in txn ids
 # ('<terminal>-<letter>-<32 hex>'); the kinds whose bucket split the script decides
@@ -158,6 +177,8 @@ class Engine(QObject):
     pendingChanged = Signal(int)       # operations still being resolved
     connectionChanged = Signal(str, str)   # state, detail for the log/tooltip
     recoveryFinished = Signal(list)    # [Op]: operations of earlier runs, now resolved
+    staleChanged = Signal(list)        # [Op]: pending rows too old to re-send (a supervisor decides)
+    memoryChanged = Signal(object)     # float: Redis used / maxmemory; None: unknown or no maxmemory
 
     def __init__(self, redis_url: str, terminal_id: str, data_dir: Path, *,
                  call_deadline_s: float = DEFAULT_CALL_DEADLINE_S,
@@ -165,7 +186,8 @@ class Engine(QObject):
                  ping_interval_ms: int = DEFAULT_PING_INTERVAL_MS,
                  retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS,
                  hold_ttl_s: int = DEFAULT_HOLD_TTL_S,
-                 read_cache_max_age_s: float = DEFAULT_READ_CACHE_MAX_AGE_S, parent=None):
+                 read_cache_max_age_s: float = DEFAULT_READ_CACHE_MAX_AGE_S,
+                 memory_check_interval_s: float = DEFAULT_MEMORY_CHECK_INTERVAL_S, parent=None):
         super().__init__(parent)
         self.terminal_id = terminal_id
         read_cache_max_age_s = min(max(0.0, float(read_cache_max_age_s)), MAX_READ_CACHE_MAX_AGE_S)
@@ -178,8 +200,14 @@ class Engine(QObject):
         self.ledger.url_for_logs = safe_url(redis_url)
         self._secrets = url_secrets(redis_url)
         self.redis_url = redis_url       # what this run uses (the settings dialog shows it)
-        # a hold lasts at most the ledger's idempotency retention (its record must outlive it)
-        self.hold_ttl_s = max(1, min(int(hold_ttl_s), self.ledger.retention_s))
+        # a hold lasts at most the ledger's idempotency retention (its record must outlive it):
+        # `hold_ttl_s` caps this by the retention as last read (nothing is read here: Redis
+        # may be away when the till starts)
+        self._hold_ttl_wanted_s = int(hold_ttl_s)
+        self.memory_check_interval_s = max(0.0, float(memory_check_interval_s))
+        self._memory_checked_at = None            # time.monotonic() of the last reading
+        self.memory_share: float | None = None     # last reading (None: unknown or no maxmemory)
+        self._stale: dict[str, Op] = {}            # txn id -> pending row too old to re-send
         self.registry = CashierRegistry(self.ledger.client)
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
         self.ops = Background(1, "operations")     # money operations, strictly in order
@@ -231,6 +259,28 @@ class Engine(QObject):
         self.outbox.close()
 
     @property
+    def retention_s(self) -> int:
+        """The ledger's idempotency retention as last read (the default until Redis was reached)."""
+        known = self.ledger.known_retention_s()
+        return DEFAULT_RETENTION_S if known is None else known
+
+    @property
+    def hold_ttl_s(self) -> int:
+        return max(1, min(self._hold_ttl_wanted_s, self.retention_s))
+
+    @property
+    def resend_limit_s(self) -> int:
+        """A pending row older than this (s) is never re-sent on its own."""
+        return self.retention_s - RESEND_MARGIN_S
+
+    def too_old_to_resend(self, op: Op, at_ms: int | None = None) -> bool:
+        return (now_ms() if at_ms is None else at_ms) - op.created_ms >= self.resend_limit_s * 1000
+
+    def stale_ops(self) -> list[Op]:
+        """Pending rows too old to re-send, oldest first (a supervisor decides each)."""
+        return sorted(self._stale.values(), key=lambda op: op.created_ms)
+
+    @property
     def closed(self) -> bool:
         """True once close() ran: the outbox and Redis are gone; screens must not read."""
         return self._closed
@@ -244,7 +294,9 @@ class Engine(QObject):
 
     @property
     def recovering(self) -> bool:
-        return bool(self._from_earlier_run & self._unresolved.keys())
+        """Operations of an earlier run are still being re-sent (the ones too old to re-send
+        wait for a supervisor instead and do not hold up the report of the others)."""
+        return bool((self._from_earlier_run & self._unresolved.keys()) - self._stale.keys())
 
     # ---------------------------------------------------------------- connection
 
@@ -253,13 +305,42 @@ class Engine(QObject):
             return
         self._pinging = True
 
+        check_memory = (self._memory_checked_at is None
+                        or time.monotonic() - self._memory_checked_at >= self.memory_check_interval_s)
+
         def probe():
             self.ledger.client.ping()
             if not self.ledger.client.exists(META_KEY):
                 raise LedgerNotInitialized("no cs:meta key")
-            return True
-        self.reads.run(probe, lambda _ok: self._pinged(ONLINE, ""),
-                       lambda exc: self._pinged(*self._state_of(exc)))
+            self.ledger.load_retention()          # the shop's setting, before anything is re-sent
+            return self._read_memory() if check_memory else False
+
+        def answered(share) -> None:
+            if share is not False:
+                self._memory_read(share)
+            self._pinged(ONLINE, "")
+        self.reads.run(probe, answered, lambda exc: self._pinged(*self._state_of(exc)))
+
+    def _read_memory(self):
+        """Worker thread: Redis used / maxmemory (None: no maxmemory, or INFO refused)."""
+        try:
+            return memory_share(*memory_use(self.ledger.client))
+        except RedisError as exc:                 # e.g. an ACL user without INFO: no notice
+            log.info("Redis memory not read: %s", type(exc).__name__)
+            return None
+
+    def _memory_read(self, share) -> None:
+        self._memory_checked_at = time.monotonic()
+        before, self.memory_share = self.memory_share, share
+        if (share is not None and share >= MEMORY_NOTICE) and (before is None or before < MEMORY_NOTICE):
+            log.warning("Redis memory at %.0f%% of maxmemory: above %.0f%%", share * 100, MEMORY_NOTICE * 100)
+        if share != before:
+            self.memoryChanged.emit(share)
+
+    @property
+    def memory_notice(self) -> bool:
+        """True while Redis is above MEMORY_NOTICE of its maxmemory (the supervisor notice)."""
+        return self.memory_share is not None and self.memory_share >= MEMORY_NOTICE
 
     def scrub(self, text: str) -> str:
         """`text` without the Redis URL, its user info or password (for logs and the outbox)."""
@@ -274,7 +355,7 @@ class Engine(QObject):
     def _state_of(self, exc: Exception) -> tuple[str, str]:
         if isinstance(exc, LedgerNotInitialized):
             return NOT_INITIALIZED, self.scrub(str(exc))
-        if isinstance(exc, UnsafeRedisConfig):
+        if isinstance(exc, (UnsafeRedisConfig, InvalidRequest)):   # InvalidRequest: cs:meta's retention_s
             return UNSAFE, self.scrub(str(exc))
         if is_sentinel(self.ledger.client) and isinstance(exc, (LedgerUnavailable, RedisError, OSError)):
             return RECONNECTING, self.scrub(f"{type(exc).__name__}: {exc}")
@@ -304,6 +385,8 @@ class Engine(QObject):
             raise Refused("unsafe")
         if self.state != ONLINE:
             raise Refused("reconnecting" if self.state == RECONNECTING else "offline")
+        if any(op.account_id == account_id for op in self._stale.values()):
+            raise Refused("account_stale")        # a supervisor must decide its old operation first
         if any(op.account_id == account_id for op in self._unresolved.values()):
             raise Refused("account_pending")
 
@@ -375,6 +458,19 @@ class Engine(QObject):
             stored = self.outbox.get(op.txn_id)
             if stored is not None and not stored.pending:
                 return "resolved", stored, (ONLINE, "")
+            try:
+                self.ledger.retention_s               # the shop's retention (read at the last ping)
+            except Exception as exc:                  # noqa: BLE001 (Redis away: as a send without answer)
+                detail = self.scrub(f"{type(exc).__name__}: {exc}")
+                self.outbox.note_attempt(op.txn_id, detail)
+                return "uncertain", self.outbox.get(op.txn_id) or op, self._state_of(exc)
+            if self.too_old_to_resend(op):
+                # its record may have expired: a re-send could apply it twice. Never sent again
+                # on its own; a supervisor decides (stale_ops, abandon, recheck).
+                log.warning("txn %s: pending for %d s, older than the retention minus %d s: "
+                            "not re-sent; a supervisor must decide", op.txn_id,
+                            (now_ms() - op.created_ms) // 1000, RESEND_MARGIN_S)
+                return STALE, stored or op, (ONLINE, "")
         recovered = op.txn_id in self._from_earlier_run
         try:
             result, extra = self._call_ledger(op)
@@ -489,19 +585,10 @@ class Engine(QObject):
             self.ping()
         else:
             self._set_state(state, detail)
-        if outcome == "resolved":
-            if self._unresolved.pop(op.txn_id, None) is None:
-                return                     # already reported
-            self._awaiting_retry.discard(op.txn_id)
-            self.pendingChanged.emit(len(self._unresolved))
-            if op.txn_id in self._from_earlier_run:
-                self._recovered.append(op)
-                if not self.recovering:
-                    self.recoveryFinished.emit(list(self._recovered))
-                    self._recovered.clear()
-            self.opResolved.emit(op)
-            if op.applied and op.kind in SPLIT_KINDS and op.principal_delta_minor is None:
-                self._read_split(op)
+        if outcome == STALE:
+            self._mark_stale([op])
+        elif outcome == "resolved":
+            self._resolved(op)
         else:
             self._unresolved[op.txn_id] = op
             self._awaiting_retry.add(op.txn_id)
@@ -532,11 +619,88 @@ class Engine(QObject):
         # pending and is retried; if it was not saved it was never sent.
         log.error("operation worker failed: %s: %s", type(exc).__name__, self.scrub(str(exc)))
 
+    def _resolved(self, op: Op) -> None:
+        """`op` is decided (an answer, a re-check, a supervisor's abandon): report it once."""
+        if self._unresolved.pop(op.txn_id, None) is None:
+            return                     # already reported
+        self._awaiting_retry.discard(op.txn_id)
+        if self._stale.pop(op.txn_id, None) is not None:
+            self.staleChanged.emit(self.stale_ops())
+        self.pendingChanged.emit(len(self._unresolved))
+        if op.txn_id in self._from_earlier_run:
+            self._recovered.append(op)
+            self._report_recovery()
+        self.opResolved.emit(op)
+        if op.applied and op.kind in SPLIT_KINDS and op.principal_delta_minor is None:
+            self._read_split(op)
+
+    def _report_recovery(self) -> None:
+        if self._recovered and not self.recovering:
+            self.recoveryFinished.emit(list(self._recovered))
+            self._recovered.clear()
+
+    def _mark_stale(self, ops: list[Op]) -> None:
+        """Rows too old to re-send: out of the retry loop, still unresolved, shown to a supervisor."""
+        new = False
+        for op in ops:
+            if op.txn_id not in self._unresolved:
+                continue
+            self._awaiting_retry.discard(op.txn_id)
+            new |= op.txn_id not in self._stale
+            self._stale[op.txn_id] = op
+        if new:
+            self.staleChanged.emit(self.stale_ops())
+            self._report_recovery()            # the rest of an earlier run may be done now
+
+    def abandon(self, txn_id: str, supervisor_id: str) -> Op | None:
+        """A supervisor's decision on a row too old to re-send: it is given up (the
+        customer was not charged, or it is handled by hand). Recorded in the outbox
+        (status ABANDONED, who decided), never sent again; None if it is not such a row."""
+        if txn_id not in self._stale or self._closed:
+            return None
+        check_id(supervisor_id, "supervisor_id")
+        op = self.outbox.abandon(txn_id, supervisor_id)
+        log.warning("txn %s %s %s %d: abandoned by supervisor %s (too old to re-send)", op.txn_id, op.kind,
+                    op.account_id, op.amount_minor, supervisor_id)
+        self._resolved(op)
+        return op
+
+    def recheck(self, txn_id: str, on_done, on_error) -> None:
+        """Look a row too old to re-send up in the ledger, read-only (a worker): when Redis
+        still holds its txn id's record, the row is resolved with the decision recorded
+        there (`on_done("resolved", op)`); else `on_done("not_found", op)` and it stays
+        with the supervisor. Never sends the operation."""
+        op = self._stale.get(txn_id)
+        if op is None:
+            return
+
+        def read():
+            try:
+                past = History(self.ledger).load(txn_id)
+            except OperationNotFound:
+                return "not_found", op
+            resolved = self.outbox.resolve(txn_id, past.status or "APPLIED", past.balance_after_minor,
+                                           replayed=True, recovered=txn_id in self._from_earlier_run)
+            return "resolved", resolved
+
+        def done(answer) -> None:
+            outcome, row = answer
+            if outcome == "resolved":
+                self._resolved(row)
+            on_done(outcome, row)
+        self.reads.run(read, done, on_error)
+
     def _retry_pending(self) -> None:
         if self._resolving or self._closed or not self._awaiting_retry:
             return
-        batch = [self._unresolved[t] for t in sorted(self._awaiting_retry, key=lambda t: self._unresolved[t].created_ms)
-                 if t in self._unresolved]
+        waiting = [self._unresolved[t] for t in sorted(self._awaiting_retry,
+                                                        key=lambda t: self._unresolved[t].created_ms)
+                   if t in self._unresolved]
+        if self.ledger.known_retention_s() is not None:
+            self._mark_stale([op for op in waiting if self.too_old_to_resend(op)])
+        batch = [op for op in waiting if op.txn_id not in self._stale]
+        if not batch:
+            return
         self._resolving = True
 
         def resend_all():

@@ -18,6 +18,11 @@ finds several members opens the pick list. Settings need a supervisor's PIN. Car
 the focus is in the window (desktop/scanner.py). The window fits 1024x768 and scales
 its type and controls with the screen (style.scale_for); on a screen up to 1280x800 it
 opens maximised; `--fullscreen` or the setting ui/fullscreen starts it full screen (kiosk tills).
+Operations too old to re-send (older than the ledger's retention minus an hour, see
+desktop/engine.py) show as a status-bar button (`staleOpsButton`) and a notice on the
+sale screen; the button opens the supervisor's dialog (desktop/stale_ops.py). When
+Redis uses more than 90 % of its maxmemory the status bar shows a supervisor notice
+(`memoryNotice`): at 100 % every charge is refused.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
 from .settings import SettingsDialog, TerminalSettings
 from .signin import SignInPage
+from .stale_ops import StaleOpsDialog
 from .till_dialog import SupervisorDialog
 from .style import scale_for, style_sheet
 from .texts import connection_words, kind_words, short_status
@@ -68,6 +74,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.members_dialog: MembersDialog | None = None
         self.member_dialog = None               # the member action's dialog
         self.outcome_dialog: OutcomeDialog | None = None
+        self.stale_dialog: StaleOpsDialog | None = None
         self._scale = 0.0
         self.apply_scale(1.0)
 
@@ -100,8 +107,16 @@ class MainWindow(Retranslates, QMainWindow):
         self.terminal_status = QLabel(objectName="terminalStatus")
         self.cashier_status = QLabel(objectName="cashierStatus")
         self.pending_status = QLabel(objectName="pendingStatus")
+        self.memory_notice = QLabel(objectName="memoryNotice")
+        self.memory_notice.setProperty("tone", "error")
+        self.memory_notice.setVisible(False)
+        self.stale_button = QPushButton(objectName="staleOpsButton", clicked=self.open_stale_ops)
+        self.stale_button.setProperty("role", "quiet")
+        self.stale_button.setVisible(False)
         bar = self.statusBar()
         bar.addWidget(self.connection_status, 1)
+        bar.addPermanentWidget(self.memory_notice)
+        bar.addPermanentWidget(self.stale_button)
         bar.addPermanentWidget(self.pending_status)
         bar.addPermanentWidget(self.cashier_status)
         bar.addPermanentWidget(self.terminal_status)
@@ -123,6 +138,8 @@ class MainWindow(Retranslates, QMainWindow):
         engine.connectionChanged.connect(lambda *_: self._update_status())
         engine.pendingChanged.connect(lambda *_: self._update_status())
         engine.recoveryFinished.connect(self._recovered)
+        engine.staleChanged.connect(self._stale_changed)
+        engine.memoryChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.resize(1024, 720)
         self.retranslate()
@@ -172,6 +189,15 @@ class MainWindow(Retranslates, QMainWindow):
         self.pending_status.setProperty("tone", "checking" if count else "")
         self.pending_status.style().unpolish(self.pending_status)
         self.pending_status.style().polish(self.pending_status)
+        stale = len(self.engine.stale_ops())
+        self.stale_button.setText(self.tr("Old operations: %1 — supervisor").replace("%1", str(stale)))
+        self.stale_button.setVisible(bool(stale))
+        share = self.engine.memory_share
+        self.memory_notice.setVisible(self.engine.memory_notice)
+        if share is not None:
+            self.memory_notice.setText(self.tr(
+                "Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)")
+                .replace("%1", str(int(share * 100))))
 
     # ---------------------------------------------------------------- session
 
@@ -212,6 +238,19 @@ class MainWindow(Retranslates, QMainWindow):
         self.sale_page.show_notice("\n".join(lines))
         for op in ops:
             self.sale_page._add_or_update(op)
+
+    def _stale_changed(self, ops) -> None:
+        """Operations too old to re-send: the status-bar button, and the cashier is told why."""
+        self._update_status()
+        if ops and self.cashier is not None:
+            self.sale_page.show_notice(self.tr(
+                "%1 operation(s) got no answer and are too old to send again safely: a supervisor must "
+                "decide (Old operations… in the status bar).").replace("%1", str(len(ops))))
+
+    def open_stale_ops(self) -> StaleOpsDialog:
+        self.stale_dialog = StaleOpsDialog(self.engine, self)
+        self.stale_dialog.open()
+        return self.stale_dialog
 
     # ---------------------------------------------------------------- actions
 

@@ -16,7 +16,10 @@ table, so each is idempotent by its txn id and a close made while Redis is away 
 sent later; a row keeps its whole request (method and bonus of a top-up, card numbers,
 the Z record's totals in `detail`), so every re-send is the same request, and the
 bucket split the ledger answered (`principal_delta_minor`, `bonus_delta_minor`) for
-the shift report. Schema changes are migrated in place (PRAGMA user_version). One
+the shift report. A pending row too old to re-send (older than the ledger's retention
+minus an hour: desktop/engine.py) that a supervisor gives up is resolved as ABANDONED
+(`abandon`: who decided is kept in `last_error`); it is never sent again and the shift
+report counts it. Schema changes are migrated in place (PRAGMA user_version). One
 connection, shared by the UI thread and the single operations worker under a lock;
 every call is short.
 """
@@ -35,6 +38,8 @@ PENDING, RESOLVED = "pending", "resolved"
 # statuses of resolved rows besides core.Status values: nothing changed in the ledger
 INVALID, CONFLICT = "INVALID", "CONFLICT"
 NOT_SENT = "NOT_SENT"   # never saved, so never sent (e.g. the local disk failed); not stored
+ABANDONED = "ABANDONED"  # too old to re-send; a supervisor gave it up (not charged / handled by hand)
+ABANDONED_NOTE = "abandoned by supervisor {supervisor}: too old to re-send (older than the retention minus 1 h)"
 # The row kinds, from core.kinds (still importable from here). open: a member account
 # (and its first card); card_replace: block a card and/or issue one; close: 退卡
 # (amount_minor = the cash paid out, once answered); shift_close: the Z record.
@@ -260,6 +265,15 @@ class Outbox:
             "WHERE txn_id = ? AND state = 'pending'",
             (status, balance_after_minor, int(replayed), int(recovered), now_ms(), error[:500], pd, bd,
              amount_minor, txn_id))
+        return self.get(txn_id)
+
+    def abandon(self, txn_id: str, supervisor_id: str) -> Op | None:
+        """A supervisor gives up a pending row that is too old to re-send: resolved as
+        ABANDONED with who decided; a row already resolved is left as it is."""
+        self._exec(
+            "UPDATE ops SET state = 'resolved', status = ?, resolved_ms = ?, last_error = ? "
+            "WHERE txn_id = ? AND state = 'pending'",
+            (ABANDONED, now_ms(), ABANDONED_NOTE.format(supervisor=supervisor_id)[:500], txn_id))
         return self.get(txn_id)
 
     def note_split(self, txn_id: str, principal_delta_minor: int, bonus_delta_minor: int) -> Op | None:

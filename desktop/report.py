@@ -1,7 +1,8 @@
 """The shift report: counts and sums of a shift's operations by kind and by cashier,
 shown when a shift closes and printed, saved as PDF (QPrinter) or saved as CSV.
 
-Only approved operations count in the sums (a decline moves no money); declines
+Only approved operations count in the sums (a decline moves no money); operations a
+supervisor abandoned (too old to re-send) are counted and summed on their own line; declines
 are counted on their own line. Sums are integers in minor units; the net is
 charges plus completed sales (captures) minus refunds, top-ups are listed apart
 (money taken in at the till). Holds and released holds are listed by kind too, but
@@ -39,7 +40,7 @@ from . import money
 from .till_dialog import TillDialog
 from .keypad import Keypad
 from .supervisor_fields import SupervisorFields
-from .outbox import Op, Shift
+from .outbox import ABANDONED, Op, Shift
 from .texts import kind_words, method_words
 from .i18n import Retranslates
 
@@ -66,6 +67,7 @@ class ShiftReport:
     by_cashier: dict[str, dict[str, Tally]] = field(default_factory=dict)
     declined_count: int = 0
     pending_count: int = 0
+    abandoned: Tally = field(default_factory=Tally)   # too old to re-send, given up by a supervisor
     open_holds: Tally = field(default_factory=Tally)
     topups_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in PAYMENT_METHODS})
     bonus_granted_minor: int = 0
@@ -100,6 +102,8 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = ()) -> Shif
             continue                      # the Z record itself
         if op.pending:
             report.pending_count += 1
+        elif op.status == ABANDONED:
+            report.abandoned.add(op.amount_minor)
         elif op.applied and op.kind in COUNTED_KINDS:
             report.members[op.kind] += 1
         elif op.applied:
@@ -149,6 +153,7 @@ def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
                  closes_count=k["close"].count, closes_paid_out_minor=k["close"].sum_minor,
                  bonus_forfeited_minor=report.bonus_forfeited_minor,
                  cash_expected_minor=report.cash_expected_minor, declined_count=report.declined_count,
+                 abandoned_count=report.abandoned.count, abandoned_minor=report.abandoned.sum_minor,
                  holds_open_count=report.open_holds.count, holds_open_minor=report.open_holds.sum_minor,
                  members_opened_count=report.members["open"], cards_replaced_count=report.members["card_replace"])
     return totals, extra
@@ -212,6 +217,8 @@ def write_csv(report: ShiftReport, path: Path) -> None:
         for cashier, kind, t in rows:
             w.writerow(head + [cashier, kind, t.count, money.format_plain(t.sum_minor), t.sum_minor])
         w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Declined"), report.declined_count, "0.00", 0])
+        w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Abandoned (too old to re-send)"),
+                           report.abandoned.count, money.format_plain(report.abandoned.sum_minor), report.abandoned.sum_minor])
         w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Holds still open"), report.open_holds.count,
                            money.format_plain(report.open_holds.sum_minor), report.open_holds.sum_minor])
         w.writerow(head + [everyone, QCoreApplication.translate("ShiftReportDialog", "Net (charges and completed sales minus refunds)"), "",
@@ -287,6 +294,10 @@ class ShiftReportDialog(Retranslates, QDialog):
             label = kind_words(kind) + ("" if kind in MONEY_MOVING_KINDS else " " + reserved)
             parts.append(f"<tr><td>{html.escape(label)}</td><td>{t.count}</td><td>{fmt(t.sum_minor)}</td></tr>")
         parts.append(f"<tr><td>{html.escape(declined)}</td><td>{r.declined_count}</td><td></td></tr>")
+        if r.abandoned.count:
+            abandoned = self.tr("Abandoned (too old to re-send)")
+            parts.append(f"<tr><td>{html.escape(abandoned)}</td><td>{r.abandoned.count}</td>"
+                         f"<td>{fmt(r.abandoned.sum_minor)}</td></tr>")
         parts.append(f"<tr><td><b>{html.escape(net)}</b></td><td></td>"
                      f"<td><b>{fmt(r.net_minor)}</b></td></tr></table>")
         member_cards = self.tr("Member cards")

@@ -39,6 +39,7 @@ def status_words(status: str) -> str:
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
+        "ABANDONED": QCoreApplication.translate("Texts", "Abandoned by a supervisor: too old to re-send, handled by hand"),
     }
     return words.get(status, QCoreApplication.translate("Texts", "Not made: unexpected answer, call support"))
 
@@ -68,6 +69,7 @@ def short_status(status: str, pending: bool) -> str:
         "CARD_BLOCKED": QCoreApplication.translate("Texts", "Card blocked"),
         "CARD_IN_USE": QCoreApplication.translate("Texts", "Card in use"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
+        "ABANDONED": QCoreApplication.translate("Texts", "Abandoned"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))
 
@@ -132,6 +134,9 @@ def refusal_words(reason: str) -> str:
             "Texts", "The central server is set up unsafely: call support. Charges are refused."),
         "account_pending": QCoreApplication.translate(
             "Texts", "A charge for this account is still being checked: wait for its result."),
+        "account_stale": QCoreApplication.translate(
+            "Texts", "An old operation of this account is too old to re-send: a supervisor must decide it first "
+            "(Old operations… in the status bar)."),
         "busy": QCoreApplication.translate(
             "Texts", "The last charge is still being processed: wait for its result."),
         "no_hold": QCoreApplication.translate(

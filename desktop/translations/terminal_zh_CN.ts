@@ -451,6 +451,21 @@
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
+    <message>
+        <location filename="../main_window.py" line="192"/>
+        <source>Old operations: %1 — supervisor</source>
+        <translation>旧操作：%1 — 需主管处理</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="198"/>
+        <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
+        <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="246"/>
+        <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
+        <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
+    </message>
 </context>
 <context>
     <name>MemberActionDialog</name>
@@ -1539,6 +1554,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
+    <message>
+        <location filename="../report.py" line="220"/>
+        <location filename="../report.py" line="298"/>
+        <source>Abandoned (too old to re-send)</source>
+        <translation>已放弃（过久无法重发）</translation>
+    </message>
 </context>
 <context>
     <name>SignInPage</name>
@@ -2217,6 +2238,21 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
+    <message>
+        <location filename="../texts.py" line="42"/>
+        <source>Abandoned by a supervisor: too old to re-send, handled by hand</source>
+        <translation>已由主管放弃：过久无法重发，由人工处理</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="72"/>
+        <source>Abandoned</source>
+        <translation>已放弃</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="137"/>
+        <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
+        <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
+    </message>
 </context>
 <context>
     <name>TillDialog</name>
@@ -2295,6 +2331,99 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../dialogs.py" line="468"/>
         <source>This top-up gets a bonus of %1: check it with the customer, then press Top up again.</source>
         <translation>本次充值赠送 %1：请与顾客确认后再按一次“充值”。</translation>
+    </message>
+</context>
+<context>
+    <name>StaleOpsDialog</name>
+    <message>
+        <location filename="../stale_ops.py" line="41"/>
+        <source>%1 d %2 h</source>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="43"/>
+        <source>%1 h</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="84"/>
+        <source>Operations too old to re-send</source>
+        <translation>过久无法重发的操作</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="87"/>
+        <source>These operations got no answer from the central server and are now older than %1 h (the ledger remembers an operation for %2 h). Sending one again could charge the customer twice, so the terminal no longer sends them by itself. Re-check asks the central server whether it was done; if it cannot tell, check the account with the back office and mark the operation abandoned (the customer was not charged, or it is handled by hand).</source>
+        <translation>这些操作未得到中央服务器的答复，现已超过 %1 小时（账本只记住一笔操作 %2 小时）。再次发送可能向顾客重复扣款，因此终端不再自动发送。“重新核对”会询问中央服务器该操作是否已完成；如果无法确定，请与后台核对账户，并将该操作标记为放弃（顾客未被扣款，或由人工处理）。</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="93"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="93"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="94"/>
+        <source>Mark abandoned</source>
+        <translation>标记为放弃</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="95"/>
+        <source>Re-check</source>
+        <translation>重新核对</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="96"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="104"/>
+        <source>%1 %2, %3 (%4 ago)</source>
+        <translation>%1 %2，%3（%4 前）</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="121"/>
+        <source>No operation is waiting for a decision.</source>
+        <translation>没有等待决定的操作。</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="130"/>
+        <source>Select an operation in the list first.</source>
+        <translation>请先在列表中选择一笔操作。</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="143"/>
+        <source>That operation was already decided.</source>
+        <translation>该操作已有决定。</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="145"/>
+        <source>Marked abandoned by %1: %2</source>
+        <translation>已由 %1 标记为放弃：%2</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="155"/>
+        <source>Asking the central server…</source>
+        <translation>正在询问中央服务器…</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="160"/>
+        <source>The central server has its answer: %1</source>
+        <translation>中央服务器已有答复：%1</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="165"/>
+        <source>The central server has no record of it: it was not done while it could be remembered, or its record has expired. Check the account with the back office, then mark it abandoned.</source>
+        <translation>中央服务器没有该操作的记录：它在可记住的期间内未完成，或其记录已过期。请与后台核对账户，然后将其标记为放弃。</translation>
+    </message>
+    <message>
+        <location filename="../stale_ops.py" line="170"/>
+        <source>The central server did not answer: try Re-check again later.</source>
+        <translation>中央服务器未答复：请稍后再次“重新核对”。</translation>
     </message>
 </context>
 </TS>
