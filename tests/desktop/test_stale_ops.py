@@ -115,8 +115,8 @@ def test_old_pending_rows_go_to_a_supervisor_instead_of_being_re_sent(make_termi
     assert not ledger.client.exists(ledger.schema.partition_of("A-1").txn("T1-d-lost"))
     engine.check_can_start("A-1")                 # the account takes operations again
     table = window.sale_page.history_table
-    assert any("Abandoned" in (table.item(r, c).text() if table.item(r, c) else "")
-               for r in range(table.rowCount()) for c in range(table.columnCount()))
+    assert any("Abandoned" in (table.cell(r, c) or "")
+               for r in range(table.rowCount()) for c in range(table.model().columnCount()))
     dialog.reject()
 
     # the shift report counts it, apart from the approved and the declined
