@@ -239,3 +239,28 @@ def test_the_settings_dialog_sets_the_idle_lock_in_minutes(qtbot, tmp_path):
     with pytest.raises(InvalidRequest) as exc:
         settings.save(lock_idle_s=-5)
     assert exc.value.field == "lock_idle_s" and settings.lock_idle_s == 0
+
+
+def test_the_lock_screen_is_translated(qtbot, terminal, ledger, tmp_path):
+    import re
+
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+    sign_in(qtbot, terminal)
+    assert terminal.lock_button.text() == "Lock  (F2)"
+    qtbot.keyClick(focused(), Qt.Key.Key_F2)
+    terminal.set_language("zh_CN")
+    qtbot.waitUntil(lambda: terminal.lock_page.unlock_button.text() == "解锁", timeout=3000)
+    lock_page = terminal.lock_page
+    assert lock_page.title.text() == "已锁定" and "已登录" in lock_page.info.text()
+    lock_page.scan_ignored()
+    assert "请先解锁" in lock_page.message.text()
+    texts = [w.text() for w in lock_page.findChildren(QLabel) + lock_page.findChildren(QAbstractButton)
+             if w.isVisibleTo(terminal) and w.text()] + [lock_page.pin_input.placeholderText()]
+    leftovers = {word for t in texts for word in re.findall(r"[A-Za-z][A-Za-z-]{2,}", t)} - {"Li", "Na"}
+    assert not leftovers, leftovers
+    type_pin(qtbot, terminal, CASHIER_PIN)
+    qtbot.waitUntil(lambda: not terminal.locked, timeout=5000)
+    assert terminal.lock_button.text() == "锁定  (F2)"
+    dialog = SettingsDialog(TerminalSettings(tmp_path / "t.ini"))
+    qtbot.addWidget(dialog)
+    assert dialog.lock_minutes_label.text() == "空闲自动锁定（分钟，0 = 不锁定）"
