@@ -264,3 +264,65 @@ def test_the_lock_screen_is_translated(qtbot, terminal, ledger, tmp_path):
     dialog = SettingsDialog(TerminalSettings(tmp_path / "t.ini"))
     qtbot.addWidget(dialog)
     assert dialog.lock_minutes_label.text() == "空闲自动锁定（分钟，0 = 不锁定）"
+
+
+# ---------------------------------------------------------------- property: nothing gets through
+
+_KEYS = {"Enter": (Qt.Key.Key_Return, "\r"), "F12": (Qt.Key.Key_F12, ""), "F9": (Qt.Key.Key_F9, ""),
+         "F5": (Qt.Key.Key_F5, ""), "F6": (Qt.Key.Key_F6, ""), "Esc": (Qt.Key.Key_Escape, ""),
+         "Tab": (Qt.Key.Key_Tab, "\t"), "F2": (Qt.Key.Key_F2, "")}
+
+
+def _press(name: str, stamp_ms: int) -> None:
+    """One key as the window system sends it (press and release, stamped), to the focus."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+    key, text = _KEYS[name] if name in _KEYS else (Qt.Key(ord(name.upper())), name)
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text)
+        event.setTimestamp(stamp_ms)
+        QApplication.sendEvent(focused() or QApplication.activeWindow(), event)
+
+
+def test_whatever_is_typed_or_scanned_while_locked_never_reaches_the_sale(qtbot, terminal, ledger):
+    """Property: from a locked till with an account and an amount on screen, any sequence
+    of keys (digits, letters, Enter, Tab, the sale screen's F-keys, Esc, F2 again) at any
+    speed from a scanner's 1 ms to a person's 300 ms, with wrong PINs among them (the
+    lockout's faults), leaves the sale screen as it was: nothing sent, nothing charged,
+    the fields unchanged, still locked, and no typed character in a sale field."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    open_account(ledger, "LK-0009", 5000)
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    on_screen(qtbot, terminal, "LK-0009")
+    qtbot.keyClicks(page.amount_input, "3.00")
+    stamp = [10_000_000]
+    key = st.one_of(st.sampled_from(sorted(_KEYS)), st.sampled_from(list("0123456789")),
+                    st.sampled_from(list("abcxyz-")))
+    # a single key after a gap, or a card scanned (a scanner's 2 ms per key, then Enter)
+    press = st.one_of(st.tuples(st.just("key"), key, st.integers(1, 300)),
+                      st.tuples(st.just("scan"), st.text("0123456789ABXY-", min_size=6, max_size=18),
+                                st.just(2)))
+
+    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(press, min_size=1, max_size=10))
+    def typed_while_locked(presses):
+        if not terminal.locked:
+            qtbot.keyClick(focused(), Qt.Key.Key_F2)
+        assert terminal.locked
+        for what, keys, gap_ms in presses:
+            for name in ([keys] if what == "key" else [*keys, "Enter"]):
+                stamp[0] += gap_ms
+                _press(name, stamp[0])
+            stamp[0] += 400                       # the next press starts a new run
+        qtbot.waitUntil(lambda: terminal.lock_page.unlock_button.isEnabled(), timeout=5000)   # PIN answers in
+        assert terminal.locked and not page.isVisible()
+        assert page.account_input.text() == "LK-0009" and page.amount_input.text() == "3.00"
+        assert not terminal.engine.outbox.ops_of_shift(terminal.shift.shift_id)
+        assert terminal.engine.pending_count == 0 and page.busy_txn is None
+        assert all(visible_window(name) is None for name in ("topUpDialog", "refundDialog", "closeShiftDialog"))
+
+    typed_while_locked()
+    assert ledger.balance("LK-0009") == 5000
