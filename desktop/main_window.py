@@ -195,6 +195,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.screen_lock.disarm()
         self.screen_lock.forget()
         self.sale_page.setEnabled(True)
+        self.settings_button.setVisible(True)
         self.stack.setCurrentWidget(self.sign_in_page)
         self._session_buttons(False)
         self.sign_in_page.reset()
@@ -243,6 +244,7 @@ class MainWindow(Retranslates, QMainWindow):
         # back in the account field) can never give it the keyboard, nor fire one of its keys
         self.sale_page.setEnabled(False)
         self._session_buttons(False)
+        self.settings_button.setVisible(False)     # its dialogs would wait behind the lock
         self.activateWindow()
         self.lock_page.start(self.cashier)
         log.info("terminal locked (%s); cashier %s signed in", reason, self.cashier.cashier_id)
@@ -260,6 +262,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.sale_page.setEnabled(True)
         self.stack.setCurrentWidget(self.sale_page)
         self._session_buttons(True)
+        self.settings_button.setVisible(True)
         if not self.screen_lock.uncover():
             focus = self._focus_before_lock
             (focus if focus is not None and focus.isVisibleTo(self.sale_page) else

@@ -54,6 +54,7 @@ def test_f2_locks_no_key_reaches_the_sale_and_the_pin_brings_it_back_as_it_was(q
     qtbot.keyClick(page.amount_input, Qt.Key.Key_F2)
     assert terminal.locked and terminal.lock_page.isVisible() and not page.isVisible()
     assert not terminal.sign_out_button.isVisible() and not terminal.close_shift_button.isVisible()
+    assert not terminal.settings_button.isVisible() and not terminal.lock_button.isVisible()
     assert CASHIER in terminal.lock_page.info.text() and terminal.lock_page.cashier_input.text() == CASHIER
     assert focused() is terminal.lock_page.pin_input
     for key in (Qt.Key.Key_F12, ENTER, Qt.Key.Key_F9, Qt.Key.Key_F5, Qt.Key.Key_F8, Qt.Key.Key_Escape):
@@ -66,7 +67,7 @@ def test_f2_locks_no_key_reaches_the_sale_and_the_pin_brings_it_back_as_it_was(q
     assert page.amount_input.text() == "12.00" and ledger.balance("LK-0001") == 5000
     type_pin(qtbot, terminal, CASHIER_PIN)
     qtbot.waitUntil(lambda: not terminal.locked, timeout=5000)
-    assert page.isVisible() and terminal.sign_out_button.isVisible()
+    assert page.isVisible() and terminal.sign_out_button.isVisible() and terminal.settings_button.isVisible()
     assert page.account_input.text() == "LK-0001" and page.amount_input.text() == "12.00"
     assert focused() is page.amount_input               # where the cashier was
     qtbot.keyClick(focused(), ENTER)
