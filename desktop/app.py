@@ -13,7 +13,11 @@ The first-run settings dialog shows the server address and terminal id given on 
 command line (what this run uses), not the defaults. Started in Chinese (zh_CN) where no
 font can draw Chinese, the terminal says so (stderr, its log and a message in English).
 With no display to show the window on, the terminal says so in one line and exits
-with EXIT_NO_DISPLAY (3) instead of letting Qt abort the process (exit 134).
+with EXIT_NO_DISPLAY (3) instead of letting Qt abort the process (exit 134). Likewise,
+before Qt loads its X11 platform (QT_QPA_PLATFORM xcb, or unset with a DISPLAY), the
+system libraries that plugin needs are checked (desktop/xcb_libs.py): one missing, the
+terminal names it with its package and the `apt-get install` line, and exits
+EXIT_MISSING_LIBRARIES (2).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from pathlib import Path
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 5
 EXIT_NO_DISPLAY = 3
+EXIT_MISSING_LIBRARIES = 2
 # Qt platforms that need no display server
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "vkkhrdisplay", "eglfs", "linuxfb")
 
@@ -212,6 +217,12 @@ def main(argv=None) -> int:
         from .selftest import run
         return run()
 
+    # first the libraries (installed once), then the display (it may just not be up yet)
+    from .xcb_libs import xcb_problem
+    missing = xcb_problem()
+    if missing is not None:
+        print(f"cashier-terminal: {missing}\nNothing was started.", file=sys.stderr)
+        return EXIT_MISSING_LIBRARIES
     problem = display_problem()
     if problem is not None:
         print(f"cashier-terminal: {problem}. Nothing was started. "

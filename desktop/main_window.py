@@ -23,6 +23,9 @@ desktop/engine.py) show as a status-bar button (`staleOpsButton`) and a notice o
 sale screen; the button opens the supervisor's dialog (desktop/stale_ops.py). When
 Redis uses more than 90 % of its maxmemory the status bar shows a supervisor notice
 (`memoryNotice`): at 100 % every charge is refused.
+Lock (F2 or Ctrl+L), or the setting lock/idle_s without a key or a tap, covers the sale
+screen and its dialogs until the signed-in cashier's PIN (or a supervisor's) unlocks it
+(desktop/lock.py); a scan while locked does nothing.
 """
 from __future__ import annotations
 
@@ -30,12 +33,13 @@ import logging
 
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QStackedWidget,
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, QPushButton, QStackedWidget,
                                QVBoxLayout, QWidget)
 
 from . import i18n, money
 from .dialogs import CompleteSaleDialog, RefundDialog, TopUpDialog
 from .engine import ONLINE, Engine
+from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
@@ -43,7 +47,7 @@ from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
 from .report import CloseShiftDialog, ShiftReportDialog, build_report, shift_totals
 from .sale import SalePage
 from .scanner import ScanDetector, ScannerConfig
-from .settings import SettingsDialog, TerminalSettings
+from .settings import DEFAULT_LOCK_IDLE_S, SettingsDialog, TerminalSettings
 from .signin import SignInPage
 from .stale_ops import StaleOpsDialog
 from .till_dialog import SupervisorDialog
@@ -80,21 +84,25 @@ class MainWindow(Retranslates, QMainWindow):
 
         self.sign_in_page = SignInPage(engine)
         self.sale_page = SalePage(engine)
+        self.lock_page = LockPage(engine)
         self.stack = QStackedWidget(objectName="pages")
         self.stack.addWidget(self.sign_in_page)
         self.stack.addWidget(self.sale_page)
+        self.stack.addWidget(self.lock_page)
+        self._focus_before_lock: QWidget | None = None
 
         self.brand = QLabel(objectName="brandLabel")
         self.cashier_banner = QLabel(objectName="cashierBanner")
         self.close_shift_button = QPushButton(objectName="closeShiftButton", clicked=self.close_shift)
         self.sign_out_button = QPushButton(objectName="signOutButton", clicked=self.sign_out)
+        self.lock_button = QPushButton(objectName="lockButton", clicked=lambda: self.lock("button"))
         self.settings_button = QPushButton(objectName="settingsButton", clicked=self.open_settings)
         top = QHBoxLayout()
         top.addWidget(self.brand)
         top.addStretch(1)
         top.addWidget(self.cashier_banner)
         top.addSpacing(16)
-        for b in (self.close_shift_button, self.sign_out_button, self.settings_button):
+        for b in (self.lock_button, self.close_shift_button, self.sign_out_button, self.settings_button):
             b.setProperty("role", "quiet")
             top.addWidget(b)
         body = QWidget(objectName="body")
@@ -123,10 +131,15 @@ class MainWindow(Retranslates, QMainWindow):
 
         if settings is not None:
             self.sale_page.large_amount_minor = settings.large_amount_minor
-        self.scan_detector = ScanDetector(self, self.sale_page.take_scan,
-                                          lambda: self.stack.currentWidget() is self.sale_page,
+        # locked, the lock page takes the scans: nothing is looked up or charged
+        self.scan_detector = ScanDetector(self, self._scanned,
+                                          lambda: self.stack.currentWidget() in (self.sale_page, self.lock_page),
                                           ScannerConfig.from_settings(settings))
         self.close_shift_shortcut = QShortcut(QKeySequence(Qt.Key.Key_F8), self, activated=self.close_shift)
+        # the lock keys (F2, Ctrl+L; also in the window's dialogs) and the idle lock
+        self.screen_lock = ScreenLock(self, settings.lock_idle_s if settings is not None else DEFAULT_LOCK_IDLE_S,
+                                      self.lock, lambda: self.locked)
+        self.lock_page.unlocked.connect(self.unlock)
         self.sign_in_page.signedIn.connect(self.signed_in)
         self.sale_page.refundRequested.connect(self.open_refund)
         self.sale_page.topUpRequested.connect(self.open_top_up)
@@ -165,6 +178,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.brand.setText(self.tr("Member card payments"))
         self.close_shift_button.setText(self.tr("Close shift…  (F8)"))
         self.sign_out_button.setText(self.tr("Sign out"))
+        self.lock_button.setText(self.tr("Lock  (F2)"))
         self.settings_button.setText(self.tr("Settings…"))
         self._update_status()
 
@@ -204,11 +218,18 @@ class MainWindow(Retranslates, QMainWindow):
     def show_sign_in(self) -> None:
         self.cashier = None
         self.sale_page.stop()
+        self.screen_lock.disarm()
+        self.screen_lock.forget()
+        self.sale_page.setEnabled(True)
+        self.settings_button.setVisible(True)
         self.stack.setCurrentWidget(self.sign_in_page)
-        self.close_shift_button.setVisible(False)
-        self.sign_out_button.setVisible(False)
+        self._session_buttons(False)
         self.sign_in_page.reset()
         self._update_status()
+
+    def _session_buttons(self, visible: bool) -> None:
+        for b in (self.close_shift_button, self.sign_out_button, self.lock_button):
+            b.setVisible(visible)
 
     def signed_in(self, cashier) -> None:
         self.cashier = cashier
@@ -216,10 +237,10 @@ class MainWindow(Retranslates, QMainWindow):
         log.info("cashier %s signed in; shift %d", cashier.cashier_id, self.shift.shift_id)
         self.sale_page.start(cashier, self.shift.shift_id, self.engine.outbox.ops_of_shift(self.shift.shift_id))
         self.stack.setCurrentWidget(self.sale_page)
-        self.close_shift_button.setVisible(True)
-        self.sign_out_button.setVisible(True)
+        self._session_buttons(True)
         self._update_status()
         self.sale_page.account_input.setFocus()
+        self.screen_lock.arm()
 
     def sign_out(self) -> None:
         if self.sale_page.busy_txn is not None:
@@ -227,6 +248,59 @@ class MainWindow(Retranslates, QMainWindow):
             return
         log.info("cashier %s signed out", self.cashier.cashier_id if self.cashier else "-")
         self.show_sign_in()
+
+    # ---------------------------------------------------------------- lock
+
+    @property
+    def locked(self) -> bool:
+        return self.stack.currentWidget() is self.lock_page
+
+    def lock(self, reason: str = "key") -> bool:
+        """Lock (F2, Ctrl+L, the Lock button; idle): the sale screen and the window's
+        dialogs are covered until the signed-in cashier's PIN or a supervisor's unlocks.
+        Only with a cashier signed in on the sale screen; True when it locked."""
+        if self.cashier is None or self.stack.currentWidget() is not self.sale_page:
+            return False
+        focus = QApplication.focusWidget()
+        self._focus_before_lock = focus if focus is not None and self.sale_page.isAncestorOf(focus) else None
+        self.screen_lock.disarm()
+        self.screen_lock.cover()
+        self.stack.setCurrentWidget(self.lock_page)
+        # disabled too: what the sale screen does meanwhile (a charge decided puts the cursor
+        # back in the account field) can never give it the keyboard, nor fire one of its keys
+        self.sale_page.setEnabled(False)
+        self._session_buttons(False)
+        self.settings_button.setVisible(False)     # its dialogs would wait behind the lock
+        self.activateWindow()
+        self.lock_page.start(self.cashier)
+        log.info("terminal locked (%s); cashier %s signed in", reason, self.cashier.cashier_id)
+        return True
+
+    def unlock(self, who: str) -> None:
+        """The PIN was right: the sale screen as it was (the account, the amount typed, the
+        result of what was decided meanwhile) and the dialogs that were open."""
+        if not self.locked or self.cashier is None:
+            return
+        if who != self.cashier.cashier_id:
+            log.info("terminal unlocked by supervisor %s; cashier %s signed in", who, self.cashier.cashier_id)
+        else:
+            log.info("terminal unlocked by cashier %s", who)
+        self.sale_page.setEnabled(True)
+        self.stack.setCurrentWidget(self.sale_page)
+        self._session_buttons(True)
+        self.settings_button.setVisible(True)
+        if not self.screen_lock.uncover():
+            focus = self._focus_before_lock
+            (focus if focus is not None and focus.isVisibleTo(self.sale_page) else
+             self.sale_page.account_input).setFocus()
+        self._focus_before_lock = None
+        self.screen_lock.arm()
+
+    def _scanned(self, code: str) -> None:
+        if self.locked:
+            self.lock_page.scan_ignored()
+            return
+        self.sale_page.take_scan(code)
 
     def _recovered(self, ops) -> None:
         loc = QLocale()
@@ -331,6 +405,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.settings_dialog = SettingsDialog(self.settings, self, in_use={
             "terminal_id": self.engine.terminal_id, "redis_url": self.engine.redis_url})
         self.settings_dialog.accepted.connect(lambda: self.set_language(self.settings.language))
+        self.settings_dialog.accepted.connect(lambda: self.screen_lock.set_idle_s(self.settings.lock_idle_s))
         self.settings_dialog.open()
 
     def set_language(self, setting: str) -> str:
@@ -418,5 +493,6 @@ class MainWindow(Retranslates, QMainWindow):
     def closeEvent(self, event) -> None:
         # Unresolved operations stay in the outbox and are resolved at the next start.
         self.scan_detector.uninstall()
+        self.screen_lock.uninstall()
         self.engine.close()
         super().closeEvent(event)

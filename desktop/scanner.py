@@ -21,7 +21,9 @@ edit with the Qt property ``amountField``) is a scan only when it cannot be an a
 it starts with the configured prefix, has a character no amount has (a letter, ``-``,
 ``:``, ``_``), or is at least `amount_min_chars` digits with no decimal point (a card
 number; nobody types ¥10,000,000). The suffix must also follow the last character
-within the scanner's gap. Settings: INI keys ``scanner/*`` (see `ScannerConfig.from_settings` and
+within the scanner's gap. Likewise a run typed into a PIN field (property ``pinField``:
+the lock screen's) is a scan only when it cannot be a PIN (a prefix, a character other
+than a digit, or more digits than a PIN has), so a PIN typed fast is still the PIN. Settings: INI keys ``scanner/*`` (see `ScannerConfig.from_settings` and
 docs/terminal.md).
 """
 from __future__ import annotations
@@ -44,6 +46,8 @@ DEFAULT_MIN_CHARS = 6            # shorter runs are left to the focused field
 DEFAULT_AMOUNT_MIN_CHARS = 8     # in an amount field, shorter digit runs are the amount being typed
 AMOUNT_RE = re.compile(r"[0-9]*(?:[.,][0-9]*)?")   # what a person types as an amount (either decimal mark)
 AMOUNT_FIELD_PROPERTY = "amountField"
+PIN_FIELD_PROPERTY = "pinField"
+PIN_MAX_DIGITS = 12                 # core.cashiers.PIN_MAX_DIGITS (no core import: Qt-only module)
 
 
 def may_be_amount(code: str, amount_min_chars: int = DEFAULT_AMOUNT_MIN_CHARS) -> bool:
@@ -51,6 +55,11 @@ def may_be_amount(code: str, amount_min_chars: int = DEFAULT_AMOUNT_MIN_CHARS) -
     if not AMOUNT_RE.fullmatch(code):
         return False                       # letters, '-', ':': a card number
     return "." in code or "," in code or len(code) < amount_min_chars
+
+
+def may_be_pin(code: str) -> bool:
+    """Could `code`, typed into a PIN field, be a PIN (digits only, at most 12)?"""
+    return code.isascii() and code.isdigit() and len(code) <= PIN_MAX_DIGITS
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,7 @@ class ScanDetector(QObject):
         self._prefixed = False
         self._saved: tuple[QLineEdit, str, int] | None = None   # the field's text before the run
         self._in_amount = False             # the run is being typed into an amount field
+        self._in_pin = False                # ... into a PIN field
         QApplication.instance().installEventFilter(self)
 
     def uninstall(self) -> None:
@@ -106,7 +116,7 @@ class ScanDetector(QObject):
             app.removeEventFilter(self)
 
     def _reset(self) -> None:
-        self._run, self._prefixed, self._saved, self._in_amount = [], False, None, False
+        self._run, self._prefixed, self._saved, self._in_amount, self._in_pin = [], False, None, False, False
 
     def _is_suffix(self, event) -> bool:
         keys = SUFFIX_KEYS.get(self.config.suffix)
@@ -144,10 +154,13 @@ class ScanDetector(QObject):
         cfg = self.config
         if self._is_suffix(event):
             code, prefixed, saved, in_amount = "".join(self._run), self._prefixed, self._saved, self._in_amount
+            in_pin = self._in_pin
             self._reset()
-            # the amount field's own typing is never a scan, however fast
+            # the amount field's own typing is never a scan, however fast (nor a PIN's)
             amount_typed = in_amount and not prefixed and may_be_amount(code, cfg.amount_min_chars)
-            if (in_time and len(code) >= cfg.min_chars and (prefixed or not cfg.prefix) and not amount_typed):
+            pin_typed = in_pin and not prefixed and may_be_pin(code)
+            if (in_time and len(code) >= cfg.min_chars and (prefixed or not cfg.prefix)
+                    and not amount_typed and not pin_typed):
                 if saved is not None:
                     field, before, cursor = saved
                     field.setText(before)
@@ -178,3 +191,4 @@ class ScanDetector(QObject):
         if isinstance(obj, QLineEdit):
             self._saved = (obj, obj.text(), obj.cursorPosition())
             self._in_amount = bool(obj.property(AMOUNT_FIELD_PROPERTY))
+            self._in_pin = bool(obj.property(PIN_FIELD_PROPERTY))

@@ -1,5 +1,6 @@
 """The terminal's settings (terminal id, central Redis URL, language, how long a
-hold lasts, how old a displayed balance may be) and where its local data lives,
+hold lasts, after how long idle the till locks, how old a displayed balance may be)
+and where its local data lives,
 plus the settings dialog shown on first run.
 
 Settings are kept with QSettings (the platform's native store, or an INI file given
@@ -40,6 +41,8 @@ MAX_HOLD_MINUTES = 7 * 24 * 60           # the ledger's default retention; the e
 DEFAULT_READ_CACHE_MAX_AGE_MS = 500      # display reads only (0 = off)
 MAX_READ_CACHE_MAX_AGE_MS = 1000
 DEFAULT_LARGE_AMOUNT_MINOR = 100_000     # ¥1,000
+DEFAULT_LOCK_IDLE_S = 5 * 60             # the till locks after 5 minutes without a key or a tap
+MAX_LOCK_IDLE_S = 24 * 60 * 60           # 0 = never
 
 
 def data_dir(override: str | os.PathLike | None = None) -> Path:
@@ -110,11 +113,19 @@ class TerminalSettings:
                              0, MAX_READ_CACHE_MAX_AGE_MS)
 
     @property
+    def lock_idle_s(self) -> int:
+        """After how many seconds without a key press or a tap the till locks (INI key
+        lock/idle_s, 0 = never, at most a day; default 5 minutes). The settings dialog
+        shows it in minutes."""
+        return self._get_int("lock/idle_s", DEFAULT_LOCK_IDLE_S, 0, MAX_LOCK_IDLE_S)
+
+    @property
     def complete(self) -> bool:
         return bool(self.terminal_id and self.redis_url)
 
     def save(self, terminal_id: str | None = None, redis_url: str | None = None,
-             language: str | None = None, hold_minutes: int | None = None) -> None:
+             language: str | None = None, hold_minutes: int | None = None,
+             lock_idle_s: int | None = None) -> None:
         if terminal_id is not None:
             self.q.setValue("terminal/id", terminal_id)
         if redis_url is not None:
@@ -123,6 +134,10 @@ class TerminalSettings:
             self.q.setValue("ui/language", language)
         if hold_minutes is not None:
             self.q.setValue("holds/minutes", str(int(hold_minutes)))
+        if lock_idle_s is not None:
+            if not 0 <= int(lock_idle_s) <= MAX_LOCK_IDLE_S:
+                raise InvalidRequest("lock_idle_s", f"must be 0 (never) to {MAX_LOCK_IDLE_S} seconds")
+            self.q.setValue("lock/idle_s", str(int(lock_idle_s)))
         self.q.sync()
 
 
@@ -163,6 +178,13 @@ class SettingsDialog(Retranslates, QDialog):
         self.hold_minutes_input.setRange(1, MAX_HOLD_MINUTES)
         self.hold_minutes_input.setValue(settings.hold_minutes)
         self.hold_minutes_input.setMinimumHeight(52)
+        # minutes in the dialog (the store keeps seconds: a value that is no whole number of
+        # minutes, e.g. a test's, stays as it is unless the cashier changes this box)
+        self.lock_minutes_input = QSpinBox(objectName="lockIdleMinutesInput")
+        self.lock_minutes_input.setRange(0, MAX_LOCK_IDLE_S // 60)
+        self._lock_minutes_shown = round(settings.lock_idle_s / 60)
+        self.lock_minutes_input.setValue(self._lock_minutes_shown)
+        self.lock_minutes_input.setMinimumHeight(52)
         self.test_button = QPushButton(objectName="testConnectionButton", clicked=self.test_connection)
         self.save_button = QPushButton(objectName="saveSettingsButton", clicked=self.save)
         self.cancel_button = QPushButton(objectName="cancelSettingsButton", clicked=self.reject)
@@ -180,11 +202,12 @@ class SettingsDialog(Retranslates, QDialog):
 
         self.form = QFormLayout()
         self.terminal_label, self.url_label, self.language_label = QLabel(), QLabel(), QLabel()
-        self.hold_minutes_label = QLabel()
+        self.hold_minutes_label, self.lock_minutes_label = QLabel(), QLabel()
         self.form.addRow(self.terminal_label, self.terminal_input)
         self.form.addRow(self.url_label, self.url_input)
         self.form.addRow(self.language_label, self.language_box)
         self.form.addRow(self.hold_minutes_label, self.hold_minutes_input)
+        self.form.addRow(self.lock_minutes_label, self.lock_minutes_input)
         buttons = QHBoxLayout()
         buttons.addWidget(self.test_button)
         buttons.addStretch(1)
@@ -211,6 +234,7 @@ class SettingsDialog(Retranslates, QDialog):
         self.url_label.setText(self.tr("Central Redis URL"))
         self.language_label.setText(self.tr("Language"))
         self.hold_minutes_label.setText(self.tr("A hold lasts (minutes)"))
+        self.lock_minutes_label.setText(self.tr("Lock when idle (minutes, 0 = never)"))
         self.test_button.setText(self.tr("Test connection"))
         self.save_button.setText(self.tr("Save"))
         self.cancel_button.setText(self.tr("Cancel"))
@@ -223,8 +247,8 @@ class SettingsDialog(Retranslates, QDialog):
         self.language_box.setCurrentIndex(max(index, 0))
 
     def _needs_test(self) -> bool:
-        """Only a new server address (or terminal id) must be tested; the language or the
-        hold time alone are saved as they are."""
+        """Only a new server address (or terminal id) must be tested; the language, the
+        hold time or the idle lock alone are saved as they are."""
         return (self.first_run or not self._url_in_use or self.url_input.text().strip() != self._url_in_use
                 or self.terminal_input.text().strip() != self._terminal_in_use)
 
@@ -278,11 +302,17 @@ class SettingsDialog(Retranslates, QDialog):
             if url != self._tested_url:
                 self.message.setText(self.tr("Test the connection before saving."))
                 return
-            self.settings.save(terminal_id, url, self.language_box.currentData(), self.hold_minutes_input.value())
+            self.settings.save(terminal_id, url, self.language_box.currentData(), self.hold_minutes_input.value(),
+                               lock_idle_s=self._lock_idle_s())
         else:      # nothing about the connection changed: leave what the store holds
             self.settings.save(language=self.language_box.currentData(),
-                               hold_minutes=self.hold_minutes_input.value())
+                               hold_minutes=self.hold_minutes_input.value(), lock_idle_s=self._lock_idle_s())
         self.accept()
+
+    def _lock_idle_s(self) -> int | None:
+        """The idle lock to save, in seconds: None when the box still shows what was read."""
+        minutes = self.lock_minutes_input.value()
+        return None if minutes == self._lock_minutes_shown else minutes * 60
 
     def done(self, result: int) -> None:
         self._worker.wait(10_000)

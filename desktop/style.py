@@ -15,8 +15,9 @@ QMainWindow, QWidget#body { background: #eef1f5; }
 QWidget { font-size: 16px; color: #1f2a37; }
 QLabel#brandLabel { font-size: 20px; font-weight: 600; color: #2d4a6b; }
 QLabel#cashierBanner { color: #4b5b6e; }
-QFrame#saleCard, QFrame#signInCard { background: white; border: 1px solid #d8dee6; border-radius: 12px; padding: 4px; }
-QLabel#signInTitle { font-size: 24px; font-weight: 600; padding: 8px; }
+QFrame#saleCard, QFrame#signInCard, QFrame#lockCard { background: white; border: 1px solid #d8dee6; border-radius: 12px; padding: 4px; }
+QLabel#signInTitle, QLabel#lockTitle { font-size: 24px; font-weight: 600; padding: 8px; }
+QLabel#lockInfo { color: #4b5b6e; }
 QLineEdit { font-size: 22px; min-height: 38px; padding: 2px 10px; border: 2px solid #c5ced9;
             border-radius: 8px; background: white; }
 QLineEdit:focus { border-color: #3b74c4; }

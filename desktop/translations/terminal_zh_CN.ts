@@ -379,7 +379,60 @@
     </message>
 </context>
 <context>
+    <name>LockPage</name>
+    <message>
+        <location filename="../lock.py" line="95"/>
+        <source>Locked</source>
+        <translation>已锁定</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="98"/>
+        <source>%1 is signed in. Enter the PIN to unlock; a supervisor can unlock with their id and PIN.</source>
+        <translation>%1 已登录。输入密码解锁；主管也可用自己的工号和密码解锁。</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="100"/>
+        <source>Cashier id</source>
+        <translation>收银员工号</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="101"/>
+        <source>PIN</source>
+        <translation>密码</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="102"/>
+        <source>4 to 12 digits</source>
+        <translation>4 到 12 位数字</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="103"/>
+        <source>Unlock</source>
+        <translation>解锁</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="119"/>
+        <source>The till is locked: the scan was not used. Unlock first.</source>
+        <translation>收银台已锁定：本次扫码未被使用。请先解锁。</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="140"/>
+        <source>Checking…</source>
+        <translation>正在核对…</translation>
+    </message>
+    <message>
+        <location filename="../lock.py" line="162"/>
+        <source>Only %1 or a supervisor can unlock this till.</source>
+        <translation>只有 %1 或主管可以解锁本收银台。</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
+    <message>
+        <location filename="../main_window.py" line="163"/>
+        <source>Lock  (F2)</source>
+        <translation>锁定  (F2)</translation>
+    </message>
     <message>
         <location filename="../main_window.py" line="135"/>
         <source>Cashier terminal</source>
@@ -1255,6 +1308,11 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 </context>
 <context>
     <name>SettingsDialog</name>
+    <message>
+        <location filename="../settings.py" line="237"/>
+        <source>Lock when idle (minutes, 0 = never)</source>
+        <translation>空闲自动锁定（分钟，0 = 不锁定）</translation>
+    </message>
     <message>
         <location filename="../settings.py" line="199"/>
         <source>Terminal settings</source>

@@ -67,10 +67,13 @@ def test_a_whole_shift_on_a_1024x768_screen(xvfb_1024x768, redis_url, ledger, tm
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["screen"] == [1024, 768]
     assert "timeout" not in report, report
-    assert report["steps"] == ["sign-in", "charged", "refund dialog", "refunded", "pick list", "top-up dialog",
+    assert report["steps"] == ["sign-in", "charged", "refund dialog", "refunded", "locked", "unlocked",
+                               "pick list", "top-up dialog",
                                "topped up", "member dialog", "close account dialog", "close outcome",
                                "close shift dialog", "shift report"]
     assert report["outside"] == []
+    # the scan while locked: the account and amount on screen as they were, nothing sent
+    assert report["lock_scan"] == ["6222020000001234", "8.00", 0, 3]
     assert report["closed"] is True
     assert ledger.balance("6222020000001234") == 25800 and ledger.balance("6222020000005678") == 9500
     closed = ledger.account("M-0001")                  # topped up ¥100 + ¥20 bonus, then closed
