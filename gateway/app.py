@@ -43,7 +43,7 @@ BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than thi
 MAX_FIND_LIMIT = 50
 # refusals a retry of an already decided txn id is answered through (its first decision)
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
-                                 "self_approval"})
+                                 "self_approval", "bonus_changed"})
 
 
 @dataclass
@@ -123,6 +123,21 @@ class Gateway:
                                  outcome=outcome, locked_s=signin.locked_s)
         return granted.use()
 
+    # ---------------------------------------------------------------- rules
+
+    def check_bonus(self, body: dict) -> None:
+        """A top-up's bonus is the promotion in force's, decided here: the till's
+        `bonus_minor` is its preview (what the customer was shown), and a preview that is
+        not what the promotions give now (one changed, or a till that made it up) is
+        refused with the bonus in force, so the cashier shows it and asks again. The
+        customer never gets a bonus other than the one shown, nor one no promotion grants."""
+        granted = self.ledger.bonus_for(body["amount_minor"])
+        expected_minor = granted.bonus_minor if granted is not None else 0
+        if body.get("bonus_minor", 0) != expected_minor:
+            raise GatewayRefused("bonus_changed", "bonus_minor",
+                                 "the bonus is not the promotion in force's: show it and ask again", 409,
+                                 expected_bonus_minor=expected_minor)
+
     # ---------------------------------------------------------------- operations
 
     def run_op(self, kind: str, body: dict, terminal_id: str, cashier_id: str):
@@ -180,6 +195,8 @@ class Gateway:
                 raise GatewayRefused("approval_required", "approval", "closing another cashier's shift needs "
                                      "a supervisor's PIN")
             cashier_id = session.cashier_id
+            if kind == "credit":
+                self.check_bonus(body)
         except GatewayRefused as exc:
             # A retry of a request this terminal had decided (its reply lost) must get the first
             # answer even once the session ended or the approval no longer holds: else the till

@@ -127,10 +127,16 @@ def test_the_window_fills_the_screen_without_a_window_manager(xvfb_1024x768, tmp
     assert app.should_fill_screen(argparse.Namespace(fullscreen=True), settings, "offscreen", {})
     assert app.x_window_manager_running(":1999") is None               # no such display: cannot tell
     # the real program on that display: its main window covers the 1024x768 screen
-    probe = ("import sys; from desktop import app; from PySide6.QtWidgets import QApplication;"
-             "from PySide6.QtCore import QTimer; qt = QApplication(['cashier-terminal']);"
-             "QTimer.singleShot(1500, lambda: (print('GEOMETRY', *[(w.objectName(), w.geometry().getRect()) "
-             "for w in QApplication.topLevelWidgets() if w.isVisible()]), QApplication.quit()));"
+    # looks every 0.2 s (a loaded machine shows the window late) and answers once the window
+    # has the screen's size, or what it has after 30 s
+    probe = ("import sys, time; from desktop import app; from PySide6.QtWidgets import QApplication;"
+             "from PySide6.QtCore import QTimer; qt = QApplication(['cashier-terminal']); t0 = time.monotonic();\n"
+             "def look():\n"
+             "    shown = [(w.objectName(), w.geometry().getRect()) for w in QApplication.topLevelWidgets() "
+             "if w.isVisible()]\n"
+             "    if any(r == (0, 0, 1024, 768) for _, r in shown) or time.monotonic() - t0 > 30:\n"
+             "        print('GEOMETRY', *shown, flush=True); QApplication.quit()\n"
+             "timer = QTimer(); timer.timeout.connect(look); timer.start(200)\n"
              "sys.exit(app.main(sys.argv[1:]))")
     env = terminal_env(DISPLAY=xvfb_1024x768, QT_QPA_PLATFORM="xcb")
     done = subprocess.run([sys.executable, "-c", probe, "--redis-url", "redis://127.0.0.1:1/0", "--terminal-id", "T1",
