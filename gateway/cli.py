@@ -15,13 +15,14 @@ import argparse
 import logging
 import os
 import signal
+import ssl
 import sys
 
 import uvicorn
 
 from core import Ledger, RetryPolicy, __version__
 from core.connection import redacted
-from core.exit_codes import EXIT_OK, classify
+from core.exit_codes import EXIT_BAD_INPUT, EXIT_OK, classify
 
 from .app import Gateway, GatewaySettings, create_app
 from .sessions import DEFAULT_TTL_S
@@ -69,6 +70,24 @@ def server_config(app, args: argparse.Namespace) -> uvicorn.Config:
         log_level=args.log_level, lifespan="off", http="auto", ws="none", loop="auto")
 
 
+def tls_problem(cert: str, key: str) -> str | None:
+    """Why the certificate and key cannot serve TLS (a missing or unreadable file, not a
+    PEM certificate and its key), naming the option; None when they can. Checked before
+    uvicorn starts, so a unit with a wrong path exits 2 with one line (and systemd does
+    not restart it in a loop) instead of a traceback."""
+    for field, path in (("tls_cert", cert), ("tls_key", key)):
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            return f"{field}: {path}: {exc.strerror or exc}"
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except (ssl.SSLError, ValueError) as exc:
+        return f"tls_cert/tls_key: {cert} and {key} are not a PEM certificate and its private key ({exc})"
+    return None
+
+
 def _stopped(signum, _frame) -> None:
     """uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again with the
     handler it found: this one, so a stop that was asked for ends with exit 0 (not 143,
@@ -84,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if bool(args.tls_cert) != bool(args.tls_key):
         print("cashier-gateway: --tls-cert and --tls-key go together", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    problem = tls_problem(args.tls_cert, args.tls_key) if args.tls_cert else None
+    if problem:
+        print(f"cashier-gateway: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         ledger = Ledger.from_url(args.redis_url, auto_init=False, retry=RetryPolicy(deadline_s=args.call_deadline_s))
     except Exception as exc:

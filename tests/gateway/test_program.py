@@ -54,3 +54,20 @@ def test_a_stop_asked_for_exits_0(shop, redis_url, sig):
     assert gw.proc.wait(15) == 0
     assert "Traceback" not in gw.proc.stderr.read().decode()
     gw.stop()
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gateway", "run", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def test_unusable_tls_files_exit_2_naming_the_option(tmp_path, redis_url):
+    cert, key = tmp_path / "gateway.crt", tmp_path / "gateway.key"
+    missing = _run("--port", "0", "--tls-cert", str(cert), "--tls-key", str(key), CASHIER_REDIS_URL=redis_url)
+    assert missing.returncode == 2 and "tls_cert" in missing.stderr and str(cert) in missing.stderr, missing.stderr
+    cert.write_text("not a certificate\n")
+    key.write_text("not a key\n")
+    garbage = _run("--port", "0", "--tls-cert", str(cert), "--tls-key", str(key), CASHIER_REDIS_URL=redis_url)
+    assert garbage.returncode == 2 and "tls_cert/tls_key" in garbage.stderr, garbage.stderr
+    for done in (missing, garbage):
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
