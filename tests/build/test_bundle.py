@@ -82,7 +82,7 @@ def test_headless_programs_carry_no_qt(bundle):
                .open_embedded_archive("PYZ.pyz").toc}
     assert {"gateway", "core", "uvicorn", "starlette", "h11", "anyio", "redis"} <= gateway
     assert not gateway & {"reconcile_service", "sqlalchemy", "alembic", "psycopg", "flask", "admin", "httpx",
-                          "PIL", "wsproto"}, sorted(gateway)
+                          "PIL", "wsproto", "trio", "setuptools", "jinja2"}, sorted(gateway)
 
 
 def test_terminal_self_test_offscreen(bundle):
