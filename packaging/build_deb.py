@@ -3,16 +3,19 @@ bundle of build.spec, with dpkg-deb. Run by `bash packaging/build-deb.sh` (which
 bundle first) or directly: `python3 packaging/build_deb.py --bundle dist/cashier --out dist`.
 
 What the package holds (the layout docs/deployment.md describes):
-  /opt/cashier/                       the bundle: cashier-terminal, reconcile-service, cashierctl, _internal/
+  /opt/cashier/                       the bundle: cashier-terminal, reconcile-service, cashierctl,
+                                      cashier-gateway, _internal/
   /usr/bin/<program>                  symlinks to /opt/cashier/<program> (the bootloader finds
                                       _internal/ through /proc/self/exe, i.e. the link's target)
   /usr/share/applications/cashier-terminal.desktop   menu entry (en, zh_CN)
   /usr/share/icons/hicolor/scalable/apps/cashier-terminal.svg
   /lib/systemd/system/cashier-reconcile.service      the reconcile daemon, as user cashier-reconcile
+  /lib/systemd/system/cashier-gateway.service        the ledger gateway, as user cashier-gateway
   /etc/cashier/reconcile.toml         conffile (kept across upgrades when edited)
-  /usr/share/doc/cashier/             README, deployment and operations docs, copyright
-Maintainer scripts (packaging/deb/postinst, prerm, postrm) create the system user and
-/var/lib/cashier, and on purge only delete them with the secrets file. postrm puts back
+  /usr/share/doc/cashier/             README, deployment, operations and gateway docs, copyright
+Neither unit is enabled on install. Maintainer scripts (packaging/deb/postinst, prerm,
+postrm) create the two system users, /var/lib/cashier and the two secrets files
+(/etc/cashier/reconcile.env, gateway.env: 0600), and on purge only delete them. postrm puts back
 /opt when dpkg took it away (dpkg deletes a directory of the package that is empty and
 owned by no other package, and /opt, made by debootstrap, belongs to none).
 
@@ -44,8 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEB_DIR = Path(__file__).resolve().parent / "deb"
 PACKAGE = "cashier"
 INSTALL_DIR = Path("opt") / PACKAGE
-PROGRAMS = ("cashier-terminal", "reconcile-service", "cashierctl")
+PROGRAMS = ("cashier-terminal", "reconcile-service", "cashierctl", "cashier-gateway")
 UNIT_NAME = "cashier-reconcile.service"
+GATEWAY_UNIT_NAME = "cashier-gateway.service"
 DEBIAN_REVISION = "1"
 # What drawing text needs that no ELF file names (see the docstring).
 TEXT_DEPENDS = ("fontconfig-config", "fonts-dejavu-core")
@@ -136,10 +140,11 @@ Homepage: https://example.invalid/cashier
 Description: cashier system for shops selling prepaid member cards
  The cashier terminal (cashier-terminal, a Qt desktop program, with a menu
  entry), the reconcile service (reconcile-service, a systemd unit that is not
- enabled on install: run it on the back-office machine) and the admin command
- line (cashierctl). Programs in /opt/cashier, commands in /usr/bin, settings in
- /etc/cashier, the service's books in /var/lib/cashier (kept on remove,
- deleted on purge).
+ enabled on install: run it on the back-office machine), the ledger gateway
+ the tills talk to (cashier-gateway, a systemd unit, not enabled on install
+ either) and the admin command line (cashierctl). Programs in /opt/cashier,
+ commands in /usr/bin, settings in /etc/cashier, the service's books in
+ /var/lib/cashier (kept on remove, deleted on purge).
 """
 
 
@@ -156,10 +161,12 @@ def stage(bundle: Path, tree: Path) -> None:
         DEB_DIR / "cashier-terminal.desktop": "usr/share/applications/cashier-terminal.desktop",
         DEB_DIR / "cashier-terminal.svg": "usr/share/icons/hicolor/scalable/apps/cashier-terminal.svg",
         DEB_DIR / "reconcile-service.service": f"lib/systemd/system/{UNIT_NAME}",
+        DEB_DIR / "cashier-gateway.service": f"lib/systemd/system/{GATEWAY_UNIT_NAME}",
         DEB_DIR / "reconcile.toml": "etc/cashier/reconcile.toml",
         ROOT / "README.md": "usr/share/doc/cashier/README.md",
         ROOT / "docs/deployment.md": "usr/share/doc/cashier/deployment.md",
         ROOT / "docs/operations.md": "usr/share/doc/cashier/operations.md",
+        ROOT / "docs/gateway.md": "usr/share/doc/cashier/gateway.md",
         DEB_DIR / "copyright": "usr/share/doc/cashier/copyright",
     }
     for source, dest in copies.items():

@@ -3,15 +3,16 @@ database server. Proves that the service runs (from a source checkout, a wheel o
 PyInstaller bundle alike) and finds what it ships: the ledger's Lua scripts (through
 `core.resources`), the Alembic migrations (by migrating a throw-away SQLite database in
 a temp directory to the head revision) and the PostgreSQL driver psycopg. Prints one
-line; exit 0 when all is well, 1 with the first problem (never a traceback).
+line; exit 0 when all is well, 1 with the first problem (never a traceback: core.selftest,
+shared with cashierctl and cashier-gateway).
 """
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED = 0, 1
+from core import selftest
+
 # Scripts the service runs itself (restore, repairs, hold expiry) or that every
 # deployment needs.
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "restore_account", "open_account",
@@ -21,12 +22,7 @@ REQUIRED_TABLES = {"accounts", "ledger_entries", "holds", "sub_balances"}
 
 def check() -> str:
     """The summary line of a healthy installation; raises on the first problem."""
-    from core.resources import package_root
-    from core.scripts import load_scripts
-    scripts = load_scripts()
-    missing = [name for name in REQUIRED_SCRIPTS if name not in scripts]
-    if missing:
-        raise RuntimeError(f"Lua scripts missing: {', '.join(missing)}")
+    scripts = selftest.check_scripts(REQUIRED_SCRIPTS)
 
     from sqlalchemy import inspect
 
@@ -45,16 +41,9 @@ def check() -> str:
         raise RuntimeError(f"migrations ran but did not create {sorted(REQUIRED_TABLES - tables)}")
 
     import psycopg
-    where = "bundle" if getattr(sys, "frozen", False) else "source"
     return (f"{len(scripts)} Lua scripts, schema {head} migrated on SQLite, "
-            f"psycopg {psycopg.pq.__impl__}, from the {where} at {package_root()}")
+            f"psycopg {psycopg.pq.__impl__}, {selftest.origin()}")
 
 
 def run_selftest() -> int:
-    try:
-        summary = check()
-    except Exception as exc:   # one line saying what is wrong, never a traceback
-        print(f"reconcile-service self-test: FAILED: {type(exc).__name__}: {exc}")
-        return EXIT_FAILED
-    print(f"reconcile-service self-test: OK ({summary})")
-    return EXIT_OK
+    return selftest.run("reconcile-service", check)

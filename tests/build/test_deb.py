@@ -3,14 +3,18 @@ packaging/build_deb.py, installed with dpkg into a clean Debian root (debootstra
 minbase plus only the package's Depends, run through chroot), then used and removed:
 
 - the package's metadata: files under /opt/cashier, /usr/bin links, desktop entry (en,
-  zh_CN) and icon, the systemd unit, the conffile, maintainer scripts, computed Depends;
+  zh_CN) and icon, the systemd units (reconcile, gateway), the conffile, maintainer
+  scripts, computed Depends;
 - `dpkg -i` in the clean root succeeds (Depends are complete), postinst made the system
-  user, /var/lib/cashier (0750, the user's) and the 0600 secrets file;
+  users (the service's, the gateway's), /var/lib/cashier (0750, the service user's) and
+  the 0600 secrets files (reconcile.env, gateway.env); neither unit is enabled;
 - every program's smoke mode from the installed paths (/usr/bin links), the terminal on
-  Qt's offscreen platform; the reconcile service as its own user with the packaged
-  config writes its books into /var/lib/cashier (a real Redis on the host);
-- `systemd-analyze verify` of the unit inside the root (its own systemd);
-- `dpkg -r` keeps the books, the edited conffile and the user; `dpkg -P` deletes them;
+  Qt's offscreen platform, the gateway's self-test as its own user; the reconcile service
+  as its own user with the packaged config writes its books into /var/lib/cashier (a
+  real Redis on the host);
+- `systemd-analyze verify` of both units inside the root (its own systemd);
+- `dpkg -r` keeps the books, the edited conffile, the secrets files and the users;
+  `dpkg -P` deletes them;
   every directory that existed before the install (/opt above all, which no package owns
   and dpkg would delete when empty) is still there after each;
 - text renders on a real X display: an Xvfb of the host (its framebuffer in a file, read
@@ -57,6 +61,7 @@ RUN_TIMEOUT_S = 300
 CACHE_DIR = Path(os.environ.get("CASHIER_DEB_ROOT_CACHE", "/var/cache/cashier-ci"))
 MIRROR = os.environ.get("CASHIER_DEB_MIRROR", "http://deb.debian.org/debian")
 USER = "cashier-reconcile"
+GATEWAY_USER = "cashier-gateway"
 
 
 def _missing() -> str | None:
@@ -336,12 +341,14 @@ def directories(root: "Chroot") -> set[str]:
 def test_package_holds_programs_links_menu_entry_unit_and_conffile(deb):
     listing = sh("dpkg-deb", "-c", str(deb)).stdout
     for path in ("./opt/cashier/cashier-terminal", "./opt/cashier/reconcile-service", "./opt/cashier/cashierctl",
-                 "./opt/cashier/_internal/core/lua/deduct.lua",
+                 "./opt/cashier/cashier-gateway", "./lib/systemd/system/cashier-gateway.service",
+                 "./usr/share/doc/cashier/gateway.md", "./opt/cashier/_internal/core/lua/deduct.lua",
                  "./usr/share/applications/cashier-terminal.desktop",
                  "./usr/share/icons/hicolor/scalable/apps/cashier-terminal.svg",
                  "./lib/systemd/system/cashier-reconcile.service", "./etc/cashier/reconcile.toml",
                  "./usr/share/doc/cashier/copyright"):
         assert f" {path}" in listing, path
+    assert "cashier-gateway" in build_deb.PROGRAMS
     for program in build_deb.PROGRAMS:
         assert f"./usr/bin/{program} -> /opt/cashier/{program}" in listing
     assert all(" root/root " in line for line in listing.splitlines())      # whoever built it
@@ -367,6 +374,7 @@ def test_package_holds_programs_links_menu_entry_unit_and_conffile(deb):
 def test_install_use_remove_purge_in_a_clean_root(deb, clean_root, x_display, bundle, tmp_path):
     root = clean_root
     assert not root.exists("/opt/cashier") and root.run("getent", "passwd", USER, check=False).returncode == 2
+    assert root.run("getent", "passwd", GATEWAY_USER, check=False).returncode == 2
     assert root.exists("/opt") and not any((root.path / "opt").iterdir())     # debootstrap's: empty, no owner
     assert root.run("dpkg", "-S", "/opt", check=False).returncode != 0
     before = directories(root)
@@ -381,12 +389,27 @@ def test_install_use_remove_purge_in_a_clean_root(deb, clean_root, x_display, bu
     assert oct(data.st_mode & 0o777) == "0o750" and data.st_uid == int(passwd[2])
     secrets = os.stat(root.path / "etc/cashier/reconcile.env")
     assert oct(secrets.st_mode & 0o777) == "0o600" and secrets.st_uid == 0
+    # the gateway: its own system user (not the service's: it must not read the books),
+    # its secrets file, its unit installed and not enabled
+    gateway_passwd = root.run("getent", "passwd", GATEWAY_USER).stdout.strip().split(":")
+    assert gateway_passwd[6] == "/usr/sbin/nologin" and int(gateway_passwd[2]) < 1000
+    assert gateway_passwd[2] != passwd[2]
+    gateway_env = root.path / "etc/cashier/gateway.env"
+    assert oct(os.stat(gateway_env).st_mode & 0o777) == "0o600" and os.stat(gateway_env).st_uid == 0
+    assert "#CASHIER_REDIS_URL=redis://gateway:PASSWORD@" in gateway_env.read_text()
+    for unit in ("cashier-gateway.service", "cashier-reconcile.service"):
+        enabled = root.run("systemctl", "is-enabled", unit, check=False)
+        assert enabled.stdout.strip() == "disabled", (unit, enabled.stdout + enabled.stderr)
+        assert not list((root.path / "etc/systemd/system").rglob(unit)), unit
 
     # each program's smoke mode from the installed commands
     assert root.run("cashierctl", "--version").stdout.startswith("cashierctl ")
     assert "from the bundle at /opt/cashier/_internal" in root.run("/usr/bin/cashierctl", "self-test").stdout
     assert "self-test: OK" in root.run("/usr/bin/reconcile-service", "self-test", user=USER,
                                        env={"HOME": "/var/lib/cashier"}).stdout
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*\n", root.run("cashier-gateway", "--version").stdout)
+    gateway_test = root.run("/usr/bin/cashier-gateway", "self-test", user=GATEWAY_USER, env={"HOME": "/"})
+    assert "self-test: OK" in gateway_test.stdout and "from the bundle at /opt/cashier/_internal" in gateway_test.stdout
     terminal = root.run("/usr/bin/cashier-terminal", "--self-test", env={"QT_QPA_PLATFORM": "offscreen"})
     assert "self-test: OK" in terminal.stdout and "main window built" in terminal.stdout
     # the fonts Qt resolved: the Latin font of Depends and the CJK one of Recommends
@@ -414,29 +437,33 @@ def test_install_use_remove_purge_in_a_clean_root(deb, clean_root, x_display, bu
     books = root.path / "var/lib/cashier/reconcile.sqlite3"
     assert books.is_file() and os.stat(books).st_uid == int(passwd[2])
 
-    # the unit, checked by the root's own systemd against the installed tree
-    verify = root.run("systemd-analyze", "verify", "cashier-reconcile.service", check=False)
+    # the units, checked by the root's own systemd against the installed tree
+    verify = root.run("systemd-analyze", "verify", "cashier-reconcile.service", "cashier-gateway.service",
+                      check=False)
     problems = [line for line in (verify.stdout + verify.stderr).splitlines()
-                if "cashier-reconcile" in line or "reconcile-service" in line]
+                if "cashier-reconcile" in line or "reconcile-service" in line or "cashier-gateway" in line]
     assert verify.returncode == 0 and not problems, verify.stdout + verify.stderr
 
     # remove: programs gone; books, edited config and the user stay
     conf = root.path / "etc/cashier/reconcile.toml"
     conf.write_text(conf.read_text() + "\nbatch_size = 500   # edited by the shop\n")
     root.run("dpkg", "-r", "cashier")
-    for gone in ("/opt/cashier", "/usr/bin/cashierctl", "/usr/bin/cashier-terminal",
-                 "/lib/systemd/system/cashier-reconcile.service", "/usr/share/applications/cashier-terminal.desktop"):
+    for gone in ("/opt/cashier", "/usr/bin/cashierctl", "/usr/bin/cashier-terminal", "/usr/bin/cashier-gateway",
+                 "/lib/systemd/system/cashier-reconcile.service", "/lib/systemd/system/cashier-gateway.service",
+                 "/usr/share/applications/cashier-terminal.desktop"):
         assert not root.exists(gone), gone
     assert books.is_file() and "edited by the shop" in conf.read_text()
     assert root.exists("/etc/cashier/reconcile.env") and root.run("getent", "passwd", USER).returncode == 0
+    assert root.exists("/etc/cashier/gateway.env") and root.run("getent", "passwd", GATEWAY_USER).returncode == 0
     assert not before - directories(root), sorted(before - directories(root))   # /opt above all
 
     # purge: the books, the config, the secrets and the user go too
     root.run("dpkg", "-P", "cashier")
     for gone in ("/var/lib/cashier", "/etc/cashier"):
         assert not root.exists(gone), gone
-    assert root.run("getent", "passwd", USER, check=False).returncode == 2
-    assert root.run("getent", "group", USER, check=False).returncode == 2
+    for user in (USER, GATEWAY_USER):
+        assert root.run("getent", "passwd", user, check=False).returncode == 2, user
+        assert root.run("getent", "group", user, check=False).returncode == 2, user
     assert "cashier" not in root.run("dpkg-query", "-W", "-f", "${Package}\\n").stdout.split()
     assert not before - directories(root), sorted(before - directories(root))
     assert oct(os.stat(root.path / "opt").st_mode & 0o7777) == "0o755"
