@@ -42,7 +42,7 @@ class MemberPickDialog(TillDialog):
         self.query = query
         self.matches = list(matches)
         # the query is itself the card, account number or phone of each (engine.Found.ambiguous)
-        self.ambiguous = any(m.matched_by in ("card", "account") for m in self.matches)
+        self.ambiguous = any(getattr(m, "matched_by", "") in ("card", "account") for m in self.matches)
         self.title = QLabel(objectName="memberPickTitle", wordWrap=True)
         self.list = QListWidget(objectName="memberPickList")
         loc = QLocale()
@@ -54,7 +54,7 @@ class MemberPickDialog(TillDialog):
                     amount=money.format_minor(m.bonus_minor, loc)) + ")"
             if m.status != "active":
                 text += f"   ({account_status_words(m.status)})"
-            if m.matched_by in ("card", "account"):      # an ambiguous string: say how each matched
+            if getattr(m, "matched_by", "") in ("card", "account"):      # an ambiguous string: say how each matched
                 text += "   " + {"card": self.tr("(its card)"), "account": self.tr("(its account number)")}[m.matched_by]
             elif self.ambiguous:
                 text += "   " + self.tr("(its phone)")
