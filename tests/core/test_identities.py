@@ -313,3 +313,14 @@ def test_interleaved_identity_operations_under_lost_replies_keep_the_invariants(
             assert direct.resolve_card(string).status is not Status.LOOKUP_AMBIGUOUS
     for account, bal in balances.items():
         assert direct.balance(account) == bal
+
+
+def test_a_charge_by_card_is_refunded_and_read_back_like_any_charge(ledger):
+    assert open_member(ledger, "A", initial=1_000).applied
+    assert ledger.issue_card("A", "CARD-A", txn_id="i-a").applied
+    assert ledger.deduct("A", 300, txn_id="sale-1", card_no="CARD-A").applied
+    assert ledger.refund("A", 300, txn_id="ref-1", original_txn_id="sale-1").applied
+    assert ledger.hold("A", 200, txn_id="hold-1", ttl_s=60, card_no="CARD-A").applied
+    assert ledger.hold_account("hold-1") == "A"
+    assert ledger.capture("hold-1", 200, txn_id="cap-1").applied          # the account from the hold's record
+    assert ledger.balance("A") == 800
