@@ -130,7 +130,9 @@ def cmd_member(args) -> int:
     if args.action == "reindex":
         counts = ledger.rebuild_member_index()
         _print(args, counts, f"member index rebuilt: {counts['accounts']} accounts, {counts['entries']} "
-               f"entries, {counts['removed']} stale entries removed")
+               f"entries, {counts['removed']} stale entries removed; identities: {counts['phones']} phones, "
+               f"{counts['cards']} cards, {counts['phones_removed']} stale phones removed, "
+               f"{counts['phone_conflicts']} phones another member holds (their look-up is ambiguous)")
         return EXIT_OK
     if not args.query:
         from core import InvalidRequest
@@ -214,7 +216,7 @@ def register(subparsers) -> None:
     p.add_argument("query", nargs="?", help="a phone number, the start of a name, or pinyin initials (zs)")
     p.add_argument("--limit", type=int, default=10, help="at most this many (1..50)")
     p.set_defaults(func=cmd_member)
-    p = members.add_parser("reindex", help="rebuild the member index from the accounts")
+    p = members.add_parser("reindex", help="rebuild the member index and the identity index (phones, each account's cards) from the accounts and cards")
     p.set_defaults(func=cmd_member)
 
     settings = subparsers.add_parser("settings", help="shop settings: spending order, balance cap")

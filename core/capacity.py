@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 # bytes, from `bench.parts.capacity.measure` over 100,000 (INFO used_memory deltas)
 RECORD_BYTES = 224             # one idempotency record: key, hash, dict entry and expiry entry
 JOURNAL_ENTRY_BYTES = 93       # one journal entry in the stream, until the daemon trims it
-ACCOUNT_BYTES = 740            # one member account: hash (balance, name, phone), account set, member index
+ACCOUNT_BYTES = 870            # one member account: hash (balance, name, phone), account set, member index,
+                               # the phone's identity entry (issue 25; measured 874 over 20,000)
 KEYSPACE_BYTES_PER_KEY = 24    # the keyspace's and expiry table's bucket arrays (8 bytes a slot, half to full)
 BASE_BYTES = 2 * 1024 ** 2     # an empty Redis holding the ledger's meta and function library
 

@@ -19,6 +19,15 @@ the partition's hash tag, so one script only ever touches one Redis Cluster slot
     cs:{<tag>}:cfg                   hash   shop settings: spend_order, balance_cap, promo:<id>
     cs:{<tag>}:c:<card_no>           hash   a card: a (account id), st (active|blocked), br (block reason)
     cs:{<tag>}:cards                 hash   card number -> account id, of the cards in the partition
+    cs:{<tag>}:ac:<account_id>       hash   the account's cards: card number -> active|blocked, in the
+                                            *account's* slot, so a charge presented by card checks
+                                            the card in the same script as the balance (issue 25)
+    cs:{<tag>}:ph                    hash   phone -> account id, of the phones that hash to the
+                                            partition (`partition_of(phone)`): with c:<card_no> and
+                                            a:<account_id> of the same slot, every identity string
+                                            (card number, account id, phone) is claimed in the
+                                            slot of the string itself, so one script refuses a
+                                            string that is already another member's identity
     cs:{<tag>}:anchor                hash   the book's chain head as last anchored by the
                                             reconcile service: seq, hash, ms (reconcile_service/anchors.py)
     cs:{<tag>}:mx                    zset   member index: 'p:<phone>', 'n:<name>', 'i:<initials>'
@@ -106,6 +115,15 @@ class Partition:
         """Card number -> account id of every card in the partition."""
         return self.prefix + "cards"
 
+    def account_cards(self, account_id: str) -> str:
+        """The cards of one account (card number -> active|blocked), in the account's slot."""
+        return f"{self.prefix}ac:{account_id}"
+
+    @property
+    def phones(self) -> str:
+        """Phone -> account id of the phones whose partition (partition_of(phone)) this is."""
+        return self.prefix + "ph"
+
     @property
     def member_index(self) -> str:
         """The member index (phone, name, initials -> account id), kept by the scripts."""
@@ -118,10 +136,11 @@ class Partition:
 
     def deduct_keys(self, account_id: str, txn_id: str) -> list[str]:
         """KEYS of deduct.lua: account, txn record, journal, holds, hold expiries, the
-        partition's settings; built with one prefix (the hot path of deduct_many)."""
+        partition's settings, the account's cards; built with one prefix (the hot path of
+        deduct_many)."""
         p = self.prefix
         return [f"{p}a:{account_id}", f"{p}t:{txn_id}", f"{p}j", f"{p}h:{account_id}", f"{p}hx:{account_id}",
-                f"{p}cfg"]
+                f"{p}cfg", f"{p}ac:{account_id}"]
 
 
 def ack_key(key: str) -> str:

@@ -28,7 +28,7 @@ from .members import Members, member_index_args, topup_args
 from .read_cache import ReadCache
 from .reads import AccountReads
 from .records import AccountInfo, DeductRequest, JournalEntry
-from .result import Result
+from .result import Result, Status
 from .runner import (DECIDED, EVICTION_CHECK_INTERVAL_S, LedgerRunner, RetryPolicy, decode,
                      new_result)
 from .scripts import ScriptRunner
@@ -310,27 +310,72 @@ class Ledger:
         `holder_name` (optional, up to 64 characters of any script) is what the till
         shows next to the balance; `phone` (optional) finds the member (`find_members`).
         Both are journaled with the opening entry and indexed in the same script.
+
+        Card numbers, account ids and phones share the till's one look-up: an id that is a
+        card number or a member's phone answers ACCOUNT_ID_TAKEN, a phone that is another
+        member's phone, a card number or another account's id PHONE_TAKEN, decided in the
+        script (a phone of another partition, on a Cluster, is claimed in its own slot
+        first, and the claim is dropped again if the account is not opened with it).
         """
         holder = v.check_holder_name(holder_name)
-        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
+        v.check_amount(initial_minor, "initial_minor", allow_zero=True)
+        part = self._common(account_id, txn_id, terminal_id, cashier_id)
         index_keys, member_args = member_index_args(part, holder, phone)
-        extra = [part.accounts, *index_keys] if part else []
-        return self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
-                                cashier_id, allow_zero=True, extra_keys=extra, kind="open",
-                                extra_args=[holder, *member_args])
+        phone = member_args[0]
+        extra = [part.accounts, *index_keys, part.card(account_id), part.phones]
+        phone_part = self.schema.partition_of(phone) if phone else None
+        found = ""
+        if phone_part is part:
+            extra += [part.account(phone), part.card(phone)]
+        elif phone_part is not None:
+            found = "CLAIMED" if self.members._phone_identity("claim", phone, account_id) == "APPLIED" \
+                else Status.PHONE_TAKEN.value
+        try:
+            result = self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
+                                      cashier_id, allow_zero=True, extra_keys=extra, kind="open",
+                                      extra_args=[holder, *member_args, found])
+        except (InvalidRequest, TxnConflict):
+            if found == "CLAIMED":         # nothing was opened by this request
+                self._drop_phone_claim(account_id, phone)
+            raise
+        if found == "CLAIMED" and not result.applied:
+            self._drop_phone_claim(account_id, phone)
+        return result
+
+    def _drop_phone_claim(self, account_id: str, phone: str) -> None:
+        """Drop a phone claimed for an open that did not open the account with it, unless
+        the account holds that phone (opened with it before: ACCOUNT_EXISTS of the same
+        member). An account's phone changes only when it is opened or restored."""
+        held = self.runner.with_retry(self.runner.client.hget, self.schema.partition_of(account_id).account(account_id),
+                                      "ph", txn_id=None)
+        if held != phone:
+            self.members._phone_identity("release", phone, account_id)
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
-               terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+               terminal_id: str | None = None, cashier_id: str | None = None,
+               card_no: str | None = None) -> Result:
         """Take money when the available balance (balance - active holds) covers it,
-        else Status.INSUFFICIENT_FUNDS."""
+        else Status.INSUFFICIENT_FUNDS.
+
+        `card_no`: the card the charge was presented with (the till found the member by
+        it). The script checks it with the balance: CARD_BLOCKED when it was blocked, also
+        after the look-up; CARD_NOT_THIS_ACCOUNT when it is not one of the account's cards."""
+        v.check_id(card_no, "card_no", optional=True)
         if type(amount_minor) is int and 0 < amount_minor <= v.MAX_AMOUNT_MINOR:    # the common case
             part = self._common(account_id, txn_id, terminal_id, cashier_id)
             return self.runner.run("deduct", "deduct", part.deduct_keys(account_id, txn_id),
                                    [txn_id, account_id, amount_minor, self.retention_s, terminal_id or "",
-                                    cashier_id or ""],
+                                    cashier_id or "", card_no or ""],
                                    account_id, amount_minor, txn_id)
         return self._balance_op("deduct", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                extra_keys=[*self._hold_keys(account_id), *self._settings_keys(account_id)])
+                                extra_keys=[*self._hold_keys(account_id), *self._settings_keys(account_id),
+                                            *self._card_list_keys(account_id)],
+                                extra_args=[card_no or ""])
+
+    def _card_list_keys(self, account_id) -> list[str]:
+        if not isinstance(account_id, str):
+            return []                      # validation will refuse it
+        return [self.schema.partition_of(account_id).account_cards(account_id)]
 
     def _hold_keys(self, account_id) -> list[str]:
         if not isinstance(account_id, str):
@@ -341,17 +386,21 @@ class Ledger:
     # ---------------------------------------------------------------- holds
 
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int,
-             terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
+             terminal_id: str | None = None, cashier_id: str | None = None,
+             card_no: str | None = None) -> Result:
         """Reserve funds for up to `ttl_s` seconds (at most the retention).
 
         The balance stays; the available balance drops. `Result.balance_minor` is the
         available balance after the hold. Resolve it with `capture` or `void`; if
-        neither comes it stops counting at its expiry by itself.
+        neither comes it stops counting at its expiry by itself. `card_no`: the card it
+        was presented with, checked as by `deduct` (CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT).
         """
         if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 1 <= ttl_s <= self.retention_s:
             raise InvalidRequest("ttl_s", f"must be whole seconds from 1 to the retention ({self.retention_s})")
+        v.check_id(card_no, "card_no", optional=True)
         return self._balance_op("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                extra_keys=self._hold_keys(account_id), extra_args=[ttl_s])
+                                extra_keys=[*self._hold_keys(account_id), *self._card_list_keys(account_id)],
+                                extra_args=[ttl_s, card_no or ""])
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str,
                 account_id: str | None = None, terminal_id: str | None = None,
@@ -471,12 +520,17 @@ class Ledger:
         part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
         index_keys, member_args = member_index_args(part, holder, phone)
         extra = [part.accounts, *index_keys] if part else []
-        return self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
-                                allow_zero=True, extra_keys=extra,
-                                extra_args=[status, holder, *member_args,
-                                            str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
-                                                               max_minor=v.MAX_BALANCE_MINOR))],
-                                kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
+        result = self._balance_op("restore_account", account_id, balance_minor, txn_id, None, None,
+                                  allow_zero=True, extra_keys=extra,
+                                  extra_args=[status, holder, *member_args,
+                                              str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
+                                                                 max_minor=v.MAX_BALANCE_MINOR))],
+                                  kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
+        if result.applied and member_args and member_args[0]:
+            # the phone's identity, unless another member holds it (then the look-up of
+            # that string answers LOOKUP_AMBIGUOUS: never resolved to one of them)
+            self.members._phone_identity("index", member_args[0], account_id)
+        return result
 
     # ---------------------------------------------------------------- batches
 
@@ -509,11 +563,14 @@ class Ledger:
                 if type(amount) is not int or not 0 < amount <= v.MAX_AMOUNT_MINOR:   # the common case, fast
                     v.check_amount(amount, "amount_minor")
                 part = self._common(account_id, txn_id, req.terminal_id, req.cashier_id)
+                if req.card_no is not None:
+                    v.check_id(req.card_no, "card_no", optional=True)
             except InvalidRequest as exc:
                 out[i] = exc
                 continue
             calls.append((i, part.deduct_keys(account_id, txn_id),
-                          [txn_id, account_id, amount, retention_s, req.terminal_id or "", req.cashier_id or ""],
+                          [txn_id, account_id, amount, retention_s, req.terminal_id or "", req.cashier_id or "",
+                           req.card_no or ""],
                           req))
         if calls:
             self.runner.check_policy(txn_id=None)

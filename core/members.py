@@ -133,13 +133,15 @@ class Members:
                    cashier_id: str | None = None) -> Result:
         """Make `card_no` a card of the account (a first card, or a replacement after
         `block_card`: no money moves). CARD_IN_USE if the number was issued already or is
-        another account's id, CARD_BLOCKED for a blocked number, ACCOUNT_NOT_FOUND,
-        ACCOUNT_CLOSED. Journaled as kind 'card_issue'."""
+        another account's id, CARD_NO_IS_PHONE if it is another member's phone,
+        CARD_BLOCKED for a blocked number, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED. Journaled as
+        kind 'card_issue'. Once APPLIED the card also goes into the account's own card list
+        (what a charge presented by card is checked against, in the account's slot)."""
         v.check_id(card_no, "card_no")
         acct_part = self._partition(account_id, txn_id, terminal_id, cashier_id)
         part = self.ledger.schema.partition_of(card_no)
         keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
-                card_map_key(part)]
+                card_map_key(part), part.phones]
         found = ""
         if part is acct_part:
             keys.append(part.account(account_id))      # checked inside the script, atomically
@@ -154,13 +156,40 @@ class Members:
             if bal is None or st == "closed":
                 found = Status.ACCOUNT_NOT_FOUND.value if bal is None else Status.ACCOUNT_CLOSED.value
         args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or "", card_no, found]
-        return self.runner.run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
+        result = self.runner.run("card_issue", "card_issue", keys, args, account_id, 0, txn_id)
+        if result.applied:             # a retry (replayed) writes it again: never lost to a crash
+            self.record_card(account_id, card_no, "active")
+        return result
+
+    def record_card(self, account_id: str, card_no: str, state: str) -> None:
+        """Put a card into its account's own card list (identity.lua mode 'card'): 'active'
+        never replaces 'blocked'. Used by issue, block, restore and the rebuild."""
+        part = self.ledger.schema.partition_of(account_id)
+        reply = self.runner.call("identity", [part.account_cards(account_id)], ["card", card_no, account_id, state],
+                                 txn_id=None)
+        if reply[0] == "INVALID":
+            raise InvalidRequest(*reply[3].split(": ", 1))
+
+    def _card_owner(self, card_no: str) -> str | None:
+        """Whose card `card_no` is (its record, else an account of that id): owners never change."""
+        part = self.ledger.schema.partition_of(card_no)
+
+        def read():
+            pipe = self.runner.client.pipeline(transaction=False)
+            pipe.hget(card_key(part, card_no), "a")
+            pipe.exists(part.account(card_no))
+            return pipe.execute()
+        owner, is_account = self.runner.with_retry(read, txn_id=None)
+        return owner or (card_no if is_account else None)
 
     def block_card(self, card_no: str, *, txn_id: str, reason: str, terminal_id: str | None = None,
                    cashier_id: str | None = None) -> Result:
         """Block a card (挂失): `reason` is lost, damaged, stolen or other. The account and
         its money stay; `issue_card` gives it a new card. An account id used as a card can
-        be blocked too. CARD_NOT_FOUND, CARD_BLOCKED (already). Journaled as 'card_block'."""
+        be blocked too. CARD_NOT_FOUND, CARD_BLOCKED (already). Journaled as 'card_block'.
+        The card is blocked in its account's card list *before* its record: from the moment
+        this can answer APPLIED, every charge presented with the card is declined
+        CARD_BLOCKED, also one sent after a look-up made before the block."""
         v.check_id(card_no, "card_no")
         v.check_id(txn_id, "txn_id")
         v.check_id(terminal_id, "terminal_id", optional=True)
@@ -168,32 +197,74 @@ class Members:
         if reason not in CARD_BLOCK_REASONS:
             raise InvalidRequest("reason", f"must be one of {', '.join(CARD_BLOCK_REASONS)}")
         part = self.ledger.schema.partition_of(card_no)
+        owner = self._card_owner(card_no)
+        if owner is not None:
+            self.record_card(owner, card_no, "blocked")
         keys = [card_key(part, card_no), part.txn(txn_id), part.journal, part.account(card_no),
                 card_map_key(part)]
         args = [txn_id, "", 0, self.ledger.retention_s, terminal_id or "", cashier_id or "", card_no, reason]
         result = self.runner.run("card_block", "card_block", keys, args, card_no, 0, txn_id)
         owner = self.runner.with_retry(self.runner.client.hget, keys[0], "a", txn_id=None) or ""
+        if owner and result.status in (Status.APPLIED, Status.CARD_BLOCKED):
+            self.record_card(owner, card_no, "blocked")     # issued after the first read
         return dataclasses.replace(result, account_id=owner)
 
     def resolve_card(self, card_no: str) -> Card:
         """What a scanned or typed card number stands for (one round trip). A number without
         a card record that is an account's id resolves to that account (cards printed
-        before the member layer keep working)."""
+        before the member layer keep working).
+
+        Card numbers, account ids and phones share the till's one look-up: a string that is
+        the identity of more than one member (a card of one, the id or phone of another:
+        data from before the identities were kept apart) answers LOOKUP_AMBIGUOUS with
+        `candidates` ('card:<id>', 'account:<id>', 'phone:<id>'), never one of them. A
+        string that is only a member's phone answers CARD_NOT_FOUND (find it by phone)."""
         v.check_id(card_no, "card_no")
         part = self.ledger.schema.partition_of(card_no)
+        phone = _PHONE_SEPARATORS.sub("", card_no)
+        is_phone = bool(_PHONE_RE.fullmatch(phone)) and phone == card_no
+        exact = b"p:" + card_no.encode()
 
         def read():
             pipe = self.runner.client.pipeline(transaction=False)
             pipe.hmget(card_key(part, card_no), "a", "st", "br")
             pipe.exists(part.account(card_no))
+            pipe.hget(part.phones, card_no)
+            if is_phone:
+                for p in self.ledger.partitions:
+                    pipe.zrangebylex(member_index_key(p), b"[" + exact + b"\x00", b"(" + exact + b"\x01")
             return pipe.execute()
-        (owner, st, reason), is_account = self.runner.with_retry(read, txn_id=None)
+        (owner, st, reason), is_account, phone_owner, *indexed = self.runner.with_retry(read, txn_id=None)
+        candidates: dict[str, str] = {}
+        if owner is not None:
+            candidates.setdefault(owner, "card")
+        if is_account:
+            candidates.setdefault(card_no, "account")
+        phone_owners = [phone_owner] if phone_owner else []
+        phone_owners += [e.partition("\x00")[2] for entries in indexed for e in entries]
+        phone_owners = [a for a in dict.fromkeys(phone_owners) if a not in candidates]
+        if phone_owners and candidates:
+            # a phone of a closed member is no identity any more (it is out of the index)
+            statuses = self.runner.with_retry(self._read_statuses, phone_owners, txn_id=None)
+            phone_owners = [a for a, st_ in zip(phone_owners, statuses) if st_ is not None and st_ != "closed"]
+        for a in phone_owners:
+            candidates.setdefault(a, "phone")
+        if len(candidates) > 1:
+            return Card(card_no, Status.LOOKUP_AMBIGUOUS,
+                        candidates=tuple(f"{via}:{a}" for a, via in candidates.items()))
         if owner is not None:
             status = Status.CARD_BLOCKED if st == "blocked" else Status.CARD_ACTIVE
             return Card(card_no, status, owner, reason or "")
         if is_account:
             return Card(card_no, Status.CARD_ACTIVE, card_no, "", legacy=True)
         return Card(card_no, Status.CARD_NOT_FOUND)
+
+    def _read_statuses(self, ids: Sequence[str]) -> list[str | None]:
+        """The status of each account ('active' when unset; None: no such account)."""
+        pipe = self.runner.client.pipeline(transaction=False)
+        for a in ids:
+            pipe.hmget(self.ledger.schema.partition_of(a).account(a), "bal", "st")
+        return [None if bal is None else (st or "active") for bal, st in pipe.execute()]
 
     def cards(self, account_id: str | None = None, *, page_size: int = 1000) -> list[Card]:
         """The cards issued (or blocked) of one account, or of every account. Reads each
@@ -294,8 +365,65 @@ class Members:
     def rebuild_member_index(self, *, page_size: int = 500) -> dict[str, int]:
         """Rebuild the member index from the accounts (a repair: the scripts keep it in
         step). Indexes every account with a name or phone, then removes entries no account
-        stands behind. Safe while the shop is open; answers counts."""
+        stands behind; then the identity index (`rebuild_identities`). Safe while the shop
+        is open; answers counts."""
         counts = {"accounts": 0, "entries": 0, "removed": 0}
+        self._rebuild_search_index(counts, page_size)
+        counts.update(self.rebuild_identities(page_size=page_size))
+        return counts
+
+    def rebuild_identities(self, *, page_size: int = 500) -> dict[str, int]:
+        """Rebuild the identities a look-up and a charge by card are checked against, from
+        the members' data (data from before issue 25, or a lost index): every account's
+        phone into the phone index of the phone's partition (`phones`; a phone another
+        member holds already is left to that member and counted in `phone_conflicts`: such
+        a string answers LOOKUP_AMBIGUOUS until a phone is changed), phone entries no
+        account stands behind removed (`phones_removed`), and every card into its account's
+        card list (`cards`; a block is never undone). Safe while the shop is open."""
+        counts = {"phones": 0, "phone_conflicts": 0, "phones_removed": 0, "cards": 0}
+        for part in self.ledger.partitions:
+            ids = list(self.runner.with_retry(lambda: list(self.runner.client.sscan_iter(part.accounts, count=page_size)),
+                                        txn_id=None))
+            for start in range(0, len(ids), page_size):
+                batch = ids[start:start + page_size]
+                phones = self.runner.with_retry(self._read_field, part, batch, "ph", txn_id=None)
+                for account_id, phone in zip(batch, phones):
+                    if not phone:
+                        continue
+                    reply = self._phone_identity("index", phone, account_id)
+                    counts["phones" if reply == "APPLIED" else "phone_conflicts"] += 1
+            held = self.runner.with_retry(lambda: list(self.runner.client.hscan_iter(part.phones, count=page_size)),
+                                          txn_id=None)
+            for phone, owner in held:
+                owner_part = self.ledger.schema.partition_of(owner)
+                now = self.runner.with_retry(self.runner.client.hget, owner_part.account(owner), "ph", txn_id=None)
+                if now != phone:
+                    self._phone_identity("release", phone, owner)
+                    counts["phones_removed"] += 1
+            cards = self.runner.with_retry(lambda: list(self.runner.client.hscan_iter(card_map_key(part), count=page_size)),
+                                           txn_id=None)
+            for card_no, owner in cards:
+                st = self.runner.with_retry(self.runner.client.hget, card_key(part, card_no), "st", txn_id=None)
+                self.record_card(owner, card_no, "blocked" if st == "blocked" else "active")
+                counts["cards"] += 1
+        return counts
+
+    def _phone_identity(self, mode: str, phone: str, account_id: str) -> str:
+        """identity.lua on a phone in the phone's own partition: its status."""
+        part = self.ledger.schema.partition_of(phone)
+        keys = [part.phones, part.account(phone), part.card(phone)] if mode == "claim" else [part.phones]
+        reply = self.runner.call("identity", keys, [mode, phone, account_id], txn_id=None)
+        if reply[0] == "INVALID":
+            raise InvalidRequest(*reply[3].split(": ", 1))
+        return reply[0]
+
+    def _read_field(self, part: Partition, ids: Sequence[str], name: str) -> list[str | None]:
+        pipe = self.runner.client.pipeline(transaction=False)
+        for a in ids:
+            pipe.hget(part.account(a), name)
+        return pipe.execute()
+
+    def _rebuild_search_index(self, counts: dict[str, int], page_size: int) -> None:
         for part in self.ledger.partitions:
             index = member_index_key(part)
             ids = list(self.runner.with_retry(lambda: list(self.runner.client.sscan_iter(part.accounts, count=page_size)),
@@ -328,7 +456,6 @@ class Members:
                     counts["removed"] += int(reply[1])
                 if cursor == 0:
                     break
-        return counts
 
     def _read_names(self, part: Partition, ids: Sequence[str]) -> list[str | None]:
         pipe = self.runner.client.pipeline(transaction=False)

@@ -24,6 +24,7 @@ class DeductRequest(NamedTuple):
     txn_id: str
     terminal_id: str | None = None
     cashier_id: str | None = None
+    card_no: str | None = None         # the card the charge was presented with (see Ledger.deduct)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +96,17 @@ class JournalEntry:
 @dataclass(frozen=True, slots=True)
 class Card:
     """A card number and what it resolves to. `status`: CARD_ACTIVE (use `account_id`),
-    CARD_BLOCKED (reported lost/damaged; `account_id` says whose it was) or CARD_NOT_FOUND.
-    `legacy` is True when the number is an account id used as a card (no card record)."""
+    CARD_BLOCKED (reported lost/damaged; `account_id` says whose it was), CARD_NOT_FOUND or
+    LOOKUP_AMBIGUOUS (the number is the card, account id or phone of several members:
+    `candidates` says whose, as 'card:<account_id>', 'account:<account_id>',
+    'phone:<account_id>'; `account_id` is then ''). `legacy` is True when the number is
+    an account id used as a card (no card record)."""
     card_no: str
     status: Status
     account_id: str = ""
     reason: str = ""
     legacy: bool = False
+    candidates: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:

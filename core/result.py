@@ -32,6 +32,11 @@ class Status(str, enum.Enum):
     CARD_NOT_FOUND = "CARD_NOT_FOUND"              # no such card, and no account of that id
     CARD_BLOCKED = "CARD_BLOCKED"                  # reported lost/damaged: never reissued
     CARD_IN_USE = "CARD_IN_USE"                    # card_issue of a number issued already (or another account's id)
+    CARD_NO_IS_PHONE = "CARD_NO_IS_PHONE"          # card_issue of a number that is another member's phone
+    CARD_NOT_THIS_ACCOUNT = "CARD_NOT_THIS_ACCOUNT"  # a charge by card: the card is not one of the account's
+    ACCOUNT_ID_TAKEN = "ACCOUNT_ID_TAKEN"          # open_account of an id that is a card number or a member's phone
+    PHONE_TAKEN = "PHONE_TAKEN"                    # a phone that is another member's phone, card number or account id
+    LOOKUP_AMBIGUOUS = "LOOKUP_AMBIGUOUS"          # resolve_card: the string is the identity of several members
     SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
     BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
 

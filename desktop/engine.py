@@ -50,12 +50,13 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from redis.exceptions import RedisError
 
-from core import (InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, OperationNotFound,
-                  RetryPolicy, Status, TxnConflict, UnsafeRedisConfig)
+from core import (AccountNotFound, InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable,
+                  OperationNotFound, RetryPolicy, Status, TxnConflict, UnsafeRedisConfig)
 from core import kinds
 from core.capacity import memory_share, memory_use
 from core.doctor import MEMORY_NOTICE_SHARE
 from core.ledger import DEFAULT_RETENTION_S
+from core.records import MemberMatch
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel, redacted
 from core.history import History
@@ -164,11 +165,14 @@ class AccountView:
 class Found:
     """What a look-up (`Engine.find`) found for `query`: one account (`view`), several
     members to pick from (`matches`), a blocked card (`blocked`: core.members.Card) or
-    nothing (all empty)."""
+    nothing (all empty). `ambiguous`: `query` itself is the card, account id or phone of
+    each of `matches` (data from before these were kept apart): the cashier asks the
+    customer and picks; the till never picks one of them by itself."""
     query: str
     view: AccountView | None = None
     matches: tuple = ()
     blocked: object | None = None
+    ambiguous: bool = False
 
 
 class Engine(QObject):
@@ -502,7 +506,9 @@ class Engine(QObject):
         return send(self, op, dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id))
 
     def _send_deduct(self, op: Op, who: dict):
-        return self.ledger.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, **who), {}
+        # found by card: the card goes with the charge, so a block since the look-up declines it
+        return self.ledger.deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, card_no=op.card_no or None,
+                                  **who), {}
 
     def _send_credit(self, op: Op, who: dict):
         r = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id, method=op.method or "cash",
@@ -510,7 +516,8 @@ class Engine(QObject):
         return r, {"split": (op.amount_minor, op.bonus_minor)} if r.applied else {}
 
     def _send_hold(self, op: Op, who: dict):       # the same ttl_s on every send: same request, same answer
-        return self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s, **who), {}
+        return self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s,
+                                card_no=op.card_no or None, **who), {}
 
     def _send_capture(self, op: Op, who: dict):
         return self.ledger.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
@@ -752,6 +759,8 @@ class Engine(QObject):
                 is_id = False            # e.g. a Chinese name: only a member search
             if is_id:
                 card = self.ledger.resolve_card(query)
+                if card.status is Status.LOOKUP_AMBIGUOUS:
+                    return Found(query, matches=self._candidates(query, card.candidates), ambiguous=True)
                 if card.status is Status.CARD_BLOCKED:
                     return Found(query, blocked=card)
                 if card.active:
@@ -761,6 +770,20 @@ class Engine(QObject):
                 return Found(query, view=self._view(matches[0].account_id), matches=matches)
             return Found(query, matches=matches)
         return self.reads.run(read, on_done, on_error)
+
+    def _candidates(self, query: str, candidates) -> tuple:
+        """The members an ambiguous string stands for, as pick-list rows (`matched_by`: card,
+        account or phone)."""
+        out = []
+        for entry in candidates:
+            via, _, account_id = entry.partition(":")
+            try:
+                info = self.ledger.account(account_id)
+            except AccountNotFound:
+                continue
+            out.append(MemberMatch(account_id, info.holder_name, query if via == "phone" else "", info.balance_minor,
+                                   info.status, via, info.bonus_minor))
+        return tuple(out)
 
     def promotions(self, on_done, on_error) -> Task:
         """The shop's top-up promotions (worker thread)."""

@@ -41,6 +41,8 @@ class MemberPickDialog(TillDialog):
         self.setObjectName("memberPickDialog")
         self.query = query
         self.matches = list(matches)
+        # the query is itself the card, account number or phone of each (engine.Found.ambiguous)
+        self.ambiguous = any(getattr(m, "matched_by", "") in ("card", "account") for m in self.matches)
         self.title = QLabel(objectName="memberPickTitle", wordWrap=True)
         self.list = QListWidget(objectName="memberPickList")
         loc = QLocale()
@@ -52,6 +54,10 @@ class MemberPickDialog(TillDialog):
                     amount=money.format_minor(m.bonus_minor, loc)) + ")"
             if m.status != "active":
                 text += f"   ({account_status_words(m.status)})"
+            if getattr(m, "matched_by", "") in ("card", "account"):      # an ambiguous string: say how each matched
+                text += "   " + {"card": self.tr("(its card)"), "account": self.tr("(its account number)")}[m.matched_by]
+            elif self.ambiguous:
+                text += "   " + self.tr("(its phone)")
             item = QListWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, m.account_id)
             item.setSizeHint(QSize(0, 2 * self.list.fontMetrics().height() + 8))    # finger-sized rows
@@ -77,8 +83,13 @@ class MemberPickDialog(TillDialog):
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Pick the member"))
-        self.title.setText(self.tr("%1 members match “%2”: pick the customer (arrows and Enter, or tap).")
-                           .replace("%1", str(len(self.matches))).replace("%2", self.query))
+        if self.ambiguous:
+            self.title.setText(self.tr("“%2” is the card, account number or phone of %1 different members. "
+                                       "Ask the customer which one they are, then pick (arrows and Enter, or tap).")
+                               .replace("%1", str(len(self.matches))).replace("%2", self.query))
+        else:
+            self.title.setText(self.tr("%1 members match “%2”: pick the customer (arrows and Enter, or tap).")
+                               .replace("%1", str(len(self.matches))).replace("%2", self.query))
         self.confirm_button.setText(self.tr("This member"))
         self.cancel_button.setText(self.tr("Cancel"))
 

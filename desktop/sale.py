@@ -224,7 +224,10 @@ class SalePage(Retranslates, QWidget):
             return
         checked = self._validated()
         if checked is not None:
-            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked), parent=self)
+            # found by card: the card goes with the charge, so a block since the look-up declines it
+            shown = self.session.account
+            card_no = shown.card_no if shown is not None and shown.account_id == checked[0] else ""
+            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no), parent=self)
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier

@@ -10,6 +10,7 @@ stale or another customer's account. The state lives in the sale session
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
@@ -42,6 +43,10 @@ class AccountLookup(QObject):
         super().__init__(page)
         self.page, self.session, self.engine = page, page.session, page.engine
         self.changed, self.clear_result = changed, clear_result
+        # the pick list of an ambiguous string (a card of one member, the account id or
+        # phone of another): account id -> the card it was picked by ('' when not a card).
+        # A pick from it shows that account as it is, never looking the string up again.
+        self.ambiguous_picks: dict[str, str] = {}
 
     def typed(self) -> str:
         return self.page.account_input.text().strip()
@@ -112,6 +117,12 @@ class AccountLookup(QObject):
             self.show_account(found.view, query)
         elif found.blocked is not None:
             self.failed(query, found.blocked, lookup)
+        elif found.ambiguous and found.matches:
+            self.ambiguous_picks = {m.account_id: query if m.matched_by == "card" else "" for m in found.matches}
+            self.page.balance_label.setText(
+                tr("“%1” is the card, account number or phone of %2 members: ask the customer which one they are")
+                .replace("%1", query).replace("%2", str(len(found.matches))))
+            self.pickRequested.emit(query, found.matches, lookup)
         elif found.matches:
             self.page.balance_label.setText(tr("%1 members found: pick one").replace("%1", str(len(found.matches))))
             self.pickRequested.emit(query, found.matches, lookup)
@@ -149,13 +160,34 @@ class AccountLookup(QObject):
         (then nothing happens and False is answered)."""
         if not self.session.lookup_wanted(lookup):
             return False
+        if account_id in self.ambiguous_picks:
+            # the string typed stands for several members: read the one picked by its id
+            card_no = self.ambiguous_picks.pop(account_id)
+            self.ambiguous_picks = {}
+            self.page.account_input.setText(account_id)
+            self.session.cancel_lookup()
+            self.customer_changes_to(account_id)
+            self.session.looking_up()
+            self.page.balance_label.setText(tr("Looking up %1…").replace("%1", account_id))
+            picked = self.engine.lookup(account_id, lambda view: self._picked(picked, account_id, view, card_no),
+                                        lambda exc: self.failed(account_id, exc, picked))
+            self.session.lookup = picked
+            return True
         self.page.account_input.setText(account_id)
         self.look_up()
         return True
 
+    def _picked(self, lookup, account_id: str, view, card_no: str) -> None:
+        if not self.session.lookup_wanted(lookup) or self.typed() != account_id:
+            return                                   # the cashier has moved on
+        self.show_account(replace(view, card_no=card_no), account_id)
+
     def looked_up(self, account_id: str, view) -> None:
         if self.typed() != account_id:
             return                                   # the cashier has moved on
+        current = self.session.account
+        if current is not None and current.account_id == view.account_id and not view.card_no:
+            view = replace(view, card_no=current.card_no)       # still the customer found by card
         self.session.account_shown(view)
         self.show()
         self.changed()

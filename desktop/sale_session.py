@@ -241,7 +241,8 @@ class SaleSession:
         self.refresh = None
         current = self.account
         if current is not None and current.account_id == new.account_id and new.read_ms >= current.read_ms:
-            self.account = new
+            # a re-read by id: the customer is still the one found by their card
+            self.account = replace(new, card_no=new.card_no or current.card_no)
             return True
         return False
 

@@ -71,7 +71,7 @@ def decision_words(op: Op, released_minor: int = 0) -> str:
     """The panel once `op` is decided; `released_minor`: what a completed sale gave back
     of its hold."""
     if not op.applied:
-        return member_outcome_words(op) if op.kind in MEMBER_KINDS else status_words(op.status)
+        return member_outcome_words(op) if op.kind in MEMBER_KINDS else status_words(op.status, op.kind)
     if op.kind == "hold":
         return (tr("Held: %1 until %2").replace("%1", _fmt(op.amount_minor)).replace("%2", clock_time(op.expires_ms))
                 + "\n" + tr("Available now %1").replace("%1", _fmt(op.balance_after_minor)))

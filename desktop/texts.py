@@ -12,8 +12,11 @@ from PySide6.QtCore import QCoreApplication, QLocale
 from . import money
 
 
-def status_words(status: str) -> str:
-    """The result of a decided operation, e.g. 'Declined: not enough money'."""
+def status_words(status: str, kind: str = "") -> str:
+    """The result of a decided operation, e.g. 'Declined: not enough money'. `kind`: the
+    operation's (a charge declined by its card is told apart from a card not issued)."""
+    if kind in ("deduct", "hold") and status == "CARD_BLOCKED":
+        return QCoreApplication.translate("Texts", "Declined: the card is blocked (reported lost or stolen); nothing was charged")
     words = {
         "APPLIED": QCoreApplication.translate("Texts", "Approved"),
         "INSUFFICIENT_FUNDS": QCoreApplication.translate("Texts", "Declined: not enough money on the account"),
@@ -35,6 +38,10 @@ def status_words(status: str) -> str:
         "CARD_NOT_FOUND": QCoreApplication.translate("Texts", "Not made: that card is not one of this account's cards"),
         "CARD_BLOCKED": QCoreApplication.translate("Texts", "Not made: that card number is blocked (reported lost) and cannot be issued"),
         "CARD_IN_USE": QCoreApplication.translate("Texts", "Not made: that card number is already in use"),
+        "CARD_NO_IS_PHONE": QCoreApplication.translate("Texts", "Not made: that card number is another member's phone number"),
+        "CARD_NOT_THIS_ACCOUNT": QCoreApplication.translate("Texts", "Declined: that card is not one of this account's cards"),
+        "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Not made: that account number is already a card number or a member's phone"),
+        "PHONE_TAKEN": QCoreApplication.translate("Texts", "Not made: that phone is already another member's phone, card number or account number"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
@@ -68,6 +75,10 @@ def short_status(status: str, pending: bool) -> str:
         "CARD_NOT_FOUND": QCoreApplication.translate("Texts", "Card not found"),
         "CARD_BLOCKED": QCoreApplication.translate("Texts", "Card blocked"),
         "CARD_IN_USE": QCoreApplication.translate("Texts", "Card in use"),
+        "CARD_NO_IS_PHONE": QCoreApplication.translate("Texts", "Card no. is a phone"),
+        "CARD_NOT_THIS_ACCOUNT": QCoreApplication.translate("Texts", "Not this account's card"),
+        "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Number taken"),
+        "PHONE_TAKEN": QCoreApplication.translate("Texts", "Phone taken"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
         "ABANDONED": QCoreApplication.translate("Texts", "Abandoned"),
     }

@@ -144,7 +144,7 @@ class Gateway:
         led, b = self.ledger, body
         who = dict(terminal_id=terminal_id, cashier_id=cashier_id)
         if kind == "deduct":
-            return led.deduct(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], **who)
+            return led.deduct(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], card_no=b.get("card_no"), **who)
         if kind == "credit":
             return led.credit(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
                               method=b.get("method", "cash"), bonus_minor=b.get("bonus_minor", 0), **who)
@@ -152,7 +152,8 @@ class Gateway:
             return led.refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
                               original_txn_id=b["original_txn_id"], **who)
         if kind == "hold":
-            return led.hold(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], ttl_s=b["ttl_s"], **who)
+            return led.hold(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], ttl_s=b["ttl_s"],
+                            card_no=b.get("card_no"), **who)
         if kind == "capture":
             return led.capture(b["hold_txn_id"], b["amount_minor"], txn_id=b["txn_id"],
                                account_id=b.get("account_id"), **who)

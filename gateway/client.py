@@ -143,9 +143,11 @@ class GatewayLedger:
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None, supervisor_id: str | None = None,
-               supervisor_pin: str | None = None) -> Result:
+               supervisor_pin: str | None = None, card_no: str | None = None) -> Result:
+        """`card_no`: the card the charge was presented with (checked by the ledger's script:
+        CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT)."""
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        approval=self._approval(supervisor_id, supervisor_pin))
+                        card_no=card_no, approval=self._approval(supervisor_id, supervisor_pin))
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
                bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None,
@@ -161,9 +163,9 @@ class GatewayLedger:
 
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
-             supervisor_pin: str | None = None) -> Result:
+             supervisor_pin: str | None = None, card_no: str | None = None) -> Result:
         return self._op("hold", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        ttl_s=ttl_s, approval=self._approval(supervisor_id, supervisor_pin))
+                        ttl_s=ttl_s, card_no=card_no, approval=self._approval(supervisor_id, supervisor_pin))
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str, account_id: str | None = None,
                 terminal_id: str | None = None, cashier_id: str | None = None) -> Result:

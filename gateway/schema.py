@@ -30,12 +30,13 @@ class OpSpec:
 
 
 OPS: dict[str, OpSpec] = {
-    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, approval="above"),
+    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, {"card_no": str}, approval="above"),
     "credit": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
                      {"method": str, "bonus_minor": int}, approval="top_up"),
     "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
                      approval="always"),
-    "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int}, approval="above"),
+    "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int}, {"card_no": str},
+                   approval="above"),
     "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
     "void": OpSpec({"txn_id": str, "hold_txn_id": str}, {"account_id": str}),
     "open": OpSpec({"txn_id": str, "account_id": str}, {"holder_name": str, "phone": str}),

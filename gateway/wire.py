@@ -80,7 +80,10 @@ def decode_account(data: dict) -> AccountInfo:
 
 
 def decode_card(data: dict) -> Card:
-    return _build(Card, data)
+    card = _build(Card, data)
+    if not isinstance(card.candidates, tuple):            # a JSON list: the record keeps a tuple
+        card = dataclasses.replace(card, candidates=tuple(card.candidates))
+    return card
 
 
 def decode_match(data: dict) -> MemberMatch:

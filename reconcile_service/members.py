@@ -103,6 +103,8 @@ def restore_members(ledger: Ledger, engine: Engine) -> dict[str, int]:
             counts["cards_present"] += 1
         else:
             raise RuntimeError(f"restoring card {c.card_no} was answered {reply[0]}: {reply[3]}")
+        # the account's own card list, which a charge presented by card is checked against
+        ledger.members.record_card(c.account_id, c.card_no, "blocked" if c.status == "blocked" else "active")
     present = ledger.client.hgetall(settings_key(ledger.partitions[0]))
     for s in settings:
         if not s.value or present.get(s.name) == s.value:

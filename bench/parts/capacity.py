@@ -64,7 +64,8 @@ def measure(url: str, n: int, *, seed: int = 33) -> dict:
         pipe = client.pipeline(transaction=False)
         for i in range(start, min(n, start + CHUNK)):
             a = accounts[i]
-            keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part)]
+            keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part),
+                    part.card(a), part.phones, part.account(phones[i]), part.card(phones[i])]
             pipe.fcall(open_fn, len(keys), *keys, f"open-{a}", a, "100000", ret, "T-01", "c-01", names[i],
                        phones[i], name_key(names[i]), pinyin_initials(names[i]))
         for reply in pipe.execute():

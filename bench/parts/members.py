@@ -74,7 +74,8 @@ def lookup(ctx) -> None:
         pipe = client.pipeline(transaction=False)
         for i in range(start, min(n, start + CHUNK)):
             a = accounts[i]
-            keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part)]
+            keys = [part.account(a), part.txn(f"open-{a}"), part.journal, part.accounts, member_index_key(part),
+                    part.card(a), part.phones, part.account(phones[i]), part.card(phones[i])]
             pipe.fcall(function, len(keys), *keys, f"open-{a}", a, "10000", ret, "T1", "c1", names[i], phones[i],
                          *members[i])
         for reply in pipe.execute():

@@ -55,7 +55,7 @@ def run(ctx) -> None:
 
     mem0 = used()
     pipeline_calls(open_fn, lambda i: ([part.account(accounts[i]), part.txn(open_txns[i]), part.journal,
-                                         part.accounts],
+                                         part.accounts, part.member_index, part.card(accounts[i]), part.phones],
                                         [open_txns[i], accounts[i], "10000", ret, "T1", "c1"]))
     mem1 = used()
     pipeline_calls(deduct_fn, lambda i: (deduct_keys(part, accounts[i], deduct_txns[i]),

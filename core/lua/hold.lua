@@ -2,11 +2,14 @@
 hold: reserve amount_minor of an account for ttl_s (pre-authorise a sale). The balance
 does not change; the available balance (balance - active holds) does.
 The hold's state lives in its txn record: hs (active|captured|voided|expired), ha, hx.
+A hold presented by card names the card (ARGV[8]): checked with the balance as in deduct.lua
+(CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT). Its capture needs no card: the hold was approved.
 KEYS[1] account hash
 KEYS[2] txn record (of this hold)
 KEYS[3] partition journal
 KEYS[4] holds of the account
 KEYS[5] hold expiries of the account
+KEYS[6] the account's cards (<prefix>ac:<account_id>), read with ARGV[8]
 ARGV[1] txn_id
 ARGV[2] account_id
 ARGV[3] amount_minor
@@ -14,8 +17,9 @@ ARGV[4] retention_s
 ARGV[5] terminal_id
 ARGV[6] cashier_id
 ARGV[7] ttl_s (1 .. retention_s)
+ARGV[8] card_no the hold was presented with ('' or absent: none)
 Returns {status, available_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, TOO_MANY_HOLDS
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, TOO_MANY_HOLDS, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@include checks
@@ -23,8 +27,10 @@ Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 --@include journal
 --@include accounts
 --@include holds
+--@include cards
 
 local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
+  or check_presented_card(KEYS[6], ARGV[8], string.sub(KEYS[3], 1, -2), ARGV[2])
 if bad then return bad end
 local ttl_hold = ARGV[7]
 if type(ttl_hold) ~= 'string' or not string.match(ttl_hold, '^[1-9][0-9]*$') or #ttl_hold > 9
@@ -33,7 +39,7 @@ if type(ttl_hold) ~= 'string' or not string.match(ttl_hold, '^[1-9][0-9]*$') or 
 end
 local acct_key, txn_key, jkey, holds_key, expiry_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local txn_id, account_id, amount, ttl_s = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold
+local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold .. card_fingerprint(ARGV[8])
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
@@ -43,6 +49,8 @@ if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 local now = now_ms()
 local held, count = active_holds(holds_key, expiry_key, now)
+local card_refused = presented_card_refusal(KEYS[6], ARGV[8], account_id)
+if card_refused then return decline(jkey, txn_key, fp, ttl_s, card_refused, balance - held) end
 if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance - held) end
 if count >= MAX_ACTIVE_HOLDS then return decline(jkey, txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
 if balance - held < amount then return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end

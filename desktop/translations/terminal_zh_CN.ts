@@ -546,6 +546,26 @@
 <context>
     <name>MemberPickDialog</name>
     <message>
+        <location filename="../members.py" line="1"/>
+        <source>(its card)</source>
+        <translation>（其卡号）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="1"/>
+        <source>(its account number)</source>
+        <translation>（其账户号）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="1"/>
+        <source>(its phone)</source>
+        <translation>（其手机号）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="1"/>
+        <source>“%2” is the card, account number or phone of %1 different members. Ask the customer which one they are, then pick (arrows and Enter, or tap).</source>
+        <translation>“%2”是 %1 位不同会员的卡号、账户号或手机号。请询问顾客是哪一位，再选择（方向键加回车，或点击）。</translation>
+    </message>
+    <message>
         <location filename="../members.py" line="69"/>
         <source>Pick the member</source>
         <translation>选择会员</translation>
@@ -995,6 +1015,11 @@
 </context>
 <context>
     <name>SalePage</name>
+    <message>
+        <location filename="../sale_lookup.py" line="1"/>
+        <source>“%1” is the card, account number or phone of %2 members: ask the customer which one they are</source>
+        <translation>“%1”是 %2 位会员的卡号、账户号或手机号：请询问顾客是哪一位</translation>
+    </message>
     <message>
         <location filename="../sale.py" line="231"/>
         <source>Account (scan the card or type)</source>
@@ -1693,6 +1718,51 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 </context>
 <context>
     <name>Texts</name>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Declined: the card is blocked (reported lost or stolen); nothing was charged</source>
+        <translation>已拒绝：此卡已停用（挂失或被盗），未扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Not made: that card number is another member&apos;s phone number</source>
+        <translation>未完成：该卡号是另一位会员的手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Declined: that card is not one of this account&apos;s cards</source>
+        <translation>已拒绝：该卡不是此账户的卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Not made: that account number is already a card number or a member&apos;s phone</source>
+        <translation>未完成：该账户号已是某张卡的卡号或某位会员的手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Not made: that phone is already another member&apos;s phone, card number or account number</source>
+        <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Card no. is a phone</source>
+        <translation>卡号是手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Not this account&apos;s card</source>
+        <translation>非本账户的卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Number taken</source>
+        <translation>号码已被占用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="1"/>
+        <source>Phone taken</source>
+        <translation>手机号已被占用</translation>
+    </message>
     <message>
         <location filename="../texts.py" line="18"/>
         <location filename="../texts.py" line="51"/>

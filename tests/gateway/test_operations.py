@@ -136,3 +136,29 @@ def test_history_reads(funded, shop):
     with pytest.raises(GatewayRefused) as missing:
         funded.load_operation("T1-d-never")
     assert missing.value.code == "operation_not_found"
+
+
+def test_a_charge_by_card_carries_the_card_and_a_blocked_card_does_not_pay(funded, shop):
+    """Issue 25 item 3 through the gateway: the till sends the card it found the member by;
+    a block between the look-up and the charge declines it; an ambiguous string is never
+    resolved to one member (item 1)."""
+    till = funded
+    assert till.issue_card("A1", "CARD001", txn_id="T1-n-1").applied
+    found = till.resolve_card("CARD001")
+    assert found.active and found.account_id == "A1"
+    assert till.block_card("CARD001", txn_id="T1-x-1", reason="stolen").applied
+    r = till.deduct(found.account_id, 100, txn_id="T1-d-1", card_no="CARD001")
+    assert r.status is Status.CARD_BLOCKED and shop.balance("A1") == 10_000
+    assert till.hold("A1", 100, txn_id="T1-h-1", ttl_s=60, card_no="CARD001").status is Status.CARD_BLOCKED
+    assert till.issue_card("A1", "CARD002", txn_id="T1-n-2").applied
+    assert till.deduct("A1", 100, txn_id="T1-d-2", card_no="CARD002").applied
+    assert till.open_account("A2", txn_id="T1-o-2").applied
+    assert till.deduct("A2", 1, txn_id="T1-d-3", card_no="CARD002").status is Status.CARD_NOT_THIS_ACCOUNT
+    assert till.open_account("CARD002", txn_id="T1-o-3").status is Status.ACCOUNT_ID_TAKEN
+    assert till.open_account("A3", txn_id="T1-o-4", phone="13800138000").status is Status.PHONE_TAKEN
+    assert till.issue_card("A2", "13800138000", txn_id="T1-n-3").status is Status.CARD_NO_IS_PHONE
+    part = shop.schema.partition_of("CARD009")                       # data from before the fix
+    shop.client.hset(part.card("CARD009"), mapping={"a": "A1", "st": "active"})
+    shop.client.hset(part.account("CARD009"), mapping={"bal": "0", "st": "active"})
+    card = till.resolve_card("CARD009")
+    assert card.status is Status.LOOKUP_AMBIGUOUS and card.candidates == ("card:A1", "account:CARD009")
