@@ -16,7 +16,7 @@ EXIT_OK, EXIT_FAILED = 0, 1
 # deployment needs.
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "restore_account", "open_account",
                     "expire_holds")
-REQUIRED_TABLES = {"accounts", "ledger_entries", "holds", "sub_balances"}
+REQUIRED_TABLES = {"accounts", "ledger_entries", "holds", "chain_heads"}
 
 
 def check() -> str:
