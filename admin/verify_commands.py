@@ -3,16 +3,16 @@
     cashierctl [--redis-url URL] [--json] verify [--database-url URL] [--no-drain]
 
 Drains the journal into the database of record (as a consumer of the reconcile group;
-`--no-drain` compares only what is applied), then checks every account and
-sub-balance: opening + credits + refunds + compensations - deductions - captures ==
-Redis balance == database balance == sum of its entries; every journaled txn in the
-database once and every duplicate reversed; no negative balance; no hold resolved
-twice. Prints what it checked and every violation with its evidence (`--json` too).
-Exit codes (`core.exit_codes`): 0 no violation, 1 violations, 2 bad input, 3 Redis or
-the database unavailable, 4 refused (the database schema is not migrated, Redis holds no
-ledger). Added to cashierctl through
-`register(subparsers)` (see cashierctl's `_plugins`); it needs the reconcile service
-installed (it reads the database through `reconcile_service.verify`).
+`--no-drain` compares only what is applied), then checks every account: opening +
+credits + refunds + compensations - deductions - captures == Redis balance == database
+balance == sum of its entries; every journaled txn in the database once and every
+duplicate reversed; no negative balance; no hold resolved twice. Prints what it
+checked and every violation with its evidence (`--json` too). Exit codes
+(`core.exit_codes`): 0 no violation, 1 violations, 2 bad input, 3 Redis or the database
+unavailable, 4 refused (the database schema is not migrated, Redis holds no ledger).
+Added to cashierctl through `register(subparsers)` (see cashierctl's `_plugins`); it
+needs the reconcile service installed (it reads the database through
+`reconcile_service.verify`).
 """
 from __future__ import annotations
 
@@ -89,5 +89,5 @@ def register(subparsers) -> None:
     p.add_argument("--database-url", default=os.environ.get("CASHIER_DATABASE_URL"),
                    help="database of record (env CASHIER_DATABASE_URL; default: the reconcile service's SQLite file)")
     p.add_argument("--no-drain", action="store_true",
-                   help="do not apply pending journal entries first (sub-balances in flight are skipped)")
+                   help="do not apply pending journal entries first (accounts in flight are skipped)")
     p.set_defaults(func=cmd_verify)

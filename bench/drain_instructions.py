@@ -31,7 +31,7 @@ def _batch(raw_path: str, repeats: int) -> None:
     now = datetime.now(timezone.utc)
     for _ in range(repeats):
         entries, _ = book_entries.parse_entries(0, raw)
-        totals = BatchTotals(0, now, 1)
+        totals = BatchTotals(0, now)
         linker = chain.Linker(book_entries.LEDGER_COLUMNS, 0, chain.GENESIS_HASH)
         for _row in book_entries.ledger_rows(entries, now, linker, totals):
             pass

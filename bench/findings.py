@@ -78,7 +78,9 @@ FINDINGS: dict[str, str] = {
         "deterministic where timings on this machine are not): 96.4k CPython instructions per entry; "
         "BookEntry.parse building one tuple instead of two, 88.0k (-9%, kept); a fast path in from_fields for "
         "entries without optional fields and a tuple instead of a list for the canonical form: no gain (within "
-        "0.5%), dropped. A steady 30,000/s with one "
+        "0.5%), dropped; the split accounts' leftovers removed (issue 28: 4 entry fields and 3 row columns fewer; "
+        "the database side also loses one of its two balance upserts per batch): 82.2k (-6.6%). A steady 30,000/s "
+        "with one "
         "daemon needs the per-entry Python well under 25 µs: a C extension or a leaner journal encoding."),
     "reconcile_copy_ratio": (
         "See reconcile_30k: PostgreSQL's work per entry is about raw COPY's; the consumer's Python (read, parse, "

@@ -59,12 +59,6 @@ class JournalEntry:
     original_txn_id: str
     hold_minor: int = 0         # kind 'hold': the amount reserved
     expires_ms: int = 0         # kind 'hold': when the hold lapses (server ms)
-    # Legacy: fields of entries journaled by split accounts before they were removed
-    # (docs/ledger.md). No script writes them any more; old streams may still hold them.
-    root_id: str = ""
-    peer_id: str = ""
-    transfer_id: str = ""
-    shards: int = 0
     holder_name: str = ""       # open / restore: the account holder's name, when given
     phone: str = ""             # open / restore: the member's phone, when given
     card_no: str = ""           # card_issue / card_block: the card
@@ -81,14 +75,8 @@ class JournalEntry:
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
-                   f.get("root", ""), f.get("peer", ""), f.get("xfer", ""), int(f.get("shards", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
                    f.get("set", ""), f.get("val", ""))
-
-    @property
-    def account_root(self) -> str:
-        """The account this entry counts towards: account_id (root_id only on legacy split entries)."""
-        return self.root_id or self.account_id
 
 
 # ---------------------------------------------------------------- answers of the member layer

@@ -14,8 +14,9 @@ where `occurred_us` is `occurred_at` in whole microseconds since the Unix epoch 
 NULL columns are JSON null, `chain_seq` numbers a partition's rows 1, 2, 3, ... in the
 order the book was written (batches of one partition are serialised by a row lock on
 `chain_heads`, see `store.apply_batch`), and the first row's `prev_hash` is
-`GENESIS_HASH` (64 zeros). `applied_at` (when the database wrote the row) and the split-
-account columns are not covered. Within a batch rows are chained in journal order.
+`GENESIS_HASH` (64 zeros). `applied_at` (when the database wrote the row) is not
+covered (nor were the split-account columns that migration 0010 dropped, so rows written
+before it verify unchanged). Within a batch rows are chained in journal order.
 """
 from __future__ import annotations
 

@@ -52,13 +52,9 @@ class BookEntry(_BookEntryFields):
     `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
     here a plain tuple of them),
     but is a named tuple rather than a frozen dataclass: building one costs a quarter
-    (a frozen dataclass sets its 23 fields one object.__setattr__ at a time), and the
+    (a frozen dataclass sets its 19 fields one object.__setattr__ at a time), and the
     drain builds one per entry (profiling: 20% of its time went into that)."""
     __slots__ = ()
-
-    @property
-    def account_root(self) -> str:
-        return JournalEntry.account_root.fget(self)
 
     @classmethod
     def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
@@ -114,8 +110,7 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
             entry = BookEntry.parse(entry_id, partition, fields_)
             if not entry.txn_id or not entry.account_id or not entry.kind:
                 raise ValueError("empty txn, acct or kind")
-            if (len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32
-                    or len(entry.root_id) > 64 or len(entry.transfer_id) > 32 or len(entry.peer_id) > 64):
+            if len(entry.txn_id) > 64 or len(entry.account_id) > 64 or len(entry.kind) > 32:
                 raise ValueError("id longer than the schema allows")
             good.append(entry)
         except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
@@ -128,8 +123,8 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
 # ledger_entries' columns as the drain writes them (the chain's two last)
 LEDGER_COLUMNS = ("txn_id", "account_id", "kind", "amount_minor", "balance_after_minor", "terminal_id",
                   "cashier_id", "original_txn_id", "occurred_at", "journal_partition", "journal_id",
-                  "journal_pos", "root_account_id", "transfer_id", "peer_account_id", "principal_delta_minor",
-                  "bonus_delta_minor", "method", "applied_at", "chain_seq", "row_hash")
+                  "journal_pos", "principal_delta_minor", "bonus_delta_minor", "method", "applied_at",
+                  "chain_seq", "row_hash")
 
 
 def ledger_values(entry: BookEntry, now: datetime, occurred: datetime | None = None) -> list:
@@ -137,8 +132,7 @@ def ledger_values(entry: BookEntry, now: datetime, occurred: datetime | None = N
     return [entry.txn_id, entry.account_id, entry.kind, entry.amount_minor, entry.balance_after_minor,
             entry.terminal_id or None, entry.cashier_id or None, entry.original_txn_id or None,
             occurred or ms_to_datetime(entry.occurred_ms), entry.partition, entry.journal_id, entry.pos,
-            entry.root_id or entry.account_id, entry.transfer_id or None, entry.peer_id or None, entry.principal_delta_minor,
-            entry.bonus_delta_minor, entry.method or None, now, 0, ""]
+            entry.principal_delta_minor, entry.bonus_delta_minor, entry.method or None, now, 0, ""]
 
 
 def ledger_row(entry: BookEntry, now: datetime) -> dict:

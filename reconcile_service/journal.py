@@ -182,7 +182,7 @@ class Consumer:
         raw += [(eid, {"__deleted__": "1"}) for eid in deleted]
         started = time.perf_counter()
         self._own_pending[part.index] = True      # until the ack below has happened
-        result: BatchResult = apply_batch(self.engine, part.index, raw, len(self.ledger.partitions))
+        result: BatchResult = apply_batch(self.engine, part.index, raw)
         self.metrics.database_up.set(1)
         if self._after_commit is not None:
             self._commits += 1

@@ -9,17 +9,10 @@ Journal positions: a Redis stream id ``<ms>-<seq>`` is kept as written (`journal
 and as `journal_pos`, 34 digits (ms padded to 15, seq to 19), whose text order is the
 stream order under any collation, so SQL can take maxima and compare positions.
 
-The balance identity, per Redis account hash (a plain account; in a book older than the
-removal of split accounts also a shard 'A#k' of one)::
+The balance identity, per account (one Redis account hash)::
 
-    sub_balances.balance_minor == SUM(ledger_entries.amount_minor WHERE account_id = it)
-                                + SUM(duplicate_entries.amount_minor WHERE account_id = it)
-
-and per account as customers see it (`root_account_id`, which is `account_id` since
-split accounts were removed)::
-
-    accounts.balance_minor == SUM(amount_minor of its entries and duplicates, over every
-                                  sub-balance)
+    accounts.balance_minor == SUM(ledger_entries.amount_minor WHERE account_id = it)
+                            + SUM(duplicate_entries.amount_minor WHERE account_id = it)
 
 The same holds bucket by bucket (migration 0005): `accounts.principal_minor` and
 `bonus_minor` are the sums of the entries' `principal_delta_minor` / `bonus_delta_minor`
@@ -82,30 +75,6 @@ class Account(Base):
     phone: Mapped[str | None] = mapped_column(String(24))
 
 
-class SubBalance(Base):
-    """What one Redis account hash holds, built from its own entries: a plain account, a
-    split account's root, or one of its shards ('A#k'). The reconcile pass compares these
-    rows with Redis like with like; `accounts` shows each account once (its total).
-    `shards` (root: the current shard count, 0 when not split) and `closed` (shard: closed
-    by a merge) follow the entry with the highest position that sets them."""
-    __tablename__ = "sub_balances"
-    account_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
-    root_account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False, index=False)
-    balance_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    status: Mapped[str] = mapped_column(String(16), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
-    last_journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
-    last_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
-    status_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
-    closed: Mapped[bool] = mapped_column(Boolean, nullable=False)
-    closed_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
-    shards: Mapped[int] = mapped_column(Integer, nullable=False)
-    split_journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
-    __table_args__ = (Index("ix_sub_balances_root", "root_account_id"),)
-
-
 class LedgerEntry(Base):
     __tablename__ = "ledger_entries"
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
@@ -123,10 +92,6 @@ class LedgerEntry(Base):
     journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
     journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
     applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    # split accounts: the account the entry counts towards ('A' for 'A#k'), and transfers
-    root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
-    transfer_id: Mapped[str | None] = mapped_column(String(32))
-    peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     # the buckets (principal_delta + bonus_delta == amount) and a top-up's payment
     # method (cash, wechat, alipay, bank_card, other); journal fields pd, bd, m
     principal_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
@@ -167,14 +132,10 @@ class DuplicateEntry(Base):
     compensation_txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     detected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    root_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
-    transfer_id: Mapped[str | None] = mapped_column(String(32))
-    peer_account_id: Mapped[str | None] = mapped_column(String(ID_LEN))
     principal_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
     bonus_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
     method: Mapped[str | None] = mapped_column(String(METHOD_LEN))
-    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),
-                      Index("ix_duplicate_entries_root", "root_account_id"))
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", name="uq_duplicate_entries_position"),)
 
 
 class QuarantinedEntry(Base):
@@ -229,7 +190,8 @@ class Discrepancy(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
                                     autoincrement=True)
     # balance_mismatch | status_mismatch | missing_in_redis | missing_in_db |
-    # duplicate_txn | malformed_entry | repair_failed | forged_entry | refund_exceeds_sale
+    # duplicate_txn | malformed_entry | repair_failed | forged_entry | refund_exceeds_sale |
+    # split_history (migration 0010: what the dropped split-account columns said)
     kind: Mapped[str] = mapped_column(String(32), nullable=False)
     account_id: Mapped[str | None] = mapped_column(String(ID_LEN), index=True)
     txn_id: Mapped[str | None] = mapped_column(String(ID_LEN))
@@ -259,7 +221,7 @@ class Hold(Base):
     resolves once; a second resolution is a violation the invariant checker reports)."""
     __tablename__ = "holds"
     hold_txn_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
-    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)     # the sub-balance ('A' or 'A#k')
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
     amount_minor: Mapped[int | None] = mapped_column(BigInteger)                # None until the hold entry came
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # active | captured | voided | expired | lost (Redis lost it; restore does not bring holds back)

@@ -34,7 +34,7 @@ from .applied_proof import FORGED_ENTRY, FORGED_STATUS, applied_proof
 from .journal import Journal
 from .metrics import Metrics
 from .dialect import utcnow
-from .models import Discrepancy, DuplicateEntry, LedgerEntry, ReconcilePass, SubBalance, journal_pos
+from .models import Account, Discrepancy, DuplicateEntry, LedgerEntry, ReconcilePass, journal_pos
 from .store import account_balance_at
 
 log = logging.getLogger(__name__)
@@ -152,11 +152,11 @@ class Reconciler:
         redis_accounts = self.ledger.accounts(ids)
         state = self.journal.state(part)
         with self.engine.connect() as conn:
-            # every Redis account against its row in sub_balances (one per account,
-            # kept by the consumer with the entry positions of the account's partition)
+            # every Redis account against its row in accounts (kept by the consumer with
+            # the entry positions of the account's partition)
             rows = {r.account_id: r for r in conn.execute(select(
-                SubBalance.account_id, SubBalance.balance_minor, SubBalance.status,
-                SubBalance.last_journal_id, SubBalance.last_journal_pos).where(SubBalance.account_id.in_(ids)))}
+                Account.account_id, Account.balance_minor, Account.status,
+                Account.last_journal_id, Account.last_journal_pos).where(Account.account_id.in_(ids)))}
             for account_id, info in redis_accounts.items():
                 if info is None:
                     continue  # vanished since SSCAN; the database-side scan reports it
@@ -212,10 +212,10 @@ class Reconciler:
         after = ""
         while True:
             with self.engine.connect() as conn:
-                rows = conn.execute(select(SubBalance.account_id, SubBalance.balance_minor, SubBalance.status,
-                                           SubBalance.last_journal_id)
-                                    .where(SubBalance.account_id > after)
-                                    .order_by(SubBalance.account_id).limit(PAGE_SIZE)).all()
+                rows = conn.execute(select(Account.account_id, Account.balance_minor, Account.status,
+                                           Account.last_journal_id)
+                                    .where(Account.account_id > after)
+                                    .order_by(Account.account_id).limit(PAGE_SIZE)).all()
             if not rows:
                 return
             after = rows[-1].account_id

@@ -95,10 +95,9 @@ BOOK_CHAIN = BookChain()
 
 
 def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
-                partitions: int | None = None, book_chain: BookChain | None = None) -> BatchResult:
+                book_chain: BookChain | None = None) -> BatchResult:
     """Apply one batch of stream entries of `partition` in one database transaction.
-    `partitions` (the ledger's count) places a legacy split account's row in its root's
-    partition; `book_chain` is BOOK_CHAIN unless given.
+    `book_chain` is BOOK_CHAIN unless given.
 
     On PostgreSQL the first attempt assumes that every entry is new (the drain's common
     case) and COPYs the chained rows straight into ledger_entries; a row already there
@@ -116,7 +115,7 @@ def apply_batch(engine: Engine, partition: int, raw: Sequence[tuple[str, dict]],
                 if quarantine:
                     _quarantine(conn, partition, quarantine, result, now)
                 if entries:
-                    _apply_entries(conn, partition, entries, result, now, partitions, check_first, book_chain)
+                    _apply_entries(conn, partition, entries, result, now, check_first, book_chain)
             return result
         except _ChainRace:
             if check_first:
@@ -165,7 +164,7 @@ def _stored_positions(conn: Connection, txn_ids: list[str]) -> dict[str, tuple[i
 
 
 def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], result: BatchResult,
-                   now: datetime, partitions: int | None, check_first: bool, book_chain: BookChain) -> None:
+                   now: datetime, check_first: bool, book_chain: BookChain) -> None:
     entries = sorted(entries, key=by_pos)
     # Within one batch the first (oldest) occurrence of a txn id goes to ledger_entries;
     # later ones are duplicate candidates like any conflicting row.
@@ -176,7 +175,7 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], r
             candidates.append(e)
         else:
             first[e.txn_id] = e
-    totals = BatchTotals(partition, now, partitions)
+    totals = BatchTotals(partition, now)
     effective, stored, result.chain_head = _insert_entries(
         conn, partition, first, now, totals, book_chain, check_first=check_first or conn.dialect.name != "postgresql")
     result.applied = len(effective)

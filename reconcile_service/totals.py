@@ -8,26 +8,20 @@ partition committed out of order by two consumers still add up.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import date, datetime, timedelta
 from typing import Iterable
 
 from sqlalchemy import case, func
 from sqlalchemy.engine import Connection
 
-from core.keys import KeySchema
 from core.kinds import BOOK_ONLY_KINDS, HOLD_RESOLUTIONS, STATUS_BY_KIND
 
 from .dialect import bulk_insert, greatest, insert_for, least, ms_to_datetime
 from .entries import BookEntry
 from .members import NON_BALANCE_KINDS
-from .models import Account, DailyTotal, Hold, JournalProgress, ShiftClose, SubBalance, journal_pos
+from .models import Account, DailyTotal, Hold, JournalProgress, ShiftClose, journal_pos
 
 _EPOCH_DAY = date(1970, 1, 1)
-# Kinds of the removed split accounts (docs/ledger.md) that an old stream may still hold:
-# they set the legacy `closed` / `shards` columns of sub_balances.
-_LEGACY_SHARD_KINDS = ("shard_open", "shard_close")
-_LEGACY_SPLIT_KINDS = ("split", "merge")
 
 
 def by_pos(e: BookEntry) -> str:
@@ -35,16 +29,13 @@ def by_pos(e: BookEntry) -> str:
 
 
 class AccountChange:
-    """What one batch adds to one Redis account hash's row (sub_balances) and, for its
-    root, to the account's row (accounts)."""
-    __slots__ = ("root", "delta", "principal", "bonus", "last", "status", "status_pos",
-                 "closed", "closed_pos", "shards", "shards_pos", "created_ms", "holder", "phone")
+    """What one batch adds to one account's row (accounts)."""
+    __slots__ = ("delta", "principal", "bonus", "last", "status", "status_pos", "created_ms", "holder", "phone")
 
     def __init__(self, e: BookEntry):
-        self.root, self.last, self.created_ms = e.account_root, e, e.occurred_ms
-        self.delta = self.principal = self.bonus = self.shards = 0
-        self.status, self.closed = "active", False
-        self.status_pos = self.closed_pos = self.shards_pos = ""
+        self.last, self.created_ms = e, e.occurred_ms
+        self.delta = self.principal = self.bonus = 0
+        self.status, self.status_pos = "active", ""
         self.holder = self.phone = None
 
 
@@ -54,9 +45,8 @@ class BatchTotals:
     last position and status; the daily totals; the hold entries; the entries that are
     not money (Z records, cards, settings); the newest position and the count."""
 
-    def __init__(self, partition: int, now: datetime, partitions: int | None):
+    def __init__(self, partition: int, now: datetime):
         self.partition, self.now = partition, now
-        self.schema = KeySchema(partitions) if partitions else None
         self.accounts: dict[str, AccountChange] = {}
         self.days: dict[tuple, list[int]] = {}
         self.holds: list[BookEntry] = []
@@ -99,47 +89,17 @@ class BatchTotals:
             a.holder = e.holder_name
         if e.phone:
             a.phone = e.phone
-        if kind in _LEGACY_SHARD_KINDS and pos > a.closed_pos:
-            a.closed, a.closed_pos = kind == "shard_close", pos
-        if kind in _LEGACY_SPLIT_KINDS and e.account_id == a.root and pos > a.shards_pos:
-            a.shards, a.shards_pos = (e.shards if kind == "split" else 0), pos
-
-    def sub_balance_rows(self) -> list[dict]:
-        """Each Redis account hash's row: net change, last position, status, split state."""
-        now, part = self.now, self.partition
-        return [dict(account_id=k, root_account_id=a.root, balance_minor=a.delta, status=a.status,
-                     created_at=ms_to_datetime(a.created_ms), updated_at=now, journal_partition=part,
-                     last_journal_id=a.last.journal_id, last_journal_pos=a.last.pos,
-                     status_journal_pos=a.status_pos, closed=a.closed, closed_journal_pos=a.closed_pos,
-                     shards=a.shards, split_journal_pos=a.shards_pos)
-                for k, a in sorted(self.accounts.items())]    # one lock order for every writer
 
     def account_rows(self) -> list[dict]:
-        """One row per account as customers see it (a legacy split account's root): the
-        net change of every sub-balance; position, status, name and phone from the root's
-        own entries only (a shard's positions are in other partitions)."""
-        roots: dict[str, list[AccountChange]] = defaultdict(list)
-        for k, a in self.accounts.items():
-            roots[a.root].append(a)
-        rows = []
-        for root in sorted(roots):       # one lock order for every writer: no deadlocks
-            subs = roots[root]
-            own = self.accounts.get(root)
-            if own is not None and own.root != root:
-                own = None          # (legacy) the root's own entries named another root
-            if own is not None:
-                lj, lpos, part = own.last.journal_id, own.last.pos, own.last.partition
-                st, st_pos, holder, phone = own.status, own.status_pos, own.holder, own.phone
-            else:
-                lj, lpos, st, st_pos, holder, phone = "0-0", journal_pos("0-0"), "active", "", None, None
-                part = self.schema.partition_of(root).index if self.schema else self.partition
-            rows.append(dict(account_id=root, balance_minor=sum(a.delta for a in subs), status=st,
-                             created_at=ms_to_datetime(min(a.created_ms for a in subs)), updated_at=self.now,
-                             journal_partition=part, last_journal_id=lj, last_journal_pos=lpos,
-                             status_journal_pos=st_pos, holder_name=holder,
-                             principal_minor=sum(a.principal for a in subs),
-                             bonus_minor=sum(a.bonus for a in subs), phone=phone))
-        return rows
+        """Each account's row: the net change of the balance and its buckets; first time,
+        last position, status, name and phone from the batch's entries of the account."""
+        now, part = self.now, self.partition
+        return [dict(account_id=k, balance_minor=a.delta, status=a.status,
+                     created_at=ms_to_datetime(a.created_ms), updated_at=now, journal_partition=part,
+                     last_journal_id=a.last.journal_id, last_journal_pos=a.last.pos,
+                     status_journal_pos=a.status_pos, holder_name=a.holder,
+                     principal_minor=a.principal, bonus_minor=a.bonus, phone=a.phone)
+                for k, a in sorted(self.accounts.items())]    # one lock order for every writer: no deadlocks
 
 
 def add_daily_totals(conn: Connection, partition: int, days: dict[tuple, list[int]]) -> None:
@@ -174,28 +134,9 @@ def insert_shift_closes(conn: Connection, closes: list[BookEntry], now: datetime
 
 
 def upsert_balances(conn: Connection, totals: BatchTotals) -> int:
-    """Add the batch's changes to sub_balances and accounts (one upsert each, increments
-    and maxima, so batches of one partition committed out of order still add up).
-    Answers how many accounts changed."""
-    rows = totals.sub_balance_rows()
-    bulk = bulk_insert(conn, SubBalance, rows)
-    ins = bulk.insert
-    ex, tbl = ins.excluded, SubBalance.__table__.c
-    newer = ex.last_journal_pos > tbl.last_journal_pos
-    stmt = ins.on_conflict_do_update(index_elements=["account_id"], set_=dict(
-        balance_minor=tbl.balance_minor + ex.balance_minor,
-        status=case((ex.status_journal_pos > tbl.status_journal_pos, ex.status), else_=tbl.status),
-        status_journal_pos=greatest(conn, tbl.status_journal_pos, ex.status_journal_pos),
-        closed=case((ex.closed_journal_pos > tbl.closed_journal_pos, ex.closed), else_=tbl.closed),
-        closed_journal_pos=greatest(conn, tbl.closed_journal_pos, ex.closed_journal_pos),
-        shards=case((ex.split_journal_pos > tbl.split_journal_pos, ex.shards), else_=tbl.shards),
-        split_journal_pos=greatest(conn, tbl.split_journal_pos, ex.split_journal_pos),
-        created_at=least(conn, tbl.created_at, ex.created_at),
-        updated_at=ex.updated_at,
-        last_journal_id=case((newer, ex.last_journal_id), else_=tbl.last_journal_id),
-        last_journal_pos=greatest(conn, tbl.last_journal_pos, ex.last_journal_pos),
-    ))
-    bulk.execute(conn, stmt)
+    """Add the batch's changes to accounts (one upsert: increments and maxima, so batches
+    of one partition committed out of order still add up). Answers how many accounts
+    changed."""
     rows = totals.account_rows()
     bulk = bulk_insert(conn, Account, rows)
     ins = bulk.insert

@@ -3,8 +3,8 @@ of record, and reports every violation with its evidence. Reusable from tests an
 `cashierctl verify`; it lives here because it reads the database (core never imports it).
 
 For every account it checks: opening + credits + refunds + compensations - deductions
-- captures (restores 0) == the Redis balance == the database balance (its `accounts` and
-`sub_balances` rows) == the sum of its ledger entries (+ recorded duplicates, the
+- captures (restores 0) == the Redis balance == the database balance (its `accounts`
+row) == the sum of its ledger entries (+ recorded duplicates, the
 identity of `reconcile_service.models`); each
 kind's amount has its kind's sign; every journal entry still in Redis is in the database
 exactly once (or recorded as a duplicate or quarantined) and every duplicate was
@@ -33,8 +33,7 @@ from .journal import Consumer, Journal
 from .members import verify_members
 from .metrics import Metrics
 from .applied_proof import FORGED_ENTRY
-from .models import (Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, SubBalance,
-                     journal_pos)
+from .models import Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, journal_pos
 from .refund_limits import KIND as REFUND_OVERRUN, refund_overruns
 from .store import account_balance_at
 
@@ -118,7 +117,6 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
     live = ledger.accounts(ids)
     states = {p.index: journal.state(p) for p in ledger.partitions}
     with engine.connect() as conn:
-        subs = {r.account_id: r for r in conn.execute(select(SubBalance)).all()}
         accounts = {r.account_id: r for r in conn.execute(select(Account)).all()}
         by_account: dict[str, int] = defaultdict(int)
         formula: dict[str, int] = defaultdict(int)
@@ -160,7 +158,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         for account_id, info in live.items():
             if info is None:
                 continue
-            report.checked["redis_sub_balances"] += 1
+            report.checked["redis_accounts"] += 1
             part = ledger.schema.partition_of(account_id).index
             lj = info.last_journal_id or "0-0"
             if info.balance_minor < 0:
@@ -168,7 +166,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             if not states[part].applied_through(lj):
                 in_flight.add(account_id)
                 continue
-            row = subs.get(account_id)
+            row = accounts.get(account_id)
             if row is None:
                 report.add("missing_in_db", account_id, "Redis has it, the database has no row for it",
                            redis_balance_minor=info.balance_minor)
@@ -180,25 +178,20 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                            f"Redis {info.balance_minor} != database {db_bal} at journal position {lj}",
                            redis_balance_minor=info.balance_minor, db_balance_minor=db_bal, journal_id=lj)
     report.checked["in_flight_skipped"] = len(in_flight)
-    for account_id, row in subs.items():
-        report.checked["db_sub_balances"] += 1
-        if row.balance_minor < 0:
-            report.add("negative_balance", account_id, f"database balance {row.balance_minor}")
-        if row.balance_minor != by_account.get(account_id, 0):
-            report.add("identity", account_id, f"sub_balances {row.balance_minor} != sum of its entries "
-                       f"{by_account.get(account_id, 0)}", db_balance_minor=row.balance_minor)
-        if live.get(account_id) is None:
-            report.add("missing_in_redis", account_id, "the database has it, Redis does not",
-                       db_balance_minor=row.balance_minor)
     for account_id, row in accounts.items():
         report.checked["accounts"] += 1
         if row.balance_minor < 0:
-            report.add("negative_balance", account_id, f"database total {row.balance_minor}")
+            report.add("negative_balance", account_id, f"database balance {row.balance_minor}")
         if not (row.balance_minor == by_account.get(account_id, 0) == formula.get(account_id, 0)):
             report.add("identity", account_id, f"accounts {row.balance_minor}, sum of entries "
                        f"{by_account.get(account_id, 0)}, opening + credits + refunds + compensations "
-                       f"- deductions - captures {formula.get(account_id, 0)} differ")
-        if live.get(account_id) is None or account_id in in_flight:
+                       f"- deductions - captures {formula.get(account_id, 0)} differ",
+                       db_balance_minor=row.balance_minor)
+        if live.get(account_id) is None:
+            report.add("missing_in_redis", account_id, "the database has it, Redis does not",
+                       db_balance_minor=row.balance_minor)
+            continue
+        if account_id in in_flight:
             continue
         redis_balance = ledger.balance(account_id)
         if redis_balance != row.balance_minor:

@@ -98,7 +98,7 @@ def generate(engine, entries: int, seed: int = 9) -> float:
         parts[part].append(dict(txn_id=f"b{i}", account_id=acct, kind=kind, amount_minor=pd + bd,
                                 balance_after_minor=bal[0] + bal[1], terminal_id=f"T{i % 7}", cashier_id=f"c{i % 5}",
                                 original_txn_id=orig, occurred_at=occurred, journal_partition=part, journal_id=jid,
-                                journal_pos=journal_pos(jid), applied_at=applied, root_account_id=acct,
+                                journal_pos=journal_pos(jid), applied_at=applied,
                                 principal_delta_minor=pd, bonus_delta_minor=bd, method=method))
         t = totals[(part, occurred.date(), kind, method or "")]
         t[0], t[1], t[2] = t[0] + pd, t[1] + bd, t[2] + 1

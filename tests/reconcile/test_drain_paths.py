@@ -13,7 +13,7 @@ from sqlalchemy import select, text
 
 from core import JournalEntry
 from reconcile_service import bulk, chain, db as dbmod
-from reconcile_service.models import Account, ChainHead, DailyTotal, Hold, LedgerEntry, SubBalance
+from reconcile_service.models import Account, ChainHead, DailyTotal, Hold, LedgerEntry
 from reconcile_service.store import BookEntry, apply_batch
 from tests.reconcile.test_reports_schema import entry
 from tests.support.postgres import fresh_database
@@ -25,7 +25,7 @@ SAMPLES = [
     entry("c1", "capture", "A", -600, 4100, orig="h1"),
     entry("k1", "card_issue", "A", 0, 0, card="CARD-9"),
     entry("s1", "setting", "@shop", 0, 0, set="balance_cap", val="100000"),
-    entry("x1", "deduct", "B#1", -5, 95, root="B", peer="B", xfer="t9", shards=2),
+    entry("x1", "deduct", "B", -5, 95),
     entry("f1", "freeze", "B", 0, 95),
 ]
 
@@ -36,7 +36,6 @@ def test_book_entry_reads_every_journal_field_as_core_does(fields_):
     book_entry = BookEntry.parse("1700000000000-3", 2, fields_)
     for f in fields(JournalEntry):
         assert getattr(book_entry, f.name) == getattr(core_entry, f.name), f.name
-    assert book_entry.account_root == core_entry.account_root
     assert book_entry.pos == "0017000000000000000000000000000003"
 
 
@@ -54,14 +53,12 @@ def _book(engine) -> dict:
                 for r in conn.execute(select(LedgerEntry))}
         accounts = {r.account_id: (r.balance_minor, r.principal_minor, r.bonus_minor, r.status, r.last_journal_pos,
                                    r.holder_name, r.phone) for r in conn.execute(select(Account))}
-        subs = {r.account_id: (r.balance_minor, r.root_account_id, r.last_journal_pos, r.status)
-                for r in conn.execute(select(SubBalance))}
         days = {(r.journal_partition, r.day, r.kind, r.method, r.duplicate):
                 (r.principal_minor, r.bonus_minor, r.entries) for r in conn.execute(select(DailyTotal))}
         holds = {r.hold_txn_id: (r.status, r.captured_minor) for r in conn.execute(select(Hold))}
         heads = {r.journal_partition: (r.last_seq, r.last_hash) for r in conn.execute(select(ChainHead))}
         assert chain.verify_chain(conn).ok
-    return dict(rows=rows, accounts=accounts, subs=subs, days=days, holds=holds, heads=heads)
+    return dict(rows=rows, accounts=accounts, days=days, holds=holds, heads=heads)
 
 
 def test_copy_path_and_generic_path_write_the_same_book(tmp_path):
@@ -73,7 +70,7 @@ def test_copy_path_and_generic_path_write_the_same_book(tmp_path):
         try:
             for engine in (lite, pg):
                 for batch in _batches():
-                    result = apply_batch(engine, 1, batch, partitions=4)
+                    result = apply_batch(engine, 1, batch)
                     assert result.applied == len(batch) and not result.duplicates
             on_pg, on_sqlite = _book(pg), _book(lite)
             assert on_pg == on_sqlite
@@ -82,7 +79,7 @@ def test_copy_path_and_generic_path_write_the_same_book(tmp_path):
             # path and changes nothing on either
             for engine in (lite, pg):
                 for batch in _batches():
-                    result = apply_batch(engine, 1, batch, partitions=4)
+                    result = apply_batch(engine, 1, batch)
                     assert (result.applied, result.redelivered, result.duplicates) == (0, len(batch), [])
             assert _book(pg) == on_pg and _book(lite) == on_sqlite
         finally:

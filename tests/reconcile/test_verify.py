@@ -42,7 +42,7 @@ def test_verify_is_green_after_a_clean_run_and_drains_first(redis_url, pg_url, d
     code, out = _ctl(capsys, redis_url, pg_url)
     assert code == 0, out["violations"]
     assert out["checked"]["entries_drained"] == 1 and out["checked"]["accounts"] == 9
-    assert out["checked"]["redis_sub_balances"] == 9 and out["checked"]["holds"] == 2
+    assert out["checked"]["redis_accounts"] == 9 and out["checked"]["holds"] == 2
     capsys.readouterr()
     assert cashierctl(["--redis-url", redis_url, "verify", "--database-url", pg_url]) == 0
     assert "0 violation(s)" in capsys.readouterr().out
