@@ -17,8 +17,9 @@ from .history_model import HistoryTable
 from .keypad import Keypad
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("SalePage", text)
+# lupdate finds `translate("SalePage", "...")` calls by their literal context (a
+# wrapper taking only the text would put them in no context at all)
+translate = QCoreApplication.translate
 
 
 def setup_ui(page) -> None:
@@ -71,20 +72,20 @@ def setup_ui(page) -> None:
 
 def retranslate_ui(page) -> None:
     """The texts that do not depend on the sale's state."""
-    page.account_label.setText(tr("Account (scan the card or type)"))
-    page.account_input.setPlaceholderText(tr("Card, phone or name"))
-    page.lookup_button.setText(tr("Look up"))
-    page.members_button.setText(tr("Member…  (F7)"))
-    page.amount_label.setText(tr("Amount"))
+    page.account_label.setText(translate("SalePage", "Account (scan the card or type)"))
+    page.account_input.setPlaceholderText(translate("SalePage", "Card, phone or name"))
+    page.lookup_button.setText(translate("SalePage", "Look up"))
+    page.members_button.setText(translate("SalePage", "Member…  (F7)"))
+    page.amount_label.setText(translate("SalePage", "Amount"))
     page.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
-    page.charge_button.setText(tr("Charge  (F12)"))
-    page.hold_button.setText(tr("Hold  (F9)"))
-    page.complete_button.setText(tr("Complete sale…"))
-    page.release_button.setText(tr("Release hold"))
-    page.new_sale_button.setText(tr("Next customer  (Esc)"))
-    page.history_title.setText(tr("This shift"))
-    page.refund_button.setText(tr("Refund…  (F5)"))
-    page.top_up_button.setText(tr("Top up…  (F6)"))
+    page.charge_button.setText(translate("SalePage", "Charge  (F12)"))
+    page.hold_button.setText(translate("SalePage", "Hold  (F9)"))
+    page.complete_button.setText(translate("SalePage", "Complete sale…"))
+    page.release_button.setText(translate("SalePage", "Release hold"))
+    page.new_sale_button.setText(translate("SalePage", "Next customer  (Esc)"))
+    page.history_title.setText(translate("SalePage", "This shift"))
+    page.refund_button.setText(translate("SalePage", "Refund…  (F5)"))
+    page.top_up_button.setText(translate("SalePage", "Top up…  (F6)"))
 
 
 def lay_out(page) -> QHBoxLayout:

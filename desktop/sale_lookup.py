@@ -27,8 +27,9 @@ from .texts import id_error_words
 RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("SalePage", text)
+# lupdate finds `translate("SalePage", "...")` calls by their literal context (a
+# wrapper taking only the text would put them in no context at all)
+translate = QCoreApplication.translate
 
 
 class AccountLookup(QObject):
@@ -94,7 +95,7 @@ class AccountLookup(QObject):
     def look_up(self) -> None:
         page, query = self.page, self.typed()
         if not query or len(query) > MAX_QUERY_LEN:
-            page.account_error.setText(id_error_words(tr("Account"),
+            page.account_error.setText(id_error_words(translate("SalePage", "Account"),
                                                       "must not be empty" if not query else "longer than 64"))
             page.account_input.setFocus()
             return
@@ -103,7 +104,7 @@ class AccountLookup(QObject):
         page.account_error.clear()
         self.customer_changes_to(query)
         self.session.looking_up()
-        page.balance_label.setText(tr("Looking up %1…").replace("%1", query))
+        page.balance_label.setText(translate("SalePage", "Looking up %1…").replace("%1", query))
         page.amount_input.setFocus()
         page.amount_input.selectAll()
         lookup = self.engine.find(query, lambda found: self._found(lookup, query, found),
@@ -120,11 +121,11 @@ class AccountLookup(QObject):
         elif found.ambiguous and found.matches:
             self.ambiguous_picks = {m.account_id: query if m.matched_by == "card" else "" for m in found.matches}
             self.page.balance_label.setText(
-                tr("“%1” is the card, account number or phone of %2 members: ask the customer which one they are")
+                translate("SalePage", "“%1” is the card, account number or phone of %2 members: ask the customer which one they are")
                 .replace("%1", query).replace("%2", str(len(found.matches))))
             self.pickRequested.emit(query, found.matches, lookup)
         elif found.matches:
-            self.page.balance_label.setText(tr("%1 members found: pick one").replace("%1", str(len(found.matches))))
+            self.page.balance_label.setText(translate("SalePage", "%1 members found: pick one").replace("%1", str(len(found.matches))))
             self.pickRequested.emit(query, found.matches, lookup)
         else:
             self.failed(query, AccountNotFound(query), lookup)
@@ -168,7 +169,7 @@ class AccountLookup(QObject):
             self.session.cancel_lookup()
             self.customer_changes_to(account_id)
             self.session.looking_up()
-            self.page.balance_label.setText(tr("Looking up %1…").replace("%1", account_id))
+            self.page.balance_label.setText(translate("SalePage", "Looking up %1…").replace("%1", account_id))
             picked = self.engine.lookup(account_id, lambda view: self._picked(picked, account_id, view, card_no),
                                         lambda exc: self.failed(account_id, exc, picked))
             self.session.lookup = picked
@@ -220,9 +221,9 @@ class AccountLookup(QObject):
         info = self.session.account
         if info is None:
             if not self.typed():
-                self.page.balance_label.setText(tr("Scan a card to start"))
+                self.page.balance_label.setText(translate("SalePage", "Scan a card to start"))
             elif self.session.unconfirmed:
-                self.page.balance_label.setText(tr("Press Enter to look up %1").replace("%1", self.typed()))
+                self.page.balance_label.setText(translate("SalePage", "Press Enter to look up %1").replace("%1", self.typed()))
             set_tone(self.page.balance_label, "")
             return
         self.page.balance_label.setText(account_words(info))

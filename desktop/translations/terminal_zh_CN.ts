@@ -4,48 +4,48 @@
 <context>
     <name>CardDialog</name>
     <message>
-        <location filename="../members.py" line="336"/>
+        <location filename="../members.py" line="349"/>
         <source>Lost card / new card</source>
         <translation>挂失 / 补卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="337"/>
+        <location filename="../members.py" line="350"/>
         <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
         <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="340"/>
-        <location filename="../members.py" line="348"/>
+        <location filename="../members.py" line="353"/>
+        <location filename="../members.py" line="364"/>
         <source>Old card</source>
         <translation>旧卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="341"/>
+        <location filename="../members.py" line="354"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../members.py" line="344"/>
+        <location filename="../members.py" line="357"/>
         <source>New card (scan it)</source>
         <translation>新卡（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="345"/>
+        <location filename="../members.py" line="361"/>
         <source>Block and issue</source>
         <translation>挂失并发新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="351"/>
+        <location filename="../members.py" line="367"/>
         <source>New card</source>
         <translation>新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="355"/>
+        <location filename="../members.py" line="371"/>
         <source>Enter the old card, the new card, or both.</source>
         <translation>请填写旧卡、新卡，或两者都填。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="358"/>
+        <location filename="../members.py" line="374"/>
         <source>New card: must differ from the old card</source>
         <translation>新卡：不能与旧卡相同</translation>
     </message>
@@ -53,28 +53,28 @@
 <context>
     <name>CloseAccountDialog</name>
     <message>
-        <location filename="../members.py" line="381"/>
-        <location filename="../members.py" line="390"/>
+        <location filename="../members.py" line="397"/>
+        <location filename="../members.py" line="406"/>
         <source>Close account</source>
         <translation>退卡销户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="382"/>
+        <location filename="../members.py" line="398"/>
         <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
         <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="384"/>
+        <location filename="../members.py" line="400"/>
         <source>Pay out in cash: %1</source>
         <translation>退还现金：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="386"/>
+        <location filename="../members.py" line="402"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="388"/>
+        <location filename="../members.py" line="404"/>
         <source>The account has open holds: complete or release them first.</source>
         <translation>该账户有未完成的预授权：请先完成或释放。</translation>
     </message>
@@ -82,53 +82,53 @@
 <context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="400"/>
-        <location filename="../report.py" line="420"/>
+        <location filename="../report.py" line="412"/>
+        <location filename="../report.py" line="431"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="401"/>
+        <location filename="../report.py" line="413"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="406"/>
+        <location filename="../report.py" line="418"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="408"/>
+        <location filename="../report.py" line="420"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="410"/>
+        <location filename="../report.py" line="422"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="414"/>
+        <location filename="../report.py" line="426"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="417"/>
+        <location filename="../report.py" line="429"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="418"/>
+        <location filename="../report.py" line="430"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="419"/>
+        <location filename="../report.py" line="430"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="421"/>
+        <location filename="../report.py" line="432"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -136,33 +136,33 @@
 <context>
     <name>CompleteSaleDialog</name>
     <message>
-        <location filename="../dialogs.py" line="527"/>
-        <location filename="../dialogs.py" line="534"/>
+        <location filename="../dialogs.py" line="306"/>
+        <location filename="../dialogs.py" line="313"/>
         <source>Complete sale</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="529"/>
+        <location filename="../dialogs.py" line="308"/>
         <source>Hold of %1 on account %2. Enter the final amount: at most the hold; the rest goes back to the account.</source>
         <translation>账户 %2 已预授权 %1。请输入最终金额：不超过预授权金额，余下部分退回账户。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="533"/>
+        <location filename="../dialogs.py" line="312"/>
         <source>Final amount</source>
         <translation>最终金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="535"/>
+        <location filename="../dialogs.py" line="314"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="553"/>
+        <location filename="../dialogs.py" line="332"/>
         <source>Charge %1 · release %2</source>
         <translation>收款 %1 · 退回 %2</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="564"/>
+        <location filename="../dialogs.py" line="343"/>
         <source>Amount: at most %1 (the hold)</source>
         <translation>金额：最多 %1（预授权金额）</translation>
     </message>
@@ -170,12 +170,12 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../dialogs.py" line="191"/>
+        <location filename="../till_dialog.py" line="281"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="192"/>
+        <location filename="../till_dialog.py" line="282"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -183,94 +183,93 @@
 <context>
     <name>EarlierSaleDialog</name>
     <message>
-        <location filename="../receipts/earlier.py" line="135"/>
+        <location filename="../receipts/earlier.py" line="131"/>
         <source>Earlier sale: refund or reprint</source>
         <translation>历史交易：退款或重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="136"/>
+        <location filename="../receipts/earlier.py" line="132"/>
         <source>Receipt number (scan the code on the receipt, or type it)</source>
         <translation>小票号（扫描小票上的二维码，或手动输入）</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="137"/>
+        <location filename="../receipts/earlier.py" line="133"/>
         <source>e.g. T1-d-…</source>
         <translation>例如 T1-d-…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="138"/>
+        <location filename="../receipts/earlier.py" line="134"/>
         <source>Load</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="139"/>
+        <location filename="../receipts/earlier.py" line="135"/>
         <source>Or an account&apos;s recent history (all terminals)</source>
         <translation>或查看账户最近的交易（所有终端）</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="140"/>
         <source>Card or account number</source>
-        <translation>卡号或账号</translation>
+        <translation type="vanished">卡号或账号</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="141"/>
+        <location filename="../receipts/earlier.py" line="137"/>
         <source>Show history</source>
         <translation>查看记录</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="142"/>
+        <location filename="../receipts/earlier.py" line="138"/>
         <source>Refund…</source>
         <translation>退款…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="143"/>
+        <location filename="../receipts/earlier.py" line="139"/>
         <source>Reprint</source>
         <translation>重打小票</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="144"/>
+        <location filename="../receipts/earlier.py" line="140"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="146"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="146"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="146"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="146"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Refunded</source>
         <translation>已退款</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="146"/>
+        <location filename="../receipts/earlier.py" line="142"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="147"/>
+        <location filename="../receipts/earlier.py" line="143"/>
         <source>Terminal</source>
         <translation>终端</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="147"/>
-        <location filename="../receipts/earlier.py" line="158"/>
+        <location filename="../receipts/earlier.py" line="143"/>
+        <location filename="../receipts/earlier.py" line="154"/>
         <location filename="../receipts/earlier.py" line="187"/>
         <source>Receipt number</source>
         <translation>小票号</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="164"/>
+        <location filename="../receipts/earlier.py" line="160"/>
         <source>Looking up receipt %1…</source>
         <translation>正在查询小票 %1…</translation>
     </message>
@@ -281,7 +280,7 @@
     </message>
     <message>
         <location filename="../receipts/earlier.py" line="186"/>
-        <location filename="../receipts/earlier.py" line="199"/>
+        <location filename="../receipts/earlier.py" line="206"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
@@ -296,71 +295,72 @@
         <translation>查询失败：%1</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="201"/>
+        <location filename="../receipts/earlier.py" line="208"/>
         <source>Reading the history of %1…</source>
         <translation>正在读取 %1 的交易记录…</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="211"/>
+        <location filename="../receipts/earlier.py" line="236"/>
         <source>No recent operations of this account on the central server (it keeps about the last hour in detail). Scan or type the receipt number instead.</source>
         <translation>中心服务器上没有此账户最近的交易（详细记录约保留一小时）。请改为扫描或输入小票号。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="234"/>
+        <location filename="../receipts/earlier.py" line="248"/>
         <source>Account opened</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="234"/>
+        <location filename="../receipts/earlier.py" line="248"/>
         <source>Card closed</source>
         <translation>销卡</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="235"/>
+        <location filename="../receipts/earlier.py" line="249"/>
         <source>Correction</source>
         <translation>冲正</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="235"/>
+        <location filename="../receipts/earlier.py" line="249"/>
         <source>Restored</source>
         <translation>恢复</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="258"/>
+        <location filename="../receipts/earlier.py" line="272"/>
         <source>%1 of %2 on account %3, %4, terminal %5</source>
         <translation>%1 %2，账户 %3，%4，终端 %5</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="263"/>
+        <location filename="../receipts/earlier.py" line="277"/>
         <source>Refunded so far %1; at most %2 can still be refunded.</source>
         <translation>已退款 %1；最多还可退 %2。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="266"/>
+        <location filename="../receipts/earlier.py" line="280"/>
         <source>Already refunded in full (%1).</source>
         <translation>已全额退款（%1）。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="268"/>
+        <location filename="../receipts/earlier.py" line="282"/>
         <source>This sale was declined: no money was taken, nothing to refund.</source>
         <translation>此笔交易未成功：没有扣款，无需退款。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="270"/>
+        <location filename="../receipts/earlier.py" line="284"/>
         <source>Only charges and completed sales can be refunded.</source>
         <translation>只有消费和已完成的预授权交易可以退款。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="272"/>
+        <location filename="../receipts/earlier.py" line="286"/>
         <source>Older than the refund window of %1 days: the back office can give the money back as a top-up.</source>
         <translation>已超过 %1 天的退款期限：请由后台以充值方式退还。</translation>
     </message>
     <message>
-        <location filename="../receipts/earlier.py" line="297"/>
+        <location filename="../receipts/earlier.py" line="311"/>
         <source>Reprinting receipt %1…</source>
         <translation>正在重打小票 %1…</translation>
     </message>
     <message>
+        <location filename="../receipts/earlier.py" line="136"/>
         <source>Card, phone or account number</source>
         <translation>卡号、手机号或账户号</translation>
     </message>
@@ -368,12 +368,12 @@
 <context>
     <name>Keypad</name>
     <message>
-        <location filename="../keypad.py" line="52"/>
+        <location filename="../keypad.py" line="54"/>
         <source>Delete the last character</source>
         <translation>删除最后一个字符</translation>
     </message>
     <message>
-        <location filename="../keypad.py" line="53"/>
+        <location filename="../keypad.py" line="55"/>
         <source>Clear the field</source>
         <translation>清空此栏</translation>
     </message>
@@ -392,6 +392,7 @@
     </message>
     <message>
         <location filename="../lock.py" line="100"/>
+        <location filename="../lock.py" line="129"/>
         <source>Cashier id</source>
         <translation>收银员工号</translation>
     </message>
@@ -429,93 +430,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="163"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135"/>
+        <location filename="../main_window.py" line="177"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="136"/>
+        <location filename="../main_window.py" line="178"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="137"/>
+        <location filename="../main_window.py" line="179"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="138"/>
+        <location filename="../main_window.py" line="180"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="139"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="149"/>
+        <location filename="../main_window.py" line="192"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="152"/>
+        <location filename="../main_window.py" line="195"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="153"/>
+        <location filename="../main_window.py" line="196"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="156"/>
+        <location filename="../main_window.py" line="199"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="159"/>
+        <location filename="../main_window.py" line="202"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="247"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195"/>
+        <location filename="../main_window.py" line="307"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="267"/>
+        <location filename="../main_window.py" line="399"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="294"/>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="427"/>
+        <location filename="../main_window.py" line="448"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192"/>
+        <location filename="../main_window.py" line="207"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="198"/>
+        <location filename="../main_window.py" line="213"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="246"/>
+        <location filename="../main_window.py" line="321"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -523,22 +524,22 @@
 <context>
     <name>MemberActionDialog</name>
     <message>
-        <location filename="../members.py" line="208"/>
+        <location filename="../members.py" line="228"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="209"/>
+        <location filename="../members.py" line="229"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../members.py" line="210"/>
+        <location filename="../members.py" line="230"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="226"/>
+        <location filename="../members.py" line="246"/>
         <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
         <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
     </message>
@@ -546,52 +547,52 @@
 <context>
     <name>MemberPickDialog</name>
     <message>
-        <location filename="../members.py" line="1"/>
+        <location filename="../members.py" line="58"/>
         <source>(its card)</source>
         <translation>（其卡号）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="1"/>
+        <location filename="../members.py" line="58"/>
         <source>(its account number)</source>
         <translation>（其账户号）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="1"/>
+        <location filename="../members.py" line="60"/>
         <source>(its phone)</source>
         <translation>（其手机号）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="1"/>
+        <location filename="../members.py" line="87"/>
         <source>“%2” is the card, account number or phone of %1 different members. Ask the customer which one they are, then pick (arrows and Enter, or tap).</source>
         <translation>“%2”是 %1 位不同会员的卡号、账户号或手机号。请询问顾客是哪一位，再选择（方向键加回车，或点击）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="69"/>
+        <location filename="../members.py" line="85"/>
         <source>Pick the member</source>
         <translation>选择会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="49"/>
+        <location filename="../members.py" line="53"/>
         <source>bonus {amount}</source>
         <translation>含赠送金 {amount}</translation>
     </message>
     <message>
-        <location filename="../members.py" line="70"/>
+        <location filename="../members.py" line="91"/>
         <source>%1 members match “%2”: pick the customer (arrows and Enter, or tap).</source>
         <translation>有 %1 位会员符合“%2”：请选择顾客（方向键加回车，或点击）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="72"/>
+        <location filename="../members.py" line="93"/>
         <source>This member</source>
         <translation>就是这位</translation>
     </message>
     <message>
-        <location filename="../members.py" line="73"/>
+        <location filename="../members.py" line="94"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="78"/>
+        <location filename="../members.py" line="99"/>
         <source>Pick a member in the list.</source>
         <translation>请在列表中选择一位会员。</translation>
     </message>
@@ -599,37 +600,37 @@
 <context>
     <name>MembersDialog</name>
     <message>
-        <location filename="../members.py" line="150"/>
+        <location filename="../members.py" line="171"/>
         <source>Member</source>
         <translation>会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="152"/>
+        <location filename="../members.py" line="173"/>
         <source>Account on screen: %1</source>
         <translation>当前账户：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="153"/>
+        <location filename="../members.py" line="174"/>
         <source>No account on screen: look a member up first to change a card or close an account.</source>
         <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="155"/>
+        <location filename="../members.py" line="176"/>
         <source>New member and card…</source>
         <translation>新会员开卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="156"/>
+        <location filename="../members.py" line="177"/>
         <source>Lost card / new card…</source>
         <translation>挂失 / 补卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="157"/>
+        <location filename="../members.py" line="178"/>
         <source>Close account (退卡)…</source>
         <translation>退卡销户…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="158"/>
+        <location filename="../members.py" line="179"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -637,57 +638,57 @@
 <context>
     <name>NewMemberDialog</name>
     <message>
-        <location filename="../members.py" line="270"/>
+        <location filename="../members.py" line="291"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="271"/>
+        <location filename="../members.py" line="292"/>
         <source>A new member account %1. The card is optional (it can be issued later).</source>
         <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="273"/>
+        <location filename="../members.py" line="294"/>
         <source>Opening an account needs a supervisor.</source>
         <translation>开户需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="275"/>
+        <location filename="../members.py" line="296"/>
         <source>Name</source>
         <translation>姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="276"/>
+        <location filename="../members.py" line="297"/>
         <source>Phone</source>
         <translation>手机号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="277"/>
+        <location filename="../members.py" line="298"/>
         <source>Card (scan it)</source>
         <translation>卡号（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="278"/>
+        <location filename="../members.py" line="299"/>
         <source>Open account</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="284"/>
+        <location filename="../members.py" line="305"/>
         <source>Name: at most 64 characters, no control characters</source>
         <translation>姓名：最多 64 个字符，不能含控制字符</translation>
     </message>
     <message>
-        <location filename="../members.py" line="287"/>
+        <location filename="../members.py" line="308"/>
         <source>Name: enter the member&apos;s name</source>
         <translation>姓名：请输入会员姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="292"/>
+        <location filename="../members.py" line="313"/>
         <source>Phone: 5 to 20 digits (an optional leading +)</source>
         <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="294"/>
+        <location filename="../members.py" line="315"/>
         <source>Card</source>
         <translation>卡号</translation>
     </message>
@@ -695,7 +696,7 @@
 <context>
     <name>OutcomeDialog</name>
     <message>
-        <location filename="../members.py" line="112"/>
+        <location filename="../members.py" line="133"/>
         <source>OK</source>
         <translation>确定</translation>
     </message>
@@ -703,146 +704,154 @@
 <context>
     <name>PrinterSettingsDialog</name>
     <message>
-        <location filename="../receipts/printer_settings.py" line="89"/>
+        <location filename="../receipts/printer_settings.py" line="88"/>
         <source>Receipts and customer display</source>
         <translation>小票与顾客显示屏</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="91"/>
+        <location filename="../receipts/printer_settings.py" line="90"/>
         <source>Shop name</source>
         <translation>店名</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="91"/>
+        <location filename="../receipts/printer_settings.py" line="90"/>
         <source>Shop address</source>
         <translation>店铺地址</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="91"/>
+        <location filename="../receipts/printer_settings.py" line="90"/>
         <source>Printer connection</source>
         <translation>打印机连接方式</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="92"/>
-        <location filename="../receipts/printer_settings.py" line="117"/>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <location filename="../receipts/printer_settings.py" line="123"/>
         <source>Printer address</source>
         <translation>打印机地址</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="92"/>
+        <location filename="../receipts/printer_settings.py" line="91"/>
         <source>Paper width</source>
         <translation>纸宽</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="92"/>
-        <location filename="../receipts/printer_settings.py" line="117"/>
+        <location filename="../receipts/printer_settings.py" line="91"/>
+        <location filename="../receipts/printer_settings.py" line="123"/>
         <source>Printer encoding</source>
         <translation>打印机编码</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="93"/>
+        <location filename="../receipts/printer_settings.py" line="92"/>
         <source>Receipt number as</source>
         <translation>小票号打印为</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="93"/>
+        <location filename="../receipts/printer_settings.py" line="92"/>
         <source>Print after every sale</source>
         <translation>每笔交易后自动打印</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="93"/>
+        <location filename="../receipts/printer_settings.py" line="92"/>
         <source>Cut the paper</source>
         <translation>自动切纸</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="94"/>
+        <location filename="../receipts/printer_settings.py" line="93"/>
         <source>Open the cash drawer after a cash top-up</source>
         <translation>现金充值后打开钱箱</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="94"/>
+        <location filename="../receipts/printer_settings.py" line="93"/>
         <source>Customer display</source>
         <translation>顾客显示屏</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="95"/>
+        <location filename="../receipts/printer_settings.py" line="94"/>
         <source>Customer display screen (0 = main)</source>
         <translation>顾客显示屏所在屏幕（0 = 主屏）</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="95"/>
+        <location filename="../receipts/printer_settings.py" line="94"/>
         <source>Customer display language</source>
         <translation>顾客显示屏语言</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="97"/>
+        <location filename="../receipts/printer_settings.py" line="103"/>
         <source>e.g. 192.168.1.50, 0x0416:0x5011, /dev/ttyUSB0, COM3</source>
         <translation>例如 192.168.1.50、0x0416:0x5011、/dev/ttyUSB0、COM3</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="98"/>
+        <location filename="../receipts/printer_settings.py" line="104"/>
         <source>Test print</source>
         <translation>测试打印</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="99"/>
+        <location filename="../receipts/printer_settings.py" line="105"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="100"/>
+        <location filename="../receipts/printer_settings.py" line="106"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="118"/>
+        <location filename="../receipts/printer_settings.py" line="124"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="131"/>
+        <location filename="../receipts/printer_settings.py" line="138"/>
         <source>Printing a test slip…</source>
         <translation>正在打印测试小票…</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="138"/>
+        <location filename="../receipts/printer_settings.py" line="145"/>
         <source>The test slip was sent to the printer.</source>
         <translation>测试小票已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../receipts/printer_settings.py" line="142"/>
+        <location filename="../receipts/printer_settings.py" line="149"/>
         <source>The test slip did not print (%1): %2</source>
         <translation>测试小票未打印（%1）：%2</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="96"/>
         <source>No printer</source>
         <translation>不使用打印机</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="96"/>
         <source>USB</source>
         <translation>USB</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="96"/>
         <source>Network (TCP)</source>
         <translation>网络（TCP）</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="97"/>
         <source>Serial port</source>
         <translation>串口</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="97"/>
         <source>CUPS printer queue</source>
         <translation>CUPS 打印队列</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="98"/>
         <source>lp print queue</source>
         <translation>lp 打印队列</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="98"/>
         <source>Windows printer</source>
         <translation>Windows 打印机</translation>
     </message>
     <message>
+        <location filename="../receipts/printer_settings.py" line="99"/>
         <source>Device file (e.g. /dev/usb/lp0)</source>
         <translation>设备文件（如 /dev/usb/lp0）</translation>
     </message>
@@ -850,121 +859,122 @@
 <context>
     <name>ReceiptBar</name>
     <message>
-        <location filename="../receipts/widgets.py" line="59"/>
+        <location filename="../receipts/widgets.py" line="55"/>
         <source>Earlier sale…  (F3)</source>
         <translation>历史交易…  (F3)</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="60"/>
+        <location filename="../receipts/widgets.py" line="56"/>
         <source>Printer…</source>
         <translation>打印机…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="66"/>
+        <location filename="../receipts/widgets.py" line="62"/>
         <source>no printer set up</source>
         <translation>未设置打印机</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="66"/>
+        <location filename="../receipts/widgets.py" line="62"/>
         <source>No receipt printer is set up (Printer…).</source>
         <translation>未设置小票打印机（请点“打印机…”）。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="67"/>
+        <location filename="../receipts/widgets.py" line="63"/>
         <source>printer offline</source>
         <translation>打印机未连接</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="68"/>
+        <location filename="../receipts/widgets.py" line="64"/>
         <source>The printer is off, unplugged or not answering. Check it, then reprint.</source>
         <translation>打印机未开机、未连接或无响应。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="69"/>
+        <location filename="../receipts/widgets.py" line="65"/>
         <source>out of paper</source>
         <translation>打印机缺纸</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="69"/>
+        <location filename="../receipts/widgets.py" line="65"/>
         <source>The printer is out of paper. Load a roll, then reprint.</source>
         <translation>打印机缺纸。请装纸后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="70"/>
+        <location filename="../receipts/widgets.py" line="66"/>
         <source>printer not answering</source>
         <translation>打印机无响应</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="71"/>
+        <location filename="../receipts/widgets.py" line="67"/>
         <source>The printer did not answer in time. Check it, then reprint.</source>
         <translation>打印机响应超时。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="72"/>
+        <location filename="../receipts/widgets.py" line="68"/>
         <source>printer type not available</source>
         <translation>不支持此打印机类型</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="73"/>
+        <location filename="../receipts/widgets.py" line="69"/>
         <source>This kind of printer connection is not available on this computer.</source>
         <translation>本机不支持这种打印机连接方式。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="74"/>
+        <location filename="../receipts/widgets.py" line="70"/>
         <source>printer error</source>
         <translation>打印机错误</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="74"/>
+        <location filename="../receipts/widgets.py" line="70"/>
         <source>The printer reported an error. Check it, then reprint.</source>
         <translation>打印机报告错误。请检查后重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="79"/>
+        <location filename="../receipts/widgets.py" line="75"/>
         <source>Reprint receipt  (F4)</source>
         <translation>重打小票  (F4)</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="79"/>
+        <location filename="../receipts/widgets.py" line="75"/>
         <source>Show receipt  (F4)</source>
         <translation>查看小票  (F4)</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="83"/>
+        <location filename="../receipts/widgets.py" line="79"/>
         <source>Receipt reprinted.</source>
         <translation>小票已重打。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="83"/>
+        <location filename="../receipts/widgets.py" line="79"/>
         <source>Receipt printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="86"/>
+        <location filename="../receipts/widgets.py" line="82"/>
         <source>Receipt not printed: %1</source>
         <translation>小票未打印：%1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="87"/>
+        <location filename="../receipts/widgets.py" line="83"/>
         <source>The sale itself is done.</source>
         <translation>交易本身已完成。</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="90"/>
+        <location filename="../receipts/widgets.py" line="86"/>
         <source>Printing the receipt…</source>
         <translation>正在打印小票…</translation>
     </message>
-<message>
-        <location filename="../receipts/widgets.py" line="118"/>
+    <message>
+        <location filename="../receipts/widgets.py" line="120"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="123"/>
+        <location filename="../receipts/widgets.py" line="125"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
+        <location filename="../receipts/hooks.py" line="125"/>
         <source>The receipt and printer settings need a supervisor.</source>
         <translation>小票和打印机设置需要主管审批。</translation>
     </message>
@@ -972,43 +982,43 @@
 <context>
     <name>RefundDialog</name>
     <message>
-        <location filename="../dialogs.py" line="290"/>
-        <location filename="../dialogs.py" line="299"/>
+        <location filename="../dialogs.py" line="76"/>
+        <location filename="../dialogs.py" line="84"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="292"/>
+        <location filename="../dialogs.py" line="78"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
         <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="296"/>
+        <location filename="../dialogs.py" line="82"/>
         <source>Amount to refund</source>
         <translation>退款金额</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="297"/>
+        <location filename="../dialogs.py" line="83"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="298"/>
+        <location filename="../dialogs.py" line="83"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="300"/>
+        <location filename="../dialogs.py" line="85"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="310"/>
+        <location filename="../dialogs.py" line="95"/>
         <source>Amount: at most %1 can be refunded</source>
         <translation>金额：最多可退 %1</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="317"/>
+        <location filename="../dialogs.py" line="102"/>
         <source>A supervisor cannot approve their own refund: ask another supervisor.</source>
         <translation>主管不能批准自己的退款：请另一位主管批准。</translation>
     </message>
@@ -1016,149 +1026,149 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale_lookup.py" line="1"/>
+        <location filename="../sale_lookup.py" line="124"/>
         <source>“%1” is the card, account number or phone of %2 members: ask the customer which one they are</source>
         <translation>“%1”是 %2 位会员的卡号、账户号或手机号：请询问顾客是哪一位</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="231"/>
+        <location filename="../sale_layout.py" line="75"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="233"/>
+        <location filename="../sale_layout.py" line="77"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="235"/>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../history_model.py" line="210"/>
+        <location filename="../sale_layout.py" line="79"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="237"/>
+        <location filename="../sale_layout.py" line="81"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="238"/>
+        <location filename="../sale_layout.py" line="82"/>
         <source>Hold  (F9)</source>
         <translation>预授权  (F9)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="239"/>
+        <location filename="../sale_layout.py" line="83"/>
         <source>Complete sale…</source>
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="240"/>
-        <location filename="../sale.py" line="598"/>
+        <location filename="../sale.py" line="271"/>
+        <location filename="../sale_layout.py" line="84"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="242"/>
+        <location filename="../sale_layout.py" line="86"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="241"/>
+        <location filename="../sale_layout.py" line="85"/>
         <source>Next customer  (Esc)</source>
         <translation>下一位顾客  (Esc)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="232"/>
+        <location filename="../sale_layout.py" line="76"/>
         <source>Card, phone or name</source>
         <translation>卡号、手机号或姓名</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="234"/>
+        <location filename="../sale_layout.py" line="78"/>
         <source>Member…  (F7)</source>
         <translation>会员…  (F7)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="243"/>
+        <location filename="../sale_layout.py" line="87"/>
         <source>Refund…  (F5)</source>
         <translation>退款…  (F5)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="244"/>
+        <location filename="../sale_layout.py" line="88"/>
         <source>Top up…  (F6)</source>
         <translation>充值…  (F6)</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../history_model.py" line="209"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../history_model.py" line="209"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
-        <location filename="../sale.py" line="332"/>
-        <location filename="../sale.py" line="336"/>
-        <location filename="../sale.py" line="437"/>
-        <location filename="../sale.py" line="494"/>
+        <location filename="../history_model.py" line="210"/>
+        <location filename="../sale.py" line="198"/>
+        <location filename="../sale_lookup.py" line="98"/>
+        <location filename="../sale_texts.py" line="55"/>
         <source>Account</source>
         <translation>账户</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../history_model.py" line="211"/>
         <source>Result</source>
         <translation>结果</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="247"/>
+        <location filename="../history_model.py" line="211"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="247"/>
+        <location filename="../history_model.py" line="212"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="344"/>
+        <location filename="../sale_lookup.py" line="107"/>
+        <location filename="../sale_lookup.py" line="172"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="439"/>
+        <location filename="../sale_texts.py" line="56"/>
         <source>Account: cannot look up now (no connection to the central server)</source>
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="447"/>
+        <location filename="../sale_lookup.py" line="224"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="450"/>
+        <location filename="../sale_texts.py" line="31"/>
         <source>Account %1 · %2</source>
         <translation>账户 %1 · %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="456"/>
+        <location filename="../sale_texts.py" line="36"/>
         <source>Balance %1 · On hold %2 · Available %3</source>
         <translation>余额 %1 · 预授权占用 %2 · 可用 %3</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="461"/>
-        <location filename="../sale.py" line="708"/>
+        <location filename="../sale_texts.py" line="39"/>
+        <location filename="../sale_texts.py" line="81"/>
         <source>Balance %1</source>
         <translation>余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="463"/>
+        <location filename="../sale_texts.py" line="41"/>
         <source>principal %1 + bonus %2</source>
         <translation>本金 %1 + 赠送 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="538"/>
+        <location filename="../sale_texts.py" line="113"/>
         <source>Large amount: %1
 %2
 Is this amount right?</source>
@@ -1167,166 +1177,166 @@ Is this amount right?</source>
 金额正确吗？</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="541"/>
+        <location filename="../sale.py" line="238"/>
         <source>Yes, this amount</source>
         <translation>是，金额正确</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="567"/>
+        <location filename="../sale_texts.py" line="107"/>
         <source>No open hold</source>
         <translation>没有未完成的预授权</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="569"/>
+        <location filename="../sale_texts.py" line="108"/>
         <source>Open hold: %2 until %3
 Account %1</source>
         <translation>预授权：%2，有效至 %3
 账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="596"/>
+        <location filename="../sale_texts.py" line="118"/>
         <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
         <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="647"/>
+        <location filename="../sale_texts.py" line="61"/>
         <source>Charging %1 to %2…</source>
         <translation>正在从 %2 扣款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="647"/>
+        <location filename="../sale_texts.py" line="61"/>
         <source>Refunding %1 to %2…</source>
         <translation>正在向 %2 退款 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="648"/>
+        <location filename="../sale_texts.py" line="62"/>
         <source>Topping up %1 to %2…</source>
         <translation>正在为 %2 充值 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="648"/>
+        <location filename="../sale_texts.py" line="62"/>
         <source>Holding %1 on %2…</source>
         <translation>正在为 %2 预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="649"/>
+        <location filename="../sale_texts.py" line="63"/>
         <source>Completing the sale: %1 from %2…</source>
         <translation>正在完成交易：从 %2 收取 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="650"/>
+        <location filename="../sale_texts.py" line="64"/>
         <source>Releasing the hold of %1 on %2…</source>
         <translation>正在撤销 %2 的预授权 %1…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="651"/>
+        <location filename="../sale_texts.py" line="65"/>
         <source>Opening member account %2…</source>
         <translation>正在开立会员账户 %2…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="652"/>
+        <location filename="../sale_texts.py" line="66"/>
         <source>Changing the card of %2…</source>
         <translation>正在为 %2 换卡…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="653"/>
+        <location filename="../sale_texts.py" line="67"/>
         <source>Closing account %2…</source>
         <translation>正在为账户 %2 退卡…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="703"/>
+        <location filename="../sale_texts.py" line="77"/>
         <source>Held: %1 until %2</source>
         <translation>已预授权：%1，有效至 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="705"/>
+        <location filename="../sale_texts.py" line="78"/>
         <source>Available now %1</source>
         <translation>当前可用 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="707"/>
+        <location filename="../sale_texts.py" line="80"/>
         <source>Hold released: %1</source>
         <translation>已撤销预授权：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="712"/>
+        <location filename="../sale_texts.py" line="85"/>
         <source>Topped up: %1 (%2)</source>
         <translation>充值成功：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="713"/>
+        <location filename="../sale_texts.py" line="85"/>
         <source>Topped up: %1 (%2) + bonus %3</source>
         <translation>充值成功：%1（%2）+ 赠送 %3</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="720"/>
+        <location filename="../sale_texts.py" line="90"/>
         <source>Sale completed: %1 charged, %2 released</source>
         <translation>交易完成：已收款 %1，退回 %2</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="723"/>
+        <location filename="../sale_texts.py" line="92"/>
         <source>Approved: %1 charged</source>
         <translation>成功：已扣款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="723"/>
+        <location filename="../sale_texts.py" line="92"/>
         <source>Refunded: %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="724"/>
         <source>Topped up: %1</source>
-        <translation>已充值：%1</translation>
+        <translation type="vanished">已充值：%1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="725"/>
+        <location filename="../sale_texts.py" line="93"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="716"/>
-        <location filename="../sale.py" line="727"/>
+        <location filename="../sale_texts.py" line="88"/>
+        <location filename="../sale_texts.py" line="95"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="362"/>
+        <location filename="../sale_lookup.py" line="128"/>
         <source>%1 members found: pick one</source>
         <translation>找到 %1 位会员：请选择</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="431"/>
+        <location filename="../sale_texts.py" line="49"/>
         <source>Card %1 is blocked (reported %2): it cannot be used. Find the member by phone or name, then give them a new card (Member…).</source>
         <translation>卡 %1 已停用（%2）：不能使用。请按手机号或姓名查找会员，再补发新卡（会员…）。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="435"/>
+        <location filename="../sale_texts.py" line="53"/>
         <source>Account: unknown account %1 (no card, phone or name matches)</source>
         <translation>账户：未知账户 %1（没有匹配的卡号、手机号或姓名）</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="735"/>
+        <location filename="../sale_texts.py" line="100"/>
         <source>Checked: %1 %2 for %3: %4</source>
         <translation>已核实：%3 的%1 %2：%4</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="747"/>
+        <location filename="../sale_texts.py" line="123"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
 请勿重复收款，终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="756"/>
+        <location filename="../sale_panel.py" line="48"/>
         <source>Connected again: charges can be made.</source>
         <translation>已重新连接：可以收款了。</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="861"/>
+        <location filename="../sale_texts.py" line="128"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
     <message>
+        <location filename="../sale_lookup.py" line="226"/>
         <source>Press Enter to look up %1</source>
         <translation>按回车键查询 %1</translation>
     </message>
@@ -1339,88 +1349,88 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>空闲自动锁定（分钟，0 = 不锁定）</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="199"/>
+        <location filename="../settings.py" line="230"/>
         <source>Terminal settings</source>
         <translation>终端设置</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="200"/>
+        <location filename="../settings.py" line="231"/>
         <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
         <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="202"/>
-        <location filename="../settings.py" line="266"/>
+        <location filename="../settings.py" line="233"/>
+        <location filename="../settings.py" line="298"/>
         <source>Terminal id</source>
         <translation>终端编号</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="203"/>
+        <location filename="../settings.py" line="234"/>
         <source>Central Redis URL</source>
         <translation>中心 Redis 地址</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="204"/>
+        <location filename="../settings.py" line="235"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="205"/>
+        <location filename="../settings.py" line="236"/>
         <source>A hold lasts (minutes)</source>
         <translation>预授权有效期（分钟）</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="206"/>
+        <location filename="../settings.py" line="238"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="207"/>
+        <location filename="../settings.py" line="239"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="208"/>
+        <location filename="../settings.py" line="240"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="212"/>
+        <location filename="../settings.py" line="244"/>
         <source>Same as the computer</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="234"/>
+        <location filename="../settings.py" line="261"/>
         <source>Central Redis URL: must not be empty</source>
         <translation>中心 Redis 地址：不能为空</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="237"/>
+        <location filename="../settings.py" line="267"/>
         <source>Testing the connection…</source>
         <translation>正在测试连接…</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="245"/>
+        <location filename="../settings.py" line="275"/>
         <source>Connected: the central server answers.</source>
         <translation>已连接：中心服务器有响应。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="247"/>
+        <location filename="../settings.py" line="277"/>
         <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
         <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="256"/>
+        <location filename="../settings.py" line="288"/>
         <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
         <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="259"/>
+        <location filename="../settings.py" line="291"/>
         <source>Could not connect: %1</source>
         <translation>无法连接：%1</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="271"/>
+        <location filename="../settings.py" line="303"/>
         <source>Test the connection before saving.</source>
         <translation>请先测试连接再保存。</translation>
     </message>
@@ -1428,212 +1438,212 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="183"/>
+        <location filename="../report.py" line="194"/>
         <source>%1, approved by %2</source>
         <translation>%1（%2 批准）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="209"/>
+        <location filename="../report.py" line="222"/>
         <source>Holds still open</source>
         <translation>仍未结束的预授权</translation>
     </message>
     <message>
-        <location filename="../report.py" line="261"/>
-        <location filename="../report.py" line="276"/>
+        <location filename="../report.py" line="269"/>
+        <location filename="../report.py" line="284"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="262"/>
+        <location filename="../report.py" line="270"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="263"/>
+        <location filename="../report.py" line="271"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="264"/>
+        <location filename="../report.py" line="272"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="265"/>
+        <location filename="../report.py" line="273"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="272"/>
+        <location filename="../report.py" line="280"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="272"/>
+        <location filename="../report.py" line="280"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="272"/>
+        <location filename="../report.py" line="280"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="202"/>
-        <location filename="../report.py" line="273"/>
+        <location filename="../report.py" line="213"/>
+        <location filename="../report.py" line="281"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="172"/>
-        <location filename="../report.py" line="222"/>
+        <location filename="../report.py" line="183"/>
+        <location filename="../report.py" line="235"/>
         <source>Cash expected in the drawer (cash top-ups − cash paid out)</source>
         <translation>钱箱应有现金（现金充值 − 退还现金）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="208"/>
-        <location filename="../report.py" line="273"/>
+        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="281"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="274"/>
+        <location filename="../report.py" line="282"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="211"/>
-        <location filename="../report.py" line="274"/>
+        <location filename="../report.py" line="224"/>
+        <location filename="../report.py" line="282"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="155"/>
-        <location filename="../report.py" line="214"/>
+        <location filename="../report.py" line="166"/>
+        <location filename="../report.py" line="227"/>
         <source>Top-ups by %1</source>
         <translation>充值（%1）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="157"/>
-        <location filename="../report.py" line="216"/>
+        <location filename="../report.py" line="168"/>
+        <location filename="../report.py" line="229"/>
         <source>Bonus granted</source>
         <translation>赠送金额</translation>
     </message>
     <message>
-        <location filename="../report.py" line="158"/>
-        <location filename="../report.py" line="217"/>
+        <location filename="../report.py" line="169"/>
+        <location filename="../report.py" line="230"/>
         <source>Spent from principal</source>
         <translation>消费：本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="159"/>
-        <location filename="../report.py" line="218"/>
+        <location filename="../report.py" line="170"/>
+        <location filename="../report.py" line="231"/>
         <source>Spent from bonus</source>
         <translation>消费：赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="161"/>
+        <location filename="../report.py" line="172"/>
         <source>Refunded to principal · to bonus</source>
         <translation>退款：退回本金 · 退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="164"/>
+        <location filename="../report.py" line="175"/>
         <source>Accounts closed: cash paid out</source>
         <translation>退卡：退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="166"/>
-        <location filename="../report.py" line="221"/>
+        <location filename="../report.py" line="177"/>
+        <location filename="../report.py" line="234"/>
         <source>Bonus forfeited</source>
         <translation>赠送金额作废</translation>
     </message>
     <message>
-        <location filename="../report.py" line="168"/>
+        <location filename="../report.py" line="179"/>
         <source>Members opened · cards replaced</source>
         <translation>新开会员 · 补卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="171"/>
+        <location filename="../report.py" line="182"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
     </message>
     <message>
-        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="232"/>
         <source>Refunded to principal</source>
         <translation>退回本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="220"/>
+        <location filename="../report.py" line="233"/>
         <source>Refunded to bonus</source>
         <translation>退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="275"/>
+        <location filename="../report.py" line="283"/>
         <source>(reserved only)</source>
         <translation>（仅预授权，未扣款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="277"/>
+        <location filename="../report.py" line="285"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="279"/>
+        <location filename="../report.py" line="287"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="281"/>
+        <location filename="../report.py" line="289"/>
         <source>Closed %1 by %2</source>
         <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="291"/>
+        <location filename="../report.py" line="303"/>
         <source>Member cards</source>
         <translation>会员卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="299"/>
+        <location filename="../report.py" line="311"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="315"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="306"/>
+        <location filename="../report.py" line="318"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="337"/>
+        <location filename="../report.py" line="349"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="341"/>
+        <location filename="../report.py" line="353"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="341"/>
+        <location filename="../report.py" line="353"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="342"/>
+        <location filename="../report.py" line="354"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="348"/>
+        <location filename="../report.py" line="360"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="350"/>
+        <location filename="../report.py" line="362"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
@@ -1647,818 +1657,40 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SignInPage</name>
     <message>
-        <location filename="../signin.py" line="74"/>
+        <location filename="../signin.py" line="70"/>
         <source>Sign in to start selling</source>
         <translation>登录后开始收银</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="75"/>
-        <location filename="../signin.py" line="94"/>
+        <location filename="../signin.py" line="71"/>
+        <location filename="../signin.py" line="90"/>
         <source>Cashier id</source>
         <translation>收银员工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="76"/>
+        <location filename="../signin.py" line="72"/>
         <source>PIN</source>
         <translation>密码</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="77"/>
+        <location filename="../signin.py" line="73"/>
         <source>Scan your badge or type your id</source>
         <translation>刷工牌或输入工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="78"/>
+        <location filename="../signin.py" line="74"/>
         <source>4 to 12 digits</source>
         <translation>4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="79"/>
+        <location filename="../signin.py" line="75"/>
         <source>Sign in</source>
         <translation>登录</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="106"/>
+        <location filename="../signin.py" line="102"/>
         <source>Checking…</source>
         <translation>正在核对…</translation>
-    </message>
-</context>
-<context>
-    <name>SupervisorDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="235"/>
-        <source>Supervisor approval</source>
-        <translation>主管批准</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="236"/>
-        <source>Supervisor id</source>
-        <translation>主管工号</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="237"/>
-        <source>Supervisor PIN</source>
-        <translation>主管密码</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="238"/>
-        <source>Approve</source>
-        <translation>批准</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="239"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="244"/>
-        <source>Another supervisor must approve this.</source>
-        <translation>必须由另一位主管批准。</translation>
-    </message>
-</context>
-<context>
-    <name>Texts</name>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Declined: the card is blocked (reported lost or stolen); nothing was charged</source>
-        <translation>已拒绝：此卡已停用（挂失或被盗），未扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Not made: that card number is another member&apos;s phone number</source>
-        <translation>未完成：该卡号是另一位会员的手机号</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Declined: that card is not one of this account&apos;s cards</source>
-        <translation>已拒绝：该卡不是此账户的卡</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Not made: that account number is already a card number or a member&apos;s phone</source>
-        <translation>未完成：该账户号已是某张卡的卡号或某位会员的手机号</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Not made: that phone is already another member&apos;s phone, card number or account number</source>
-        <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Card no. is a phone</source>
-        <translation>卡号是手机号</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Not this account&apos;s card</source>
-        <translation>非本账户的卡</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Number taken</source>
-        <translation>号码已被占用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="1"/>
-        <source>Phone taken</source>
-        <translation>手机号已被占用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="18"/>
-        <location filename="../texts.py" line="51"/>
-        <source>Approved</source>
-        <translation>成功</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="19"/>
-        <source>Declined: not enough money on the account</source>
-        <translation>被拒绝：账户余额不足</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="20"/>
-        <source>Declined: unknown account</source>
-        <translation>被拒绝：账户不存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="21"/>
-        <source>Declined: the account is frozen</source>
-        <translation>被拒绝：账户已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="22"/>
-        <source>Refund refused: the original charge was not found</source>
-        <translation>退款被拒绝：找不到原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="23"/>
-        <source>Refund refused: more than the charge left to refund</source>
-        <translation>退款被拒绝：超过原扣款可退金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="24"/>
-        <source>Declined: the balance would pass its upper limit</source>
-        <translation>被拒绝：余额将超过上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="25"/>
-        <source>Declined: the account is not frozen</source>
-        <translation>被拒绝：账户未冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="26"/>
-        <source>Declined: the account already exists</source>
-        <translation>被拒绝：账户已存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="27"/>
-        <source>Declined: this account has too many open holds</source>
-        <translation>被拒绝：此账户未完成的预授权过多</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="28"/>
-        <source>Not completed: the hold was not found (it may be too old)</source>
-        <translation>未完成：找不到此预授权（可能已过久）</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="29"/>
-        <source>Not completed: this hold was already completed</source>
-        <translation>未完成：此预授权已完成交易</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="30"/>
-        <source>Not completed: this hold was already released</source>
-        <translation>未完成：此预授权已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="31"/>
-        <source>Not completed: the hold has expired, the money is free again</source>
-        <translation>未完成：预授权已过期，款项已恢复可用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="32"/>
-        <source>Not completed: the final amount is more than the hold</source>
-        <translation>未完成：最终金额超过预授权金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="33"/>
-        <source>Not closed: the account has open holds; complete or release them first</source>
-        <translation>未退卡：该账户有未完成的预授权，请先完成或释放</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="34"/>
-        <source>Declined: the account is closed (card returned)</source>
-        <translation>被拒绝：该账户已退卡销户</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="35"/>
-        <source>Not made: that card is not one of this account&apos;s cards</source>
-        <translation>未执行：该卡不属于这个账户</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="36"/>
-        <source>Not made: that card number is blocked (reported lost) and cannot be issued</source>
-        <translation>未执行：该卡号已挂失停用，不能再发</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="37"/>
-        <source>Not made: that card number is already in use</source>
-        <translation>未执行：该卡号已被使用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="38"/>
-        <source>Declined: the top-up would pass the shop&apos;s balance cap</source>
-        <translation>被拒绝：充值后余额将超过本店上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="39"/>
-        <source>Not made: the request was not valid</source>
-        <translation>未执行：请求无效</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="40"/>
-        <source>Not made: transaction number clash, call support</source>
-        <translation>未执行：交易号冲突，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="41"/>
-        <source>Not made: the terminal could not save it, call support</source>
-        <translation>未执行：终端无法保存，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="43"/>
-        <source>Not made: unexpected answer, call support</source>
-        <translation>未执行：答复异常，请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="49"/>
-        <location filename="../texts.py" line="114"/>
-        <source>Being checked</source>
-        <translation>核实中</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="52"/>
-        <source>Not enough money</source>
-        <translation>余额不足</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="53"/>
-        <source>Unknown account</source>
-        <translation>账户不存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="54"/>
-        <source>Account frozen</source>
-        <translation>账户已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="55"/>
-        <source>Original not found</source>
-        <translation>找不到原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="56"/>
-        <source>Exceeds original</source>
-        <translation>超过原扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="57"/>
-        <source>Balance limit</source>
-        <translation>超过余额上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="58"/>
-        <source>Too many holds</source>
-        <translation>预授权过多</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="59"/>
-        <location filename="../texts.py" line="118"/>
-        <source>Hold not found</source>
-        <translation>找不到预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="60"/>
-        <source>Already completed</source>
-        <translation>已完成</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="61"/>
-        <source>Already released</source>
-        <translation>已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="62"/>
-        <source>Hold expired</source>
-        <translation>预授权已过期</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="63"/>
-        <source>More than held</source>
-        <translation>超过预授权金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="64"/>
-        <source>Open holds</source>
-        <translation>有预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="65"/>
-        <location filename="../texts.py" line="85"/>
-        <source>Account closed</source>
-        <translation>已退卡</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="66"/>
-        <source>Account exists</source>
-        <translation>账户已存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="67"/>
-        <source>Card not found</source>
-        <translation>卡不存在</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="68"/>
-        <source>Card blocked</source>
-        <translation>卡已停用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="69"/>
-        <source>Card in use</source>
-        <translation>卡已被使用</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="70"/>
-        <source>Balance cap</source>
-        <translation>余额上限</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="72"/>
-        <source>Not made</source>
-        <translation>未执行</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="77"/>
-        <source>Charge</source>
-        <translation>扣款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="78"/>
-        <source>Refund</source>
-        <translation>退款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="79"/>
-        <source>Top-up</source>
-        <translation>充值</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="80"/>
-        <source>Hold</source>
-        <translation>预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="81"/>
-        <source>Sale completed</source>
-        <translation>完成交易</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="82"/>
-        <source>Hold released</source>
-        <translation>撤销预授权</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="83"/>
-        <source>New member</source>
-        <translation>新会员</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="84"/>
-        <source>Card replaced</source>
-        <translation>换卡</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="86"/>
-        <source>Shift closed</source>
-        <translation>交班</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="93"/>
-        <source>Cash</source>
-        <translation>现金</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="94"/>
-        <source>WeChat Pay</source>
-        <translation>微信支付</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="95"/>
-        <source>Alipay</source>
-        <translation>支付宝</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="96"/>
-        <source>Bank card</source>
-        <translation>银行卡</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="97"/>
-        <source>Other</source>
-        <translation>其他</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="103"/>
-        <source>Lost</source>
-        <translation>挂失</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="104"/>
-        <source>Damaged</source>
-        <translation>损坏</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="105"/>
-        <source>Stolen</source>
-        <translation>被盗</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="106"/>
-        <source>Other reason</source>
-        <translation>其他原因</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="113"/>
-        <source>Held until %1</source>
-        <translation>预授权至 %1</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="115"/>
-        <source>Completed</source>
-        <translation>已完成</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="116"/>
-        <source>Released</source>
-        <translation>已撤销</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="117"/>
-        <source>Expired</source>
-        <translation>已过期</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="125"/>
-        <source>No connection to the central server: charges are refused until it is back.</source>
-        <translation>与中心服务器断开：恢复连接前不能收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="127"/>
-        <source>The central server is switching over: try again in a few seconds.</source>
-        <translation>中心服务器切换中：请几秒后再试。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="129"/>
-        <source>The central server holds no account data: call support. Charges are refused.</source>
-        <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="131"/>
-        <source>The central server is set up unsafely: call support. Charges are refused.</source>
-        <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="133"/>
-        <source>A charge for this account is still being checked: wait for its result.</source>
-        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="135"/>
-        <source>The last charge is still being processed: wait for its result.</source>
-        <translation>上一笔扣款仍在处理：请等待结果。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="137"/>
-        <source>No open hold: select a hold in the list or scan the card it was made for.</source>
-        <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="139"/>
-        <source>This hold is already completed, released or expired.</source>
-        <translation>此预授权已完成、已撤销或已过期。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="141"/>
-        <source>The terminal is shutting down.</source>
-        <translation>终端正在关闭。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="142"/>
-        <source>No shift is open: sign in again.</source>
-        <translation>没有开班：请重新登录。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="143"/>
-        <source>Not started.</source>
-        <translation>未开始。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="148"/>
-        <source>Amount: enter an amount, e.g. 12.50</source>
-        <translation>金额：请输入金额，例如 12.50</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="149"/>
-        <source>Amount: use digits and one decimal point, e.g. 12.50</source>
-        <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="150"/>
-        <source>Amount: must not be negative</source>
-        <translation>金额：不能为负数</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="151"/>
-        <source>Amount: at most two decimals (fen)</source>
-        <translation>金额：最多两位小数（到分）</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="152"/>
-        <source>Amount: must be more than zero</source>
-        <translation>金额：必须大于零</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="153"/>
-        <source>Amount: too large for one payment</source>
-        <translation>金额：单笔金额过大</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="154"/>
-        <source>Amount: not a valid amount</source>
-        <translation>金额：无效的金额</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="160"/>
-        <source>%1: must not be empty</source>
-        <translation>%1：不能为空</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="162"/>
-        <source>%1: at most 64 characters</source>
-        <translation>%1：最多 64 个字符</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="163"/>
-        <source>%1: only letters, digits and . _ : - are allowed</source>
-        <translation>%1：只能包含字母、数字和 . _ : -</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="169"/>
-        <source>Connecting to the central server…</source>
-        <translation>正在连接中心服务器…</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="170"/>
-        <source>Connected</source>
-        <translation>已连接</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="171"/>
-        <source>No connection to the central server: charges refused</source>
-        <translation>与中心服务器断开：暂停收款</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="172"/>
-        <source>Central server switching over: reconnecting…</source>
-        <translation>中心服务器切换中：正在重新连接…</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="173"/>
-        <source>Central server has no account data: call support</source>
-        <translation>中心服务器没有账户数据：请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="174"/>
-        <source>Central server set up unsafely: call support</source>
-        <translation>中心服务器配置不安全：请联系技术支持</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="179"/>
-        <source>Active</source>
-        <translation>正常</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="180"/>
-        <source>Frozen</source>
-        <translation>已冻结</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="181"/>
-        <source>Closed (card returned)</source>
-        <translation>已退卡销户</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="186"/>
-        <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
-        <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="189"/>
-        <source>Cashier id or PIN is wrong.</source>
-        <translation>工号或密码错误。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="192"/>
-        <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
-        <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="195"/>
-        <source>This cashier is disabled: ask the back office.</source>
-        <translation>此收银员已停用：请联系后台。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="197"/>
-        <source>This cashier is not a supervisor.</source>
-        <translation>此人不是主管。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="199"/>
-        <source>Cannot reach the central server: check the network and try again.</source>
-        <translation>无法连接中心服务器：请检查网络后重试。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="200"/>
-        <source>Sign-in failed.</source>
-        <translation>登录失败。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="205"/>
-        <source>PIN: enter your PIN</source>
-        <translation>密码：请输入密码</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="206"/>
-        <source>PIN: 4 to 12 digits</source>
-        <translation>密码：4 到 12 位数字</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="214"/>
-        <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
-        <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="218"/>
-        <source>Member account %1 opened.</source>
-        <translation>会员账户 %1 已开立。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="219"/>
-        <source>Card %1 issued.</source>
-        <translation>卡 %1 已发放。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="219"/>
-        <source>No card issued yet.</source>
-        <translation>尚未发卡。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="221"/>
-        <source>Member account %1 opened, but the card was not issued:</source>
-        <translation>会员账户 %1 已开立，但卡未发放：</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="223"/>
-        <source>The account was not opened:</source>
-        <translation>账户未开立：</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="229"/>
-        <source>Card %1 blocked: it can no longer be used.</source>
-        <translation>卡 %1 已挂失停用，不能再使用。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="231"/>
-        <source>New card %1 issued to account %2; the balance stays.</source>
-        <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="234"/>
-        <source>The card was not changed:</source>
-        <translation>未换卡：</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="236"/>
-        <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
-        <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="238"/>
-        <source>Bonus forfeited: %1</source>
-        <translation>赠送金额作废：%1</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="239"/>
-        <source>The account was not closed:</source>
-        <translation>账户未退卡：</translation>
-    </message>
-    <message>
-        <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
-        <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="42"/>
-        <source>Abandoned by a supervisor: too old to re-send, handled by hand</source>
-        <translation>已由主管放弃：过久无法重发，由人工处理</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="72"/>
-        <source>Abandoned</source>
-        <translation>已放弃</translation>
-    </message>
-    <message>
-        <location filename="../texts.py" line="137"/>
-        <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
-        <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
-    </message>
-</context>
-<context>
-    <name>TillDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="131"/>
-        <source>Supervisor id</source>
-        <translation>主管工号</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="146"/>
-        <source>Checking the supervisor PIN…</source>
-        <translation>正在核对主管密码…</translation>
-    </message>
-</context>
-<context>
-    <name>TopUpDialog</name>
-    <message>
-        <location filename="../dialogs.py" line="406"/>
-        <source>The promotions cannot be read now: the top-up was not made.</source>
-        <translation>现在无法读取促销活动：充值未执行。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="407"/>
-        <source>The promotions cannot be read now (no connection to the central server): try again in a moment.</source>
-        <translation>现在无法读取促销活动（未连接中心服务器）：请稍后再试。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="418"/>
-        <location filename="../dialogs.py" line="463"/>
-        <source>Reading the promotions…</source>
-        <translation>正在读取促销活动…</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="429"/>
-        <source>Bonus %1 (promotion): the account gets %2, of which %1 is bonus (spendable, never paid out).</source>
-        <translation>赠送 %1（促销）：账户到账 %2，其中 %1 为赠送金额（可消费，不退现）。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="434"/>
-        <source>No promotion for this amount.</source>
-        <translation>此金额没有促销。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="437"/>
-        <location filename="../dialogs.py" line="445"/>
-        <source>Top up</source>
-        <translation>充值</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="438"/>
-        <source>Take the customer&apos;s money first, then top up the account.</source>
-        <translation>请先收取顾客的钱，再为账户充值。</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="439"/>
-        <location filename="../dialogs.py" line="453"/>
-        <source>Account</source>
-        <translation>账户</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="440"/>
-        <source>Amount</source>
-        <translation>金额</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="441"/>
-        <source>Paid by</source>
-        <translation>支付方式</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="446"/>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../dialogs.py" line="468"/>
-        <source>This top-up gets a bonus of %1: check it with the customer, then press Top up again.</source>
-        <translation>本次充值赠送 %1：请与顾客确认后再按一次“充值”。</translation>
     </message>
 </context>
 <context>
@@ -2552,6 +1784,785 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../stale_ops.py" line="170"/>
         <source>The central server did not answer: try Re-check again later.</source>
         <translation>中央服务器未答复：请稍后再次“重新核对”。</translation>
+    </message>
+</context>
+<context>
+    <name>SupervisorDialog</name>
+    <message>
+        <location filename="../till_dialog.py" line="321"/>
+        <source>Supervisor approval</source>
+        <translation>主管批准</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="322"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="322"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="323"/>
+        <source>Approve</source>
+        <translation>批准</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="324"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="328"/>
+        <source>Another supervisor must approve this.</source>
+        <translation>必须由另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>Texts</name>
+    <message>
+        <location filename="../texts.py" line="19"/>
+        <source>Declined: the card is blocked (reported lost or stolen); nothing was charged</source>
+        <translation>已拒绝：此卡已停用（挂失或被盗），未扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="41"/>
+        <source>Not made: that card number is another member&apos;s phone number</source>
+        <translation>未完成：该卡号是另一位会员的手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="42"/>
+        <source>Declined: that card is not one of this account&apos;s cards</source>
+        <translation>已拒绝：该卡不是此账户的卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="43"/>
+        <source>Not made: that account number is already a card number or a member&apos;s phone</source>
+        <translation>未完成：该账户号已是某张卡的卡号或某位会员的手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="44"/>
+        <source>Not made: that phone is already another member&apos;s phone, card number or account number</source>
+        <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="78"/>
+        <source>Card no. is a phone</source>
+        <translation>卡号是手机号</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="79"/>
+        <source>Not this account&apos;s card</source>
+        <translation>非本账户的卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="80"/>
+        <source>Number taken</source>
+        <translation>号码已被占用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="81"/>
+        <source>Phone taken</source>
+        <translation>手机号已被占用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="21"/>
+        <location filename="../texts.py" line="59"/>
+        <source>Approved</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="22"/>
+        <source>Declined: not enough money on the account</source>
+        <translation>被拒绝：账户余额不足</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="23"/>
+        <source>Declined: unknown account</source>
+        <translation>被拒绝：账户不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="24"/>
+        <source>Declined: the account is frozen</source>
+        <translation>被拒绝：账户已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="25"/>
+        <source>Refund refused: the original charge was not found</source>
+        <translation>退款被拒绝：找不到原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="26"/>
+        <source>Refund refused: more than the charge left to refund</source>
+        <translation>退款被拒绝：超过原扣款可退金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="27"/>
+        <source>Declined: the balance would pass its upper limit</source>
+        <translation>被拒绝：余额将超过上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="28"/>
+        <source>Declined: the account is not frozen</source>
+        <translation>被拒绝：账户未冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="29"/>
+        <source>Declined: the account already exists</source>
+        <translation>被拒绝：账户已存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="30"/>
+        <source>Declined: this account has too many open holds</source>
+        <translation>被拒绝：此账户未完成的预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="31"/>
+        <source>Not completed: the hold was not found (it may be too old)</source>
+        <translation>未完成：找不到此预授权（可能已过久）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="32"/>
+        <source>Not completed: this hold was already completed</source>
+        <translation>未完成：此预授权已完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="33"/>
+        <source>Not completed: this hold was already released</source>
+        <translation>未完成：此预授权已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="34"/>
+        <source>Not completed: the hold has expired, the money is free again</source>
+        <translation>未完成：预授权已过期，款项已恢复可用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="35"/>
+        <source>Not completed: the final amount is more than the hold</source>
+        <translation>未完成：最终金额超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="36"/>
+        <source>Not closed: the account has open holds; complete or release them first</source>
+        <translation>未退卡：该账户有未完成的预授权，请先完成或释放</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="37"/>
+        <source>Declined: the account is closed (card returned)</source>
+        <translation>被拒绝：该账户已退卡销户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="38"/>
+        <source>Not made: that card is not one of this account&apos;s cards</source>
+        <translation>未执行：该卡不属于这个账户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="39"/>
+        <source>Not made: that card number is blocked (reported lost) and cannot be issued</source>
+        <translation>未执行：该卡号已挂失停用，不能再发</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="40"/>
+        <source>Not made: that card number is already in use</source>
+        <translation>未执行：该卡号已被使用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="45"/>
+        <source>Declined: the top-up would pass the shop&apos;s balance cap</source>
+        <translation>被拒绝：充值后余额将超过本店上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="46"/>
+        <source>Not made: the request was not valid</source>
+        <translation>未执行：请求无效</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="47"/>
+        <source>Not made: transaction number clash, call support</source>
+        <translation>未执行：交易号冲突，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="48"/>
+        <source>Not made: the terminal could not save it, call support</source>
+        <translation>未执行：终端无法保存，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="51"/>
+        <source>Not made: unexpected answer, call support</source>
+        <translation>未执行：答复异常，请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="57"/>
+        <location filename="../texts.py" line="127"/>
+        <source>Being checked</source>
+        <translation>核实中</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="60"/>
+        <source>Not enough money</source>
+        <translation>余额不足</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="61"/>
+        <source>Unknown account</source>
+        <translation>账户不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="62"/>
+        <source>Account frozen</source>
+        <translation>账户已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="63"/>
+        <source>Original not found</source>
+        <translation>找不到原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="64"/>
+        <source>Exceeds original</source>
+        <translation>超过原扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="65"/>
+        <source>Balance limit</source>
+        <translation>超过余额上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="66"/>
+        <source>Too many holds</source>
+        <translation>预授权过多</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="67"/>
+        <location filename="../texts.py" line="131"/>
+        <source>Hold not found</source>
+        <translation>找不到预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="68"/>
+        <source>Already completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="69"/>
+        <source>Already released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="70"/>
+        <source>Hold expired</source>
+        <translation>预授权已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="71"/>
+        <source>More than held</source>
+        <translation>超过预授权金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="72"/>
+        <source>Open holds</source>
+        <translation>有预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="73"/>
+        <location filename="../texts.py" line="98"/>
+        <source>Account closed</source>
+        <translation>已退卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="74"/>
+        <source>Account exists</source>
+        <translation>账户已存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="75"/>
+        <source>Card not found</source>
+        <translation>卡不存在</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="76"/>
+        <source>Card blocked</source>
+        <translation>卡已停用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="77"/>
+        <source>Card in use</source>
+        <translation>卡已被使用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="82"/>
+        <source>Balance cap</source>
+        <translation>余额上限</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="85"/>
+        <source>Not made</source>
+        <translation>未执行</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="90"/>
+        <source>Charge</source>
+        <translation>扣款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="91"/>
+        <source>Refund</source>
+        <translation>退款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="92"/>
+        <source>Top-up</source>
+        <translation>充值</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="93"/>
+        <source>Hold</source>
+        <translation>预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="94"/>
+        <source>Sale completed</source>
+        <translation>完成交易</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="95"/>
+        <source>Hold released</source>
+        <translation>撤销预授权</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="96"/>
+        <source>New member</source>
+        <translation>新会员</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="97"/>
+        <source>Card replaced</source>
+        <translation>换卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="99"/>
+        <source>Shift closed</source>
+        <translation>交班</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="106"/>
+        <source>Cash</source>
+        <translation>现金</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="107"/>
+        <source>WeChat Pay</source>
+        <translation>微信支付</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="108"/>
+        <source>Alipay</source>
+        <translation>支付宝</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="109"/>
+        <source>Bank card</source>
+        <translation>银行卡</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="110"/>
+        <source>Other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="116"/>
+        <source>Lost</source>
+        <translation>挂失</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="117"/>
+        <source>Damaged</source>
+        <translation>损坏</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="118"/>
+        <source>Stolen</source>
+        <translation>被盗</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="119"/>
+        <source>Other reason</source>
+        <translation>其他原因</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="126"/>
+        <source>Held until %1</source>
+        <translation>预授权至 %1</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="128"/>
+        <source>Completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="129"/>
+        <source>Released</source>
+        <translation>已撤销</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="130"/>
+        <source>Expired</source>
+        <translation>已过期</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="138"/>
+        <source>No connection to the central server: charges are refused until it is back.</source>
+        <translation>与中心服务器断开：恢复连接前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="140"/>
+        <source>The central server is switching over: try again in a few seconds.</source>
+        <translation>中心服务器切换中：请几秒后再试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="142"/>
+        <source>The central server holds no account data: call support. Charges are refused.</source>
+        <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="144"/>
+        <source>The central server is set up unsafely: call support. Charges are refused.</source>
+        <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="146"/>
+        <source>A charge for this account is still being checked: wait for its result.</source>
+        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="151"/>
+        <source>The last charge is still being processed: wait for its result.</source>
+        <translation>上一笔扣款仍在处理：请等待结果。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="153"/>
+        <source>No open hold: select a hold in the list or scan the card it was made for.</source>
+        <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="155"/>
+        <source>This hold is already completed, released or expired.</source>
+        <translation>此预授权已完成、已撤销或已过期。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="157"/>
+        <source>The terminal is shutting down.</source>
+        <translation>终端正在关闭。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="158"/>
+        <source>No shift is open: sign in again.</source>
+        <translation>没有开班：请重新登录。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="161"/>
+        <source>Not started.</source>
+        <translation>未开始。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="166"/>
+        <source>Amount: enter an amount, e.g. 12.50</source>
+        <translation>金额：请输入金额，例如 12.50</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="167"/>
+        <source>Amount: use digits and one decimal point, e.g. 12.50</source>
+        <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="168"/>
+        <source>Amount: must not be negative</source>
+        <translation>金额：不能为负数</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="169"/>
+        <source>Amount: at most two decimals (fen)</source>
+        <translation>金额：最多两位小数（到分）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="170"/>
+        <source>Amount: must be more than zero</source>
+        <translation>金额：必须大于零</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="171"/>
+        <source>Amount: too large for one payment</source>
+        <translation>金额：单笔金额过大</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="172"/>
+        <source>Amount: not a valid amount</source>
+        <translation>金额：无效的金额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="178"/>
+        <source>%1: must not be empty</source>
+        <translation>%1：不能为空</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="180"/>
+        <source>%1: at most 64 characters</source>
+        <translation>%1：最多 64 个字符</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="181"/>
+        <source>%1: only letters, digits and . _ : - are allowed</source>
+        <translation>%1：只能包含字母、数字和 . _ : -</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="187"/>
+        <source>Connecting to the central server…</source>
+        <translation>正在连接中心服务器…</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="188"/>
+        <source>Connected</source>
+        <translation>已连接</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="189"/>
+        <source>No connection to the central server: charges refused</source>
+        <translation>与中心服务器断开：暂停收款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="190"/>
+        <source>Central server switching over: reconnecting…</source>
+        <translation>中心服务器切换中：正在重新连接…</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="191"/>
+        <source>Central server has no account data: call support</source>
+        <translation>中心服务器没有账户数据：请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="192"/>
+        <source>Central server set up unsafely: call support</source>
+        <translation>中心服务器配置不安全：请联系技术支持</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="197"/>
+        <source>Active</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="198"/>
+        <source>Frozen</source>
+        <translation>已冻结</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="199"/>
+        <source>Closed (card returned)</source>
+        <translation>已退卡销户</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="204"/>
+        <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
+        <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="207"/>
+        <source>Cashier id or PIN is wrong.</source>
+        <translation>工号或密码错误。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="210"/>
+        <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
+        <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="213"/>
+        <source>This cashier is disabled: ask the back office.</source>
+        <translation>此收银员已停用：请联系后台。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="215"/>
+        <source>This cashier is not a supervisor.</source>
+        <translation>此人不是主管。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="217"/>
+        <source>Cannot reach the central server: check the network and try again.</source>
+        <translation>无法连接中心服务器：请检查网络后重试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="218"/>
+        <source>Sign-in failed.</source>
+        <translation>登录失败。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="223"/>
+        <source>PIN: enter your PIN</source>
+        <translation>密码：请输入密码</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="224"/>
+        <source>PIN: 4 to 12 digits</source>
+        <translation>密码：4 到 12 位数字</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="231"/>
+        <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
+        <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="238"/>
+        <source>Member account %1 opened.</source>
+        <translation>会员账户 %1 已开立。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="239"/>
+        <source>Card %1 issued.</source>
+        <translation>卡 %1 已发放。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="239"/>
+        <source>No card issued yet.</source>
+        <translation>尚未发卡。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="241"/>
+        <source>Member account %1 opened, but the card was not issued:</source>
+        <translation>会员账户 %1 已开立，但卡未发放：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="243"/>
+        <source>The account was not opened:</source>
+        <translation>账户未开立：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="251"/>
+        <source>Card %1 blocked: it can no longer be used.</source>
+        <translation>卡 %1 已挂失停用，不能再使用。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="253"/>
+        <source>New card %1 issued to account %2; the balance stays.</source>
+        <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="256"/>
+        <source>The card was not changed:</source>
+        <translation>未换卡：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="262"/>
+        <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
+        <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="264"/>
+        <source>Bonus forfeited: %1</source>
+        <translation>赠送金额作废：%1</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="265"/>
+        <source>The account was not closed:</source>
+        <translation>账户未退卡：</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="159"/>
+        <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
+        <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="49"/>
+        <source>Abandoned by a supervisor: too old to re-send, handled by hand</source>
+        <translation>已由主管放弃：过久无法重发，由人工处理</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="83"/>
+        <source>Abandoned</source>
+        <translation>已放弃</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="148"/>
+        <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
+        <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
+    </message>
+</context>
+<context>
+    <name>TillDialog</name>
+    <message>
+        <location filename="../till_dialog.py" line="221"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../till_dialog.py" line="236"/>
+        <source>Checking the supervisor PIN…</source>
+        <translation>正在核对主管密码…</translation>
+    </message>
+</context>
+<context>
+    <name>TopUpDialog</name>
+    <message>
+        <location filename="../dialogs.py" line="181"/>
+        <source>The promotions cannot be read now: the top-up was not made.</source>
+        <translation>现在无法读取促销活动：充值未执行。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="182"/>
+        <source>The promotions cannot be read now (no connection to the central server): try again in a moment.</source>
+        <translation>现在无法读取促销活动（未连接中心服务器）：请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="193"/>
+        <location filename="../dialogs.py" line="241"/>
+        <source>Reading the promotions…</source>
+        <translation>正在读取促销活动…</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="204"/>
+        <source>Bonus %1 (promotion): the account gets %2, of which %1 is bonus (spendable, never paid out).</source>
+        <translation>赠送 %1（促销）：账户到账 %2，其中 %1 为赠送金额（可消费，不退现）。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="209"/>
+        <source>No promotion for this amount.</source>
+        <translation>此金额没有促销。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="212"/>
+        <location filename="../dialogs.py" line="224"/>
+        <source>Top up</source>
+        <translation>充值</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="213"/>
+        <source>Take the customer&apos;s money first, then top up the account.</source>
+        <translation>请先收取顾客的钱，再为账户充值。</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="214"/>
+        <location filename="../dialogs.py" line="231"/>
+        <source>Account</source>
+        <translation>账户</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="215"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="216"/>
+        <source>Paid by</source>
+        <translation>支付方式</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="221"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py" line="246"/>
+        <source>This top-up gets a bonus of %1: check it with the customer, then press Top up again.</source>
+        <translation>本次充值赠送 %1：请与顾客确认后再按一次“充值”。</translation>
     </message>
 </context>
 </TS>
