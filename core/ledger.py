@@ -8,9 +8,10 @@ caller gets `LedgerUnavailable` and must retry later with the same txn id (the
 terminal's outbox does exactly that).
 
 `Ledger` is built of parts, each on the ledger's `LedgerRunner` (`core.runner`: retries,
-deadlines, script calls, WAIT, pipelines, error translation): the balance operations,
-holds and batches here, the reads (`core.reads`) and the member layer (`core.members`:
-cards, lookup, settings, promotions, closing), whose methods are the Ledger's own.
+deadlines, script calls, WAIT, pipelines, error translation): the setup and the balance
+operations here, holds (`core.holds`), batches (`core.batches`), the reads (`core.reads`),
+the member layer (`core.members`: cards, lookup, settings, promotions, closing) and its
+indexes (`core.member_index`), whose methods are the Ledger's own.
 """
 from __future__ import annotations
 
@@ -18,19 +19,21 @@ import functools
 import time
 from typing import Any, Sequence
 
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from . import validation as v
 from .connection import connect, is_cluster, parse_redis_url, redacted
-from .errors import InvalidRequest, LedgerError, LedgerNotInitialized, NotReplicated, TxnConflict
+from .errors import InvalidRequest, LedgerNotInitialized, NotReplicated, TxnConflict
+from .batches import BATCH_ITEMS_PER_CALL, Batches
+from .holds import Holds
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
+from .member_index import MemberIndex
 from .members import Members, member_index_args, topup_args
 from .read_cache import ReadCache
 from .reads import AccountReads
 from .records import AccountInfo, DeductRequest, JournalEntry
 from .result import Result, Status
-from .runner import (DECIDED, EVICTION_CHECK_INTERVAL_S, LedgerRunner, RetryPolicy, decode,
-                     new_result)
+from .runner import EVICTION_CHECK_INTERVAL_S, LedgerRunner, RetryPolicy
 from .scripts import ScriptRunner
 
 # moved to core.records, core.runner and core.errors; importable from here as before
@@ -41,9 +44,6 @@ __all__ = ["Ledger", "AccountInfo", "DeductRequest", "JournalEntry", "RetryPolic
 DEFAULT_RETENTION_S = 7 * 86400
 DEFAULT_PARTITIONS_STANDALONE = 1
 DEFAULT_PARTITIONS_CLUSTER = 16
-# deduct_many: items per deduct_batch call. One call saves each item a command's parsing,
-# reply and client packing; the cap keeps one call short (Redis runs nothing else meanwhile).
-BATCH_ITEMS_PER_CALL = 50
 
 
 def _stored_retention(stored) -> int:
@@ -128,6 +128,9 @@ class Ledger:
                                    read_cache=read_cache)
         self.reads = AccountReads(self)
         self.members = Members(self)
+        self.member_index = MemberIndex(self)
+        self.holds = Holds(self)
+        self.batches = Batches(self)
 
     # kept by the runner, read and set here as before
     client = _RunnerAttribute()
@@ -328,7 +331,7 @@ class Ledger:
         if phone_part is part:
             extra += [part.account(phone), part.card(phone)]
         elif phone_part is not None:
-            found = "CLAIMED" if self.members._phone_identity("claim", phone, account_id) == "APPLIED" \
+            found = "CLAIMED" if self.member_index.phone_identity("claim", phone, account_id) == "APPLIED" \
                 else Status.PHONE_TAKEN.value
         try:
             result = self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
@@ -349,7 +352,7 @@ class Ledger:
         held = self.runner.with_retry(self.runner.client.hget, self.schema.partition_of(account_id).account(account_id),
                                       "ph", txn_id=None)
         if held != phone:
-            self.members._phone_identity("release", phone, account_id)
+            self.member_index.phone_identity("release", phone, account_id)
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None,
@@ -382,81 +385,6 @@ class Ledger:
             return []                      # validation will refuse it
         part = self.schema.partition_of(account_id)
         return [part.holds(account_id), part.hold_expiries(account_id)]
-
-    # ---------------------------------------------------------------- holds
-
-    def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int,
-             terminal_id: str | None = None, cashier_id: str | None = None,
-             card_no: str | None = None) -> Result:
-        """Reserve funds for up to `ttl_s` seconds (at most the retention).
-
-        The balance stays; the available balance drops. `Result.balance_minor` is the
-        available balance after the hold. Resolve it with `capture` or `void`; if
-        neither comes it stops counting at its expiry by itself. `card_no`: the card it
-        was presented with, checked as by `deduct` (CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT).
-        """
-        if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 1 <= ttl_s <= self.retention_s:
-            raise InvalidRequest("ttl_s", f"must be whole seconds from 1 to the retention ({self.retention_s})")
-        v.check_id(card_no, "card_no", optional=True)
-        return self._balance_op("hold", account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                extra_keys=[*self._hold_keys(account_id), *self._card_list_keys(account_id)],
-                                extra_args=[ttl_s, card_no or ""])
-
-    def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str,
-                account_id: str | None = None, terminal_id: str | None = None,
-                cashier_id: str | None = None) -> Result:
-        """Take up to the held amount; the rest of the hold is released. A hold resolves once.
-
-        `account_id` is optional: without it the account is looked up (one extra read)
-        from this txn's own record or else the hold's. When neither exists the call
-        raises InvalidRequest('hold_txn_id', ...) and decides nothing: a decline is only
-        ever answered when it is stored in the account's partition, so one txn id never
-        gets two decisions (a HOLD_NOT_FOUND now and an APPLIED once the hold appears).
-        """
-        return self._resolve_hold("capture", hold_txn_id, amount_minor, txn_id, account_id,
-                                  terminal_id, cashier_id)
-
-    def void(self, hold_txn_id: str, *, txn_id: str, account_id: str | None = None,
-             terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """Release a hold without taking anything (`account_id` as for `capture`)."""
-        return self._resolve_hold("void", hold_txn_id, 0, txn_id, account_id, terminal_id, cashier_id)
-
-    def _resolve_hold(self, script, hold_txn_id, amount_minor, txn_id, account_id, terminal_id,
-                      cashier_id) -> Result:
-        v.check_id(hold_txn_id, "hold_txn_id")
-        v.check_id(txn_id, "txn_id")
-        if account_id is None:
-            account_id = self.reads.hold_resolution_account(script, hold_txn_id, txn_id)
-            if account_id is None:
-                raise InvalidRequest("hold_txn_id", f"no hold {hold_txn_id!r} was found (never placed, or "
-                                     "older than the retention); nothing was decided. Give account_id to "
-                                     "have the decline recorded")
-        part = self.schema.partition_of(account_id) if isinstance(account_id, str) else None
-        extra = [*self._hold_keys(account_id), part.txn(hold_txn_id), *self._settings_keys(account_id)] \
-            if part else []
-        return self._balance_op(script, account_id, amount_minor, txn_id, terminal_id, cashier_id,
-                                allow_zero=script == "void", extra_keys=extra, extra_args=[hold_txn_id])
-
-    def expire_holds(self, account_id: str, *, limit: int = 100, terminal_id: str = "") -> int:
-        """Journal the release of this account's expired holds; returns how many.
-
-        Not needed for correctness (expired holds stop counting by themselves); the
-        reconcile service calls it so the database learns of each release.
-        """
-        v.check_id(account_id, "account_id")
-        part = self.schema.partition_of(account_id)
-        expired = self.runner.with_retry(self.runner.client.zrangebyscore, part.hold_expiries(account_id),
-                                         "-inf", int(time.time() * 1000), 0, limit, txn_id=None)
-        if not expired:
-            return 0
-        keys = [part.account(account_id), part.hold_expiries(account_id), part.journal,
-                part.holds(account_id), part.hold_expiries(account_id),
-                *(part.txn(hold) for hold in expired)]
-        args = ["-", account_id, "0", "", terminal_id, "", *expired]
-        reply = self.runner.with_retry(self.runner.script, "expire_holds", keys, args, txn_id=None)
-        if reply and reply[0] == "INVALID":
-            raise InvalidRequest(*reply[3].split(": ", 1))
-        return int(reply[0])
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
                bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
@@ -529,73 +457,16 @@ class Ledger:
         if result.applied and member_args and member_args[0]:
             # the phone's identity, unless another member holds it (then the look-up of
             # that string answers LOOKUP_AMBIGUOUS: never resolved to one of them)
-            self.members._phone_identity("index", member_args[0], account_id)
+            self.member_index.phone_identity("index", member_args[0], account_id)
         return result
 
-    # ---------------------------------------------------------------- batches
+    # ---------------------------------------------------------------- holds (core.holds), batches (core.batches)
 
-    def deduct_many(self, requests: Sequence[DeductRequest]) -> list[Result | LedgerError]:
-        """Run many deductions in as few round trips as the topology allows.
-
-        Answers one item per request, in the same order. Each item is the `Result`
-        the single `deduct` would give (same validation, idempotency and statuses),
-        or, for a request that could not be decided, the *exception instance* that
-        `deduct` would have raised (`InvalidRequest`, `TxnConflict`, `LedgerUnavailable`
-        for an item Redis refused, e.g. out of memory) placed at its position instead of
-        being raised, so one bad request never drops the others: every item is a
-        `Result` or a `LedgerError`, never a raw redis-py exception. Check with
-        ``isinstance(item, Result)``.
-
-        All valid requests go out in one pipeline (on a Cluster, one per node) of
-        `deduct_batch` calls: one call per partition and up to BATCH_ITEMS_PER_CALL
-        items, each item decided by deduct.lua's own code. A connection failure
-        retries the whole batch with the same txn ids, which is safe: every script is
-        idempotent. If the deadline
-        passes, `LedgerUnavailable` is raised for the batch: every outcome is unknown
-        and the batch must be retried as it was.
-        """
-        out: list[Result | LedgerError | None] = [None] * len(requests)
-        calls: list[tuple[int, list[str], list[Any], DeductRequest]] = []
-        retention_s = self.retention_s
-        for i, req in enumerate(requests):
-            account_id, txn_id, amount = req.account_id, req.txn_id, req.amount_minor
-            try:
-                if type(amount) is not int or not 0 < amount <= v.MAX_AMOUNT_MINOR:   # the common case, fast
-                    v.check_amount(amount, "amount_minor")
-                part = self._common(account_id, txn_id, req.terminal_id, req.cashier_id)
-                if req.card_no is not None:
-                    v.check_id(req.card_no, "card_no", optional=True)
-            except InvalidRequest as exc:
-                out[i] = exc
-                continue
-            calls.append((i, part.deduct_keys(account_id, txn_id),
-                          [txn_id, account_id, amount, retention_s, req.terminal_id or "", req.cashier_id or "",
-                           req.card_no or ""],
-                          req))
-        if calls:
-            self.runner.check_policy(txn_id=None)
-            try:
-                replies = self.runner.with_retry(self.runner.run_batched, "deduct",
-                                                 [(keys, args) for _, keys, args, _ in calls],
-                                                 BATCH_ITEMS_PER_CALL, txn_id=None)
-            finally:
-                if self.runner.read_cache.enabled:
-                    for _, _, _, req in calls:
-                        self.runner.read_cache.invalidate(req.account_id)
-            for (i, _, _, req), reply in zip(calls, replies):
-                status = DECIDED.get(reply[0]) if type(reply) is list else None
-                if status is not None:                # a decision: the common case, decoded here
-                    out[i] = new_result(status, int(reply[1]), reply[2] == 1, req.txn_id, req.account_id,
-                                        "deduct", req.amount_minor, reply[3])
-                    continue
-                if isinstance(reply, RedisError):     # this item only (others were decided)
-                    out[i] = self.runner.as_ledger_error(reply, req.txn_id)
-                    continue
-                try:
-                    out[i] = decode(reply, "deduct", req.account_id, req.amount_minor, req.txn_id)
-                except (InvalidRequest, TxnConflict) as exc:
-                    out[i] = exc
-        return out  # type: ignore[return-value]
+    hold = _part_method("holds", Holds.hold)
+    capture = _part_method("holds", Holds.capture)
+    void = _part_method("holds", Holds.void)
+    expire_holds = _part_method("holds", Holds.expire_holds)
+    deduct_many = _part_method("batches", Batches.deduct_many)
 
     # ---------------------------------------------------------------- reads (core.reads)
 
@@ -616,7 +487,7 @@ class Ledger:
     cards = _part_method("members", Members.cards)
     find_members = _part_method("members", Members.find_members)
     member_phone = _part_method("members", Members.member_phone)
-    rebuild_member_index = _part_method("members", Members.rebuild_member_index)
+    rebuild_member_index = _part_method("member_index", MemberIndex.rebuild_member_index)
     close_account = _part_method("members", Members.close_account)
     set_spend_order = _part_method("members", Members.set_spend_order)
     set_balance_cap = _part_method("members", Members.set_balance_cap)

@@ -15,7 +15,7 @@ import signal
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import core.ledger
+import core.batches
 from core import (MAX_AMOUNT_MINOR, DeductRequest, InvalidRequest, Ledger, LedgerError, LedgerUnavailable, Result,
                   RetryPolicy, Status, TxnConflict)
 from tests.support.flaky_ledger import faulty_fixture, until_answered
@@ -92,7 +92,7 @@ faulty = faulty_fixture(drop_reply_probability=0.3, seed=17)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(st.lists(requests, min_size=1, max_size=14), min_size=1, max_size=5))
 def test_batches_under_lost_replies_answer_as_one_deduct_after_another(ledger, faulty, monkeypatch, batches):
-    monkeypatch.setattr(core.ledger, "BATCH_ITEMS_PER_CALL", 3)     # calls cut into chunks
+    monkeypatch.setattr(core.batches, "BATCH_ITEMS_PER_CALL", 3)     # calls cut into chunks
     flaky, _ = faulty
     ledger.client.flushdb()
     _open_all(ledger)
@@ -152,7 +152,7 @@ def test_one_call_per_partition_and_chunk(ledger):
     items = ledger.deduct_many([DeductRequest("B-1", 1, f"c-{n}") for n in range(120)])
     assert all(i.applied for i in items) and items[-1].balance_minor == MAX_AMOUNT_MINOR - 120
     calls = int(ledger.client.info("commandstats")["cmdstat_fcall"]["calls"]) - before
-    assert calls == -(-120 // core.ledger.BATCH_ITEMS_PER_CALL) == 3
+    assert calls == -(-120 // core.batches.BATCH_ITEMS_PER_CALL) == 3
 
 
 def test_batches_on_the_cluster_answer_per_item_across_partitions(cluster_ledger):
