@@ -82,6 +82,7 @@ requests = st.builds(
     st.sampled_from([f"x-{n}" for n in range(12)]),
     terminal_id=st.just("T-1"),
     cashier_id=st.sampled_from([None, "C-1", "C 1"]),
+    card_no=st.just(None),          # charges by card: tests/core/test_identities.py
 )
 
 
