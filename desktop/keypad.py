@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QGridLayout, QLineEdit, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from .i18n import Retranslates
 
@@ -66,3 +66,18 @@ class Keypad(Retranslates, QWidget):
             field.insert(key)
         field.setFocus()
         self.pressed.emit(key)
+
+
+def beside_keypad(page: QWidget, card: QWidget, keypad: QWidget) -> None:
+    """Lay out a full-screen PIN page (sign-in, lock): the form's card and the keypad side
+    by side, centred, a little above the middle."""
+    row = QHBoxLayout()
+    row.addStretch(1)
+    row.addWidget(card, 3)
+    row.addSpacing(24)
+    row.addWidget(keypad, 2)
+    row.addStretch(1)
+    outer = QVBoxLayout(page)
+    outer.addStretch(1)
+    outer.addLayout(row)
+    outer.addStretch(2)

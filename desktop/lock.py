@@ -26,7 +26,7 @@ from typing import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QApplication, QDialog, QFrame, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
 from core import InvalidRequest
@@ -34,7 +34,7 @@ from core.cashiers import check_pin
 from core.validation import check_id
 
 from .i18n import Retranslates
-from .keypad import Keypad
+from .keypad import Keypad, beside_keypad
 from .scanner import PIN_FIELD_PROPERTY
 from .texts import id_error_words, pin_error_words, signin_words
 
@@ -79,16 +79,7 @@ class LockPage(Retranslates, QWidget):
         for w in (self.title, self.info, self.cashier_label, self.cashier_input, self.pin_label, self.pin_input,
                   self.message, self.unlock_button):
             form.addWidget(w)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(card, 3)
-        row.addSpacing(24)
-        row.addWidget(self.keypad, 2)
-        row.addStretch(1)
-        outer = QVBoxLayout(self)
-        outer.addStretch(1)
-        outer.addLayout(row)
-        outer.addStretch(2)
+        beside_keypad(self, card, self.keypad)
         self.retranslate()
 
     def retranslate(self) -> None:

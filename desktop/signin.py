@@ -8,13 +8,13 @@ every attempt and the PIN is never logged.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from core import InvalidRequest
 from core.cashiers import Cashier, SignIn, check_pin
 from core.validation import check_id
 
-from .keypad import Keypad
+from .keypad import Keypad, beside_keypad
 from .texts import id_error_words, pin_error_words, signin_words
 from .i18n import Retranslates
 
@@ -51,16 +51,7 @@ class SignInPage(Retranslates, QWidget):
         form.addWidget(self.pin_input)
         form.addWidget(self.message)
         form.addWidget(self.sign_in_button)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(card, 3)
-        row.addSpacing(24)
-        row.addWidget(self.keypad, 2)
-        row.addStretch(1)
-        outer = QVBoxLayout(self)
-        outer.addStretch(1)
-        outer.addLayout(row)
-        outer.addStretch(2)
+        beside_keypad(self, card, self.keypad)
         self.retranslate()
 
     def _keypad_target(self):

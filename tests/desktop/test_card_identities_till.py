@@ -10,25 +10,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QListWidget
 
 from .conftest import sign_in, visible_window
+from .test_members_till import on_screen, type_and_look_up
 
 ENTER = Qt.Key.Key_Return
 
 
 def result_text(window) -> str:
     return window.findChild(object, "resultLabel").text()
-
-
-def type_and_look_up(qtbot, window, text: str) -> None:
-    page = window.sale_page
-    page.account_input.setFocus()
-    page.account_input.setText(text)
-    qtbot.keyClick(page.account_input, ENTER)
-
-
-def on_screen(window, account_id: str) -> bool:
-    page = window.sale_page
-    return page._account is not None and page._account.account_id == account_id and \
-        page.account_input.text() == account_id
 
 
 def charge(qtbot, window, amount: str) -> None:
