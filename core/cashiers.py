@@ -28,11 +28,13 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import InvalidRequest
-from .runner import LedgerRunner
-from .scripts import ScriptRunner
 from .validation import check_id
+
+if TYPE_CHECKING:       # redis-py: imported by the registry only (tills use this module's PIN rules)
+    from .scripts import ScriptRunner
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +177,7 @@ class CashierRegistry:
         self.lock_s = lock_s
         # the ledger's one function library (a library of the PIN script alone would be
         # another library, which a terminal user may not load)
+        from .runner import LedgerRunner
         self.runner = LedgerRunner(client, scripts=scripts)
         self.scripts = self.runner.scripts
 

@@ -49,7 +49,6 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from redis.crc import key_slot
 
 PREFIX = "cs"
 META_KEY = f"{PREFIX}:meta"
@@ -67,7 +66,7 @@ def partition_tag(index: int, partitions: int) -> str:
     suffix = 0
     while True:
         tag = f"p{index}.{suffix}"
-        if low <= key_slot(tag.encode()) < high:
+        if low <= _key_slot(tag.encode()) < high:
             return tag
         suffix += 1
 
@@ -178,3 +177,10 @@ class KeySchema:
 
     def _partition_of(self, account_id: str) -> Partition:
         return self.all[zlib.crc32(account_id.encode()) % self.partitions]
+
+
+def _key_slot(key: bytes) -> int:
+    # redis-py's CRC16 slot, imported on first use: this module's key names are read on
+    # tills (via core.history and core.members), which hold no Redis client
+    from redis.crc import key_slot
+    return key_slot(key)

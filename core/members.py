@@ -27,7 +27,6 @@ from .errors import AccountNotFound, InvalidRequest
 from .keys import Partition, card_key, card_map_key, member_index_key, settings_key  # also importable from here
 from .records import Card, CloseResult, MemberMatch, Promotion  # answers; also importable from here
 from .result import Result, Status
-from .runner import decode
 
 SPEND_ORDERS = ("principal_first", "bonus_first", "proportional")
 DEFAULT_SPEND_ORDER = "principal_first"
@@ -375,6 +374,7 @@ class Members:
                 part.hold_expiries(account_id), member_index_key(part)]
         args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or ""]
         reply = self.runner.call("close_account", keys, args, txn_id=txn_id, account_id=account_id)
+        from .runner import decode       # redis-py: on first use (tills import this module's rules)
         base = decode(reply[:4], "close", account_id, 0, txn_id)
         payout, forfeited = (int(reply[4]), int(reply[5])) if len(reply) >= 6 else (0, 0)
         fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Result)}

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
+from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.history import History, OperationNotFound
 from core.keys import META_KEY
@@ -32,7 +33,7 @@ from core.shifts import ShiftTotals, close_shift
 
 from . import schema
 from .schema import OPS, check_fields, check_plain_id, parse_json
-from .sessions import DEFAULT_TTL_S, Session, SessionStore
+from .sessions import DEFAULT_TTL_S, GrantStore, Session, SessionStore
 from .terminals import TerminalRegistry
 from .wire import (API_VERSION, MAX_BODY_BYTES, SESSION_HEADER, VERSION_HEADER, GatewayRefused, encode,
                    error_body, error_of)
@@ -41,6 +42,7 @@ log = logging.getLogger("gateway")
 
 BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than this is cut off
 MAX_FIND_LIMIT = 50
+MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most this old
 # refusals a retry of an already decided txn id is answered through (its first decision)
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
@@ -62,7 +64,9 @@ class Gateway:
         self.cashiers = CashierRegistry(ledger.client)
         self.terminals = TerminalRegistry(ledger.client)
         self.sessions = SessionStore(ledger.client, ttl_s=self.settings.session_ttl_s)
+        self.grants = GrantStore(ledger.client)
         self.history = History(ledger)
+        self._memory: tuple[float, float | None] | None = None     # (read at, share)
 
     # ---------------------------------------------------------------- who is asking
 
@@ -97,7 +101,7 @@ class Gateway:
 
     # ---------------------------------------------------------------- approvals and rights
 
-    def approver(self, kind: str, body: dict, cashier_id: str) -> str:
+    def approver(self, kind: str, body: dict, cashier_id: str, terminal_id: str) -> str:
         """The supervisor who approved this one operation ('' when none is needed)."""
         spec = OPS[kind]
         approval = body.pop("approval", None)
@@ -112,6 +116,9 @@ class Gateway:
             return ""
         if approval is None:
             raise GatewayRefused("approval_required", "approval", f"{kind} needs a supervisor's PIN")
+        if "grant" in approval:
+            return self.use_grant(check_fields(approval, schema.APPROVAL_GRANT, common=False)["grant"],
+                                  kind, body["txn_id"], cashier_id, terminal_id)
         check_fields(approval, schema.APPROVAL, common=False)
         supervisor_id = approval["supervisor_id"]
         if supervisor_id == cashier_id:
@@ -122,6 +129,46 @@ class Gateway:
             raise GatewayRefused("approval_refused", "approval", "the supervisor's approval was refused",
                                  outcome=outcome, locked_s=signin.locked_s)
         return granted.use()
+
+    def use_grant(self, token: str, kind: str, txn_id: str, cashier_id: str, terminal_id: str) -> str:
+        """The supervisor of an approval POST /v1/approvals gave this session, used by `txn_id`
+        (a retry of `txn_id` may carry it again; any other operation is refused)."""
+        grant = self.grants.use(token, txn_id)
+        if grant is None or grant.terminal_id != terminal_id or grant.cashier_id != cashier_id:
+            raise GatewayRefused("approval_refused", "approval", "the approval is unknown, expired or not "
+                                 "this session's: ask the supervisor again", outcome="expired")
+        if grant.kind and grant.kind != kind:
+            raise GatewayRefused("approval_refused", "approval", f"the approval was given for {grant.kind}, "
+                                 f"not {kind}", outcome="other_operation")
+        if grant.txn_id != txn_id:
+            raise GatewayRefused("approval_refused", "approval", "the approval was used for another operation: "
+                                 "ask the supervisor again", outcome="used")
+        return grant.supervisor_id
+
+    def approve(self, request: Request, body: dict) -> tuple[int, dict]:
+        """POST /v1/approvals: a supervisor's id and PIN checked here (the lockout counts), for
+        one operation of this session; the answer's `grant` goes with that operation."""
+        terminal_id = self.terminal_of(request)
+        session = self.session_of(request, terminal_id)
+        check_fields(body, schema.APPROVAL_REQUEST, common=False)
+        kind = body.get("kind", "")
+        if kind and kind not in OPS:
+            raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
+        supervisor_id = check_plain_id(body["supervisor_id"], "supervisor_id")
+        if supervisor_id == session.cashier_id:
+            raise GatewayRefused("self_approval", "supervisor_id", "a cashier cannot approve their own operation")
+        signin, granted = self.cashiers.approve(supervisor_id, body["pin"])
+        if granted is None:
+            outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
+            log.warning("approval by %s at %s refused: %s", supervisor_id, terminal_id, signin.outcome)
+            return 403, error_body("approval_refused", "pin", "the supervisor's approval was refused",
+                                   outcome=outcome, locked_s=signin.locked_s,
+                                   attempts_left=signin.attempts_left if outcome == "wrong_pin" else 0)
+        token = self.grants.issue(granted.use(), terminal_id, session.cashier_id, kind)
+        log.info("supervisor %s approved %s for %s at %s", supervisor_id, kind or "one operation",
+                 session.cashier_id, terminal_id)
+        return 200, {"outcome": "ok", "grant": token, "supervisor_id": supervisor_id,
+                     "expires_in_s": self.grants.ttl_s}
 
     # ---------------------------------------------------------------- rules
 
@@ -187,10 +234,14 @@ class Gateway:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
         check_fields(body, OPS[kind])
         self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
+        if kind == "shift_close" and not request.headers.get(SESSION_HEADER):
+            return self.stated_shift_close(body, terminal_id)
+        if "closed_by" in body:
+            raise GatewayRefused("unknown_field", "closed_by", "a session's Z record is closed by its cashier", 400)
         try:
             session = self.session_of(request, terminal_id)
             self.check_claims(body, terminal_id, session.cashier_id)
-            approved_by = self.approver(kind, body, session.cashier_id)
+            approved_by = self.approver(kind, body, session.cashier_id, terminal_id)
             if kind == "shift_close" and body.get("shift_cashier_id", session.cashier_id) != session.cashier_id \
                     and not approved_by:
                 raise GatewayRefused("approval_required", "approval", "closing another cashier's shift needs "
@@ -218,6 +269,22 @@ class Gateway:
             answer["approved_by"] = approved_by
         return answer
 
+    def stated_shift_close(self, body: dict, terminal_id: str) -> dict:
+        """A Z record sent on the terminal's credential alone: the till journals a shift's
+        totals whenever the ledger is back, often after its cashier signed out (and after a
+        restart no session exists). It moves no money, and its figures are the till's own
+        statement either way; so it is accepted for this terminal's own shifts, with the
+        `closed_by` the till states (logged as such)."""
+        if "closed_by" not in body:
+            raise GatewayRefused("missing_field", "closed_by", "a Z record without a session names who closed it",
+                                 400)
+        body.pop("approval", None)
+        closed_by = body.pop("closed_by")
+        result = self.run_op("shift_close", body, terminal_id, closed_by)
+        log.info("shift_close %s at %s, closed by %s as the terminal states: %s%s", body["txn_id"], terminal_id,
+                 closed_by, result.status.value, " (replayed)" if result.replayed else "")
+        return encode(result)
+
     def decided_for(self, txn_id: str, terminal_id: str) -> bool:
         """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
         names the terminal; a decline, which has none, by the till's txn id prefix)."""
@@ -241,7 +308,8 @@ class Gateway:
             outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
             log.warning("sign-in of %s at %s refused: %s", body["cashier_id"], terminal_id, signin.outcome)
             return 401, error_body("sign_in_refused", "pin", "sign-in refused", outcome=outcome,
-                                   locked_s=signin.locked_s)
+                                   locked_s=signin.locked_s,
+                                   attempts_left=signin.attempts_left if outcome == "wrong_pin" else 0)
         c = signin.cashier
         token = self.sessions.open(c.cashier_id, terminal_id)
         log.info("cashier %s signed in at %s", c.cashier_id, terminal_id)
@@ -297,7 +365,22 @@ class Gateway:
         terminal_id = self.terminal_of(request)
         if not self.ledger.client.exists(META_KEY):
             raise LedgerNotInitialized("no cs:meta key")
-        return {"status": "ok", "api": API_VERSION, "terminal_id": terminal_id}
+        retention_s = self.ledger.load_retention()       # the shop's setting: the till's re-send limit
+        return {"status": "ok", "api": API_VERSION, "terminal_id": terminal_id, "retention_s": retention_s,
+                "memory_share": self.memory_share()}
+
+    def memory_share(self) -> float | None:
+        """Redis used / maxmemory (None: none set, or not readable), read at most every
+        MEMORY_CHECK_EVERY_S: tills show the supervisor notice from it."""
+        now = time.monotonic()
+        if self._memory is None or now - self._memory[0] >= MEMORY_CHECK_EVERY_S:
+            try:
+                share = memory_share(*memory_use(self.ledger.client))
+            except RedisError as exc:
+                log.info("Redis memory not read: %s", type(exc).__name__)
+                share = None
+            self._memory = (now, share)
+        return self._memory[1]
 
 
 # -------------------------------------------------------------------- HTTP glue
@@ -358,6 +441,12 @@ def create_app(gateway: Gateway) -> Starlette:
             return _json(*await run_in_threadpool(gateway.sign_in, request, body))
         return await guarded(work)
 
+    async def approvals(request: Request):
+        async def work():
+            body = await _body(request, limit)
+            return _json(*await run_in_threadpool(gateway.approve, request, body))
+        return await guarded(work)
+
     def reader(what: str, param: str = ""):
         async def endpoint(request: Request):
             async def work():
@@ -386,6 +475,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/health", health, methods=["GET"]),
         Route(f"{v}/ping", ping, methods=["GET"]),
         Route(f"{v}/sessions", sessions, methods=["POST", "DELETE"]),
+        Route(f"{v}/approvals", approvals, methods=["POST"]),
         Route(f"{v}/ops/{{kind}}", operation, methods=["POST"]),
         Route(f"{v}/accounts/{{account_id}}", reader("account", "account_id"), methods=["GET"]),
         Route(f"{v}/accounts/{{account_id}}/balances", reader("balances", "account_id"), methods=["GET"]),

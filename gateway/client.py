@@ -5,6 +5,15 @@ HTTPS to one of a list of gateways. It imports no Redis client.
     ledger = GatewayLedger(urls=["https://gw1:8470", "https://gw2:8470"], token=TOKEN)
     signin = ledger.sign_in("c1", "1234")          # opens the cashier session
     ledger.deduct("A1", 500, txn_id="T1-d-...")    # core.Result
+    _, grant = ledger.approve("sup", "9876", kind="refund")   # a supervisor's approval, checked there
+    ledger.refund("A1", 200, txn_id="T1-r-...", original_txn_id="T1-d-...", approval_grant=grant.grant)
+
+Sessions: one per signed-in cashier (several may be signed in at one till: a lock
+screen handed to the next cashier). A money call that names `cashier_id=` goes with
+that cashier's session, or with none when this client holds none for them (a row of
+an earlier run: the gateway then answers a decided txn id with its first decision and
+refuses an undecided one, `session_required`); other calls go with the last session
+opened. A Z record with `closed_by=` goes on the terminal's credential alone.
 
 Outcomes: a decision is a core `Result` (`replayed=True` on a retry); a request the
 gateway refused before deciding raises InvalidRequest (bad input) or its subclass
@@ -53,7 +62,10 @@ class GatewayLedger:
                 raise InvalidRequest("urls", "each gateway URL starts with https:// (or http:// on loopback)")
         self.urls = [u.rstrip("/") for u in urls]
         self.timeout_s = timeout_s
-        self.session = session
+        self.session = session          # the last session opened (reads, calls naming no cashier)
+        self.sessions: dict[str, str] = {}      # cashier id -> session token
+        self._retention_s: int | None = None    # the shop's idempotency retention, as the last ping said
+        self.memory_share: float | None = None  # Redis used / maxmemory, as the last ping said
         self._current = 0
         self.last_approved_by = ""     # the supervisor the gateway says approved the last operation
         self._lock = threading.Lock()
@@ -72,8 +84,10 @@ class GatewayLedger:
     # ---------------------------------------------------------------- transport
 
     def _request(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None,
-                 txn_id: str | None = None, expect: tuple[int, ...] = (200,)) -> tuple[int, object]:
-        headers = {SESSION_HEADER: self.session} if self.session else {}
+                 txn_id: str | None = None, expect: tuple[int, ...] = (200,),
+                 session: str | None = None) -> tuple[int, object]:
+        session = self.session if session is None else session
+        headers = {SESSION_HEADER: session} if session else {}
         with self._lock:
             start = self._current
         last_error = ""
@@ -97,13 +111,21 @@ class GatewayLedger:
             wire.raise_error(response.status_code, data, txn_id)
         raise LedgerUnavailable(f"no gateway answered ({last_error})", txn_id)
 
-    def _op(self, kind: str, txn_id: str, terminal_id: str | None, cashier_id: str | None, **fields) -> Result:
+    def session_for(self, cashier_id: str | None) -> str:
+        """The session a call for `cashier_id` goes with ('' : none; see the module docstring)."""
+        if not cashier_id:
+            return self.session
+        return self.sessions.get(cashier_id, "")
+
+    def _op(self, kind: str, txn_id: str, terminal_id: str | None, cashier_id: str | None, *,
+            session: str | None = None, **fields) -> Result:
         body = {"txn_id": txn_id, **{k: v for k, v in fields.items() if v is not None}}
         if terminal_id:
             body["terminal_id"] = terminal_id
         if cashier_id:
             body["cashier_id"] = cashier_id
-        _, data = self._request("POST", f"/ops/{kind}", body=body, txn_id=txn_id)
+        session = self.session_for(cashier_id) if session is None else session
+        _, data = self._request("POST", f"/ops/{kind}", body=body, txn_id=txn_id, session=session)
         result = wire.decode_result(data)
         self.last_approved_by = data.get("approved_by", "")
         return result
@@ -112,60 +134,113 @@ class GatewayLedger:
 
     def sign_in(self, cashier_id: str, pin: str) -> SignIn:
         """Check the cashier's PIN on the gateway. On 'ok' this client keeps the session
-        (every later call carries it); other outcomes: wrong_pin, locked, disabled."""
+        (every later call for this cashier carries it); other outcomes: wrong_pin
+        (`attempts_left`), locked (`locked_s`), disabled."""
         status, data = self._request("POST", "/sessions", body={"cashier_id": cashier_id, "pin": pin},
-                                     expect=(200, 401))
+                                     expect=(200, 401), session="")
         if status == 401:
             if not isinstance(data, dict) or data.get("error") != "sign_in_refused":
                 wire.raise_error(status, data, None)
-            return SignIn(data.get("outcome", "wrong_pin"), locked_s=int(data.get("locked_s", 0)))
+            return SignIn(data.get("outcome", "wrong_pin"), locked_s=int(data.get("locked_s", 0)),
+                          attempts_left=int(data.get("attempts_left", 0)))
         cashier = CashierView(**data["cashier"])
         self.session = data["session"]
+        self.sessions[cashier.cashier_id] = self.session
         return SignIn("ok", cashier, session=self.session)
 
-    def sign_out(self) -> None:
-        if self.session:
-            try:
-                self._request("DELETE", "/sessions", expect=(204,))
-            finally:
-                self.session = ""
+    def sign_out(self, cashier_id: str | None = None) -> None:
+        """End the session of `cashier_id` (default: the last one opened) on the gateway."""
+        token = self.sessions.pop(cashier_id, "") if cashier_id else self.session
+        if not cashier_id:
+            self.sessions = {c: t for c, t in self.sessions.items() if t != token}
+        if token == self.session:
+            self.session = ""
+        if token:
+            self._request("DELETE", "/sessions", expect=(204,), session=token)
+
+    def approve(self, supervisor_id: str, pin: str, *, kind: str = "",
+                cashier_id: str | None = None) -> tuple[SignIn, "Approval | None"]:
+        """A supervisor's approval checked by the gateway for ONE operation of this
+        cashier's session (`kind`: that operation's, '' for any): (SignIn, Approval) when
+        granted, (SignIn with the refusal's outcome, None) when not. The Approval's
+        `grant` goes with the operation (`approval_grant=`)."""
+        body = {"supervisor_id": supervisor_id, "pin": pin, **({"kind": kind} if kind else {})}
+        status, data = self._request("POST", "/approvals", body=body, expect=(200, 403),
+                                     session=self.session_for(cashier_id))
+        if status == 403:
+            if not isinstance(data, dict) or data.get("error") not in ("approval_refused", "self_approval"):
+                wire.raise_error(status, data, None)
+            outcome = "self_approval" if data["error"] == "self_approval" else data.get("outcome", "wrong_pin")
+            return SignIn(outcome, locked_s=int(data.get("locked_s", 0)),
+                          attempts_left=int(data.get("attempts_left", 0))), None
+        return SignIn("ok"), Approval(data["supervisor_id"], data["grant"])
 
     def ping(self) -> dict:
-        return self._request("GET", "/ping")[1]
+        """The gateway and the ledger behind it answer (terminal credential only); keeps the
+        shop's retention and Redis's memory share it reports."""
+        data = self._request("GET", "/ping", session="")[1]
+        if isinstance(data.get("retention_s"), int):
+            self._retention_s = data["retention_s"]
+        self.memory_share = data.get("memory_share")
+        return data
+
+    def known_retention_s(self) -> int | None:
+        """The shop's idempotency retention as the last ping said (None: no ping answered yet)."""
+        return self._retention_s
+
+    def load_retention(self) -> int:
+        self.ping()
+        if self._retention_s is None:
+            raise LedgerUnavailable("the gateway did not say the retention", None)
+        return self._retention_s
+
+    @property
+    def retention_s(self) -> int:
+        return self._retention_s if self._retention_s is not None else self.load_retention()
 
     # ---------------------------------------------------------------- money (core.Ledger's signatures)
 
     @staticmethod
-    def _approval(supervisor_id: str | None, supervisor_pin: str | None) -> dict | None:
+    def _approval(supervisor_id: str | None, supervisor_pin: str | None, grant: str | None = None) -> dict | None:
+        if grant:
+            return {"grant": grant}
         if supervisor_id is None and supervisor_pin is None:
             return None
         return {"supervisor_id": supervisor_id, "pin": supervisor_pin}
 
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None, supervisor_id: str | None = None,
-               supervisor_pin: str | None = None, card_no: str | None = None) -> Result:
+               supervisor_pin: str | None = None, card_no: str | None = None,
+               approval_grant: str | None = None) -> Result:
         """`card_no`: the card the charge was presented with (checked by the ledger's script:
         CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT)."""
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        card_no=card_no, approval=self._approval(supervisor_id, supervisor_pin))
+                        card_no=card_no, approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
                bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None,
-               supervisor_id: str | None = None, supervisor_pin: str | None = None) -> Result:
+               supervisor_id: str | None = None, supervisor_pin: str | None = None,
+               approval_grant: str | None = None) -> Result:
         return self._op("credit", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        method=method, bonus_minor=bonus_minor, approval=self._approval(supervisor_id, supervisor_pin))
+                        method=method, bonus_minor=bonus_minor, approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     def refund(self, account_id: str, amount_minor: int, *, txn_id: str, original_txn_id: str,
                terminal_id: str | None = None, cashier_id: str | None = None,
-               supervisor_id: str | None = None, supervisor_pin: str | None = None) -> Result:
+               supervisor_id: str | None = None, supervisor_pin: str | None = None,
+               approval_grant: str | None = None) -> Result:
         return self._op("refund", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        original_txn_id=original_txn_id, approval=self._approval(supervisor_id, supervisor_pin))
+                        original_txn_id=original_txn_id, approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
-             supervisor_pin: str | None = None, card_no: str | None = None) -> Result:
+             supervisor_pin: str | None = None, card_no: str | None = None,
+               approval_grant: str | None = None) -> Result:
         return self._op("hold", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        ttl_s=ttl_s, card_no=card_no, approval=self._approval(supervisor_id, supervisor_pin))
+                        ttl_s=ttl_s, card_no=card_no, approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str, account_id: str | None = None,
                 terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
@@ -192,17 +267,26 @@ class GatewayLedger:
 
     def close_account(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
                       cashier_id: str | None = None, supervisor_id: str | None = None,
-                      supervisor_pin: str | None = None) -> wire.CloseResult:
+                      supervisor_pin: str | None = None, approval_grant: str | None = None) -> wire.CloseResult:
         return self._op("close", txn_id, terminal_id, cashier_id, account_id=account_id,
-                        approval=self._approval(supervisor_id, supervisor_pin))
+                        approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     def close_shift(self, *, shift_no: int, totals: dict, txn_id: str, opened_ms: int | None = None,
                     extra_totals: dict | None = None, shift_cashier_id: str | None = None,
-                    supervisor_id: str | None = None, supervisor_pin: str | None = None) -> Result:
-        """The shift's Z record (core.shifts.close_shift on the gateway; closed_by is the session's cashier)."""
+                    supervisor_id: str | None = None, supervisor_pin: str | None = None,
+                    approval_grant: str | None = None, closed_by: str | None = None) -> Result:
+        """The shift's Z record (core.shifts.close_shift on the gateway). closed_by: the
+        session's cashier; or, with `closed_by=`, as this terminal states it, sent on its
+        credential alone (a till journals a Z record whenever the ledger is back)."""
+        if closed_by:
+            return self._op("shift_close", txn_id, None, None, session="", shift_no=shift_no, totals=dict(totals),
+                            opened_ms=opened_ms, extra_totals=extra_totals, shift_cashier_id=shift_cashier_id,
+                            closed_by=closed_by)
         return self._op("shift_close", txn_id, None, None, shift_no=shift_no, totals=dict(totals),
                         opened_ms=opened_ms, extra_totals=extra_totals, shift_cashier_id=shift_cashier_id,
-                        approval=self._approval(supervisor_id, supervisor_pin))
+                        approval=self._approval(
+                            supervisor_id, supervisor_pin, approval_grant))
 
     # ---------------------------------------------------------------- reads
 
@@ -241,6 +325,22 @@ class GatewayLedger:
 
     def promotions(self) -> list[Promotion]:
         return [wire.decode_promotion(p) for p in self._request("GET", "/promotions")[1]["promotions"]]
+
+
+class Approval:
+    """A supervisor's approval the gateway granted for one operation: `grant` goes with it.
+    `use()` answers the supervisor's id once (as core.cashiers.SupervisorApproval)."""
+
+    def __init__(self, supervisor_id: str, grant: str):
+        self.supervisor_id = supervisor_id
+        self.grant = grant
+        self._used = False
+
+    def use(self) -> str:
+        if self._used:
+            raise InvalidRequest("supervisor_pin", "this approval was already used; ask again")
+        self._used = True
+        return self.supervisor_id
 
 
 def _path(value: object) -> str:

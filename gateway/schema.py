@@ -18,7 +18,7 @@ from .wire import GatewayRefused
 # fields every operation may carry: who (must equal the credential's / session's) and an approval
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
 ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
-             "terminal_id", "cashier_id", "shift_cashier_id")
+             "terminal_id", "cashier_id", "shift_cashier_id", "closed_by")
 AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
 
 
@@ -44,10 +44,12 @@ OPS: dict[str, OpSpec] = {
     "block_card": OpSpec({"txn_id": str, "card_no": str, "reason": str}),
     "close": OpSpec({"txn_id": str, "account_id": str}, approval="always"),
     "shift_close": OpSpec({"txn_id": str, "shift_no": int, "totals": dict},
-                          {"opened_ms": int, "extra_totals": dict, "shift_cashier_id": str}),
+                          {"opened_ms": int, "extra_totals": dict, "shift_cashier_id": str, "closed_by": str}),
 }
 SIGN_IN = OpSpec({"cashier_id": str, "pin": str}, {"terminal_id": str})
 APPROVAL = OpSpec({"supervisor_id": str, "pin": str})
+APPROVAL_GRANT = OpSpec({"grant": str})                      # an approval POST /v1/approvals gave
+APPROVAL_REQUEST = OpSpec({"supervisor_id": str, "pin": str}, {"kind": str})
 
 _TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object"}
 

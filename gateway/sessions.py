@@ -1,5 +1,5 @@
-"""Cashier sessions, kept in Redis so that gateways stay stateless (any gateway accepts a
-session another one opened).
+"""Cashier sessions and supervisor approvals (`GrantStore`), kept in Redis so that
+gateways stay stateless (any gateway accepts a session or an approval another one made).
 
 POST /v1/sessions checks the cashier's PIN on the gateway (core.cashiers: scrypt hash
 and the server-side lockout); on success a random session token is returned, bound to
@@ -85,3 +85,65 @@ class SessionStore:
         with self._lock:
             self._cache.pop(key, None)
         return bool(self.client.delete(key))
+
+
+# ---------------------------------------------------------------- supervisor approvals
+
+GRANT_PREFIX = "cs:approval:"
+GRANT_TTL_S = 10 * 60       # an approval given at the till is used within minutes (retries included)
+
+
+def grant_key(token: str) -> str:
+    return f"{GRANT_PREFIX}{{{hashlib.sha256(token.encode()).hexdigest()}}}:h"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    supervisor_id: str
+    terminal_id: str
+    cashier_id: str
+    kind: str                  # the operation it is for ('' : any one operation)
+    txn_id: str                # the operation that used it ('' : not used yet)
+
+
+class GrantStore:
+    """A supervisor's approval checked once by the gateway (POST /v1/approvals) and
+    handed to the till as a random token for ONE operation: bound to the terminal and
+    the cashier session that asked, used by the first txn id that carries it (a retry
+    of that txn id may carry it again; another txn id is refused). Redis keeps the
+    token's SHA-256 only, for GRANT_TTL_S. Keys::
+
+        cs:approval:{<sha256 of the token>}:h   hash  supervisor_id, terminal_id, cashier_id, kind, txn_id
+    """
+
+    def __init__(self, client, *, ttl_s: int = GRANT_TTL_S):
+        self.client = client
+        self.ttl_s = ttl_s
+
+    def issue(self, supervisor_id: str, terminal_id: str, cashier_id: str, kind: str = "") -> str:
+        token = secrets.token_urlsafe(32)
+        key = grant_key(token)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(key, mapping={"supervisor_id": supervisor_id, "terminal_id": terminal_id,
+                                "cashier_id": cashier_id, "kind": kind})
+        pipe.expire(key, self.ttl_s)
+        pipe.execute()
+        return token
+
+    def use(self, token: str, txn_id: str) -> Grant | None:
+        """The grant of `token`, bound to `txn_id` now if it was unused; None if unknown or
+        expired. The caller checks terminal, cashier, kind and `txn_id` (another one: used)."""
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LEN:
+            return None
+        key = grant_key(token)
+        if not self.client.exists(key):
+            return None
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hsetnx(key, "txn_id", txn_id)      # the first txn id to carry it keeps it
+        pipe.hgetall(key)
+        _, fields = pipe.execute()
+        if not fields.get("supervisor_id"):     # expired in between: drop what HSETNX made
+            self.client.delete(key)
+            return None
+        return Grant(fields["supervisor_id"], fields.get("terminal_id", ""), fields.get("cashier_id", ""),
+                     fields.get("kind", ""), fields["txn_id"])
