@@ -167,7 +167,9 @@ def test_gateway_round_trip_from_the_bundle(bundle):
                 except OSError:
                     time.sleep(0.2)
             bearer = {"Authorization": f"Bearer {token}"}
-            assert _http(f"{base}/ping", headers=bearer) == (200, {"status": "ok", "api": "v1", "terminal_id": "T1"})
+            status, body = _http(f"{base}/ping", headers=bearer)
+            assert (status, body["status"], body["api"], body["terminal_id"]) == (200, "ok", "v1", "T1"), body
+            assert isinstance(body["retention_s"], int), body          # the shop's retention, as the till reads it
             status, body = _http(f"{base}/ping", headers={"Authorization": "Bearer T1.not-its-token"})
             assert (status, body["error"]) == (401, "unauthorized"), body
             status, body = _http(f"{base}/ops/deduct", "POST", {"txn_id": "T1-d-1", "account_id": "G-1",
