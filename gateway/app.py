@@ -120,14 +120,19 @@ class Gateway:
             return self.use_grant(check_fields(approval, schema.APPROVAL_GRANT, common=False)["grant"],
                                   kind, body["txn_id"], cashier_id, terminal_id)
         check_fields(approval, schema.APPROVAL, common=False)
-        supervisor_id = approval["supervisor_id"]
+        return self.check_supervisor(approval["supervisor_id"], approval["pin"], cashier_id)
+
+    def check_supervisor(self, supervisor_id: str, pin: str, cashier_id: str) -> str:
+        """The supervisor's id once their PIN is checked here for `cashier_id`'s operation
+        (failures count towards their lockout), else GatewayRefused saying why."""
         if supervisor_id == cashier_id:
             raise GatewayRefused("self_approval", "supervisor_id", "a cashier cannot approve their own operation")
-        signin, granted = self.cashiers.approve(supervisor_id, approval["pin"])
+        signin, granted = self.cashiers.approve(supervisor_id, pin)
         if granted is None:
             outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
             raise GatewayRefused("approval_refused", "approval", "the supervisor's approval was refused",
-                                 outcome=outcome, locked_s=signin.locked_s)
+                                 outcome=outcome, locked_s=signin.locked_s,
+                                 attempts_left=signin.attempts_left if outcome == "wrong_pin" else 0)
         return granted.use()
 
     def use_grant(self, token: str, kind: str, txn_id: str, cashier_id: str, terminal_id: str) -> str:
@@ -145,7 +150,7 @@ class Gateway:
                                  "ask the supervisor again", outcome="used")
         return grant.supervisor_id
 
-    def approve(self, request: Request, body: dict) -> tuple[int, dict]:
+    def approve(self, request: Request, body: dict) -> dict:
         """POST /v1/approvals: a supervisor's id and PIN checked here (the lockout counts), for
         one operation of this session; the answer's `grant` goes with that operation."""
         terminal_id = self.terminal_of(request)
@@ -154,21 +159,12 @@ class Gateway:
         kind = body.get("kind", "")
         if kind and kind not in OPS:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
-        supervisor_id = check_plain_id(body["supervisor_id"], "supervisor_id")
-        if supervisor_id == session.cashier_id:
-            raise GatewayRefused("self_approval", "supervisor_id", "a cashier cannot approve their own operation")
-        signin, granted = self.cashiers.approve(supervisor_id, body["pin"])
-        if granted is None:
-            outcome = "wrong_pin" if signin.outcome == "unknown" else signin.outcome
-            log.warning("approval by %s at %s refused: %s", supervisor_id, terminal_id, signin.outcome)
-            return 403, error_body("approval_refused", "pin", "the supervisor's approval was refused",
-                                   outcome=outcome, locked_s=signin.locked_s,
-                                   attempts_left=signin.attempts_left if outcome == "wrong_pin" else 0)
-        token = self.grants.issue(granted.use(), terminal_id, session.cashier_id, kind)
+        supervisor_id = self.check_supervisor(check_plain_id(body["supervisor_id"], "supervisor_id"), body["pin"],
+                                              session.cashier_id)
+        token = self.grants.issue(supervisor_id, terminal_id, session.cashier_id, kind)
         log.info("supervisor %s approved %s for %s at %s", supervisor_id, kind or "one operation",
                  session.cashier_id, terminal_id)
-        return 200, {"outcome": "ok", "grant": token, "supervisor_id": supervisor_id,
-                     "expires_in_s": self.grants.ttl_s}
+        return {"outcome": "ok", "grant": token, "supervisor_id": supervisor_id, "expires_in_s": self.grants.ttl_s}
 
     # ---------------------------------------------------------------- rules
 
@@ -444,7 +440,7 @@ def create_app(gateway: Gateway) -> Starlette:
     async def approvals(request: Request):
         async def work():
             body = await _body(request, limit)
-            return _json(*await run_in_threadpool(gateway.approve, request, body))
+            return _json(200, await run_in_threadpool(gateway.approve, request, body))
         return await guarded(work)
 
     def reader(what: str, param: str = ""):

@@ -24,8 +24,13 @@ MAX_TOKEN_LEN = 100
 CACHE_S = 2.0
 
 
+def token_key(prefix: str, token: str) -> str:
+    """The key of a random token's record: its SHA-256 only (as a hash tag), never the token."""
+    return f"{prefix}{{{hashlib.sha256(token.encode()).hexdigest()}}}:h"
+
+
 def session_key(token: str) -> str:
-    return f"{KEY_PREFIX}{{{hashlib.sha256(token.encode()).hexdigest()}}}:h"
+    return token_key(KEY_PREFIX, token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +99,7 @@ GRANT_TTL_S = 10 * 60       # an approval given at the till is used within minut
 
 
 def grant_key(token: str) -> str:
-    return f"{GRANT_PREFIX}{{{hashlib.sha256(token.encode()).hexdigest()}}}:h"
+    return token_key(GRANT_PREFIX, token)
 
 
 @dataclass(frozen=True, slots=True)
