@@ -20,6 +20,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# above this share of maxmemory the till shows a supervisor notice and doctor warns
+# (desktop/engine.py, docs/terminal.md)
+MEMORY_NOTICE_SHARE = 0.90
+
 # bytes, from `bench.parts.capacity.measure` over 100,000 (INFO used_memory deltas)
 RECORD_BYTES = 224             # one idempotency record: key, hash, dict entry and expiry entry
 JOURNAL_ENTRY_BYTES = 93       # one journal entry in the stream, until the daemon trims it

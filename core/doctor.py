@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from redis.exceptions import NoPermissionError, RedisError
 
-from .capacity import human_bytes
+from .capacity import MEMORY_NOTICE_SHARE, human_bytes  # noqa: F401 (doctor's notice and the till's)
 from .connection import SAFE_EVICTION_POLICY, is_cluster, is_sentinel, parse_redis_url, replica_clients
 from .key_ttls import expiring_ledger_keys
 from .keys import CONSUMER_GROUP, META_KEY
@@ -22,7 +22,6 @@ from .keys import CONSUMER_GROUP, META_KEY
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 MEMORY_WARN_SHARE = 0.70      # of maxmemory; the alert rules of docs/operations.md use the same
 MEMORY_FAIL_SHARE = 0.85
-MEMORY_NOTICE_SHARE = 0.90    # the till's supervisor notice (desktop/engine.py, docs/terminal.md)
 
 
 @dataclass(frozen=True)

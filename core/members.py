@@ -461,10 +461,16 @@ class Members:
     def bonus_for(self, amount_minor: int, promotions: Sequence[Promotion] | None = None) -> Promotion | None:
         """The promotion a top-up of `amount_minor` earns: of the rules it reaches, the one
         with the largest bonus (one rule per top-up, never summed). None: no bonus."""
-        v.check_amount(amount_minor, "amount_minor")
-        rules = self.promotions() if promotions is None else promotions
-        reached = [p for p in rules if p.min_minor <= amount_minor]
-        return max(reached, key=lambda p: (p.bonus_minor, p.min_minor), default=None)
+        return best_promotion(amount_minor, self.promotions() if promotions is None else promotions)
+
+
+def best_promotion(amount_minor: int, promotions: Sequence[Promotion]) -> Promotion | None:
+    """Of the `promotions` a top-up of `amount_minor` reaches, the one with the largest
+    bonus (one rule per top-up, never summed); None: no bonus. Redis-free: a till previews
+    the bonus with it, and the gateway decides with it."""
+    v.check_amount(amount_minor, "amount_minor")
+    reached = [p for p in promotions if p.min_minor <= amount_minor]
+    return max(reached, key=lambda p: (p.bonus_minor, p.min_minor), default=None)
 
 
 def promo_id_of(min_minor: int, bonus_minor: int) -> str:

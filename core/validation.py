@@ -31,6 +31,8 @@ MAX_RETENTION_S = 400 * 86400
 # till that was away over night nothing to re-send.
 MIN_SHOP_RETENTION_S = 86400
 RESEND_MARGIN_S = 3600
+# the ledger's idempotency retention when the shop set none (`cashierctl init --retention-s`)
+DEFAULT_RETENTION_S = 7 * 86400
 ID_CLASS = "[A-Za-z0-9._:-]"                 # one character of ID_CHARS, as a regex class
 _ID_RE = re.compile(f"{ID_CLASS}{{1,{MAX_ID_LEN}}}")
 INTERNAL_TXN_PREFIX = "@"

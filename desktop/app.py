@@ -5,7 +5,11 @@ language, the local data directory and its log, the engine (which resolves what 
 earlier run left unresolved before anything else is sent) and the main window.
 ``--self-test`` checks the installation without a display and exits 0 or 1 with one
 line. Options override the settings for one run; they are meant for installers and
-tests (``--data-dir``, ``--config``, ``--redis-url``, ``--terminal-id``, ``--lang``).
+tests (``--data-dir``, ``--config``, ``--gateway-url``, ``--terminal-id``, ``--lang``; the
+terminal's credential for such a run comes from ``--token-file`` or the environment
+variable CASHIER_TERMINAL_TOKEN, never from the command line, which other users of the PC
+can read). The till holds no Redis login: it reaches the ledger only through the shop's
+gateways.
 ``--fullscreen`` (or the setting ui/fullscreen) starts full screen, for kiosk tills;
 so does an X display without a window manager (kiosk tills often have none: nothing
 would place or size the window, and it would open at its default size in a corner).
@@ -35,6 +39,7 @@ LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 5
 EXIT_NO_DISPLAY = 3
 EXIT_MISSING_LIBRARIES = 2
+TOKEN_ENV = "CASHIER_TERMINAL_TOKEN"
 # Qt platforms that need no display server
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "vkkhrdisplay", "eglfs", "linuxfb")
 
@@ -45,7 +50,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--settings", action="store_true", help="open the settings dialog before starting")
     p.add_argument("--data-dir", help="local data (outbox, logs); env CASHIER_TERMINAL_DATA_DIR")
     p.add_argument("--config", help="settings INI file instead of the system store; env CASHIER_TERMINAL_CONFIG")
-    p.add_argument("--redis-url", help="central Redis for this run (not saved)")
+    p.add_argument("--gateway-url", action="append",
+                   help="a ledger gateway for this run (repeat for a second one; not saved)")
+    p.add_argument("--token-file", help="file holding this terminal's credential for this run "
+                                        f"(or env {TOKEN_ENV}; not saved)")
+    p.add_argument("--ca-file", help="the shop's CA certificate for this run (not saved)")
     p.add_argument("--terminal-id", help="terminal id for this run (not saved)")
     p.add_argument("--lang", choices=["system", "en", "zh_CN"], help="UI language for this run")
     p.add_argument("--fullscreen", action="store_true", help="start full screen (kiosk tills); setting ui/fullscreen")
@@ -200,6 +209,18 @@ def chinese_font_warning(lang: str):
     return box
 
 
+def run_token(args) -> str:
+    """This run's terminal credential: --token-file's first line, else CASHIER_TERMINAL_TOKEN
+    ('' : the stored one)."""
+    if args.token_file:
+        try:
+            return Path(args.token_file).read_text(encoding="utf-8").strip().splitlines()[0].strip()
+        except (OSError, IndexError, UnicodeDecodeError) as exc:
+            raise SystemExit(f"cashier-terminal: --token-file {args.token_file}: cannot be read "
+                             f"({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+    return os.environ.get(TOKEN_ENV, "").strip()
+
+
 def setup_logging(data_dir) -> None:
     logs = data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -234,15 +255,16 @@ def main(argv=None) -> int:
     from . import i18n
     from .engine import Engine
     from .main_window import MainWindow
-    from .settings import SettingsDialog, TerminalSettings, data_dir
+    from .settings import SettingsDialog, TerminalSettings, data_dir, gateway_client
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("cashier-terminal")
     settings = TerminalSettings(args.config)
     font_warning = chinese_font_warning(i18n.install(args.lang or settings.language))
-    if args.settings or not (settings.complete or (args.redis_url and args.terminal_id)):
+    token = run_token(args)
+    if args.settings or not (settings.complete or (args.gateway_url and args.terminal_id and token)):
         # what this run uses: the command line's values before the stored ones
-        in_use = {"redis_url": args.redis_url or settings.redis_url,
+        in_use = {"gateway_urls": args.gateway_url or settings.gateway_urls,
                   "terminal_id": args.terminal_id or settings.terminal_id}
         dialog = SettingsDialog(settings, first_run=not settings.complete, in_use=in_use)
         if dialog.exec() != QDialog.DialogCode.Accepted:
@@ -252,9 +274,10 @@ def main(argv=None) -> int:
     directory = data_dir(args.data_dir)
     setup_logging(directory)
     log = logging.getLogger("desktop")
-    engine = Engine(args.redis_url or settings.redis_url, args.terminal_id or settings.terminal_id, directory,
-                    hold_ttl_s=settings.hold_minutes * 60,
-                    read_cache_max_age_s=settings.read_cache_max_age_ms / 1000)
+    ledger = gateway_client(args.gateway_url or settings.gateway_urls, token or settings.token,
+                            args.ca_file or settings.ca_file)
+    engine = Engine(ledger, args.terminal_id or settings.terminal_id, directory,
+                    hold_ttl_s=settings.hold_minutes * 60)
     log.info("terminal %s starting; data in %s", engine.terminal_id, directory)
     window = MainWindow(engine, settings)
     if should_fill_screen(args, settings, app.platformName()):

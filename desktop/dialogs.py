@@ -22,7 +22,7 @@ from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from core import InvalidRequest
-from core.members import PAYMENT_METHODS
+from core.members import PAYMENT_METHODS, best_promotion
 from core.validation import check_id
 
 from . import money
@@ -184,7 +184,7 @@ class TopUpDialog(TillDialog):
 
     def bonus_minor(self, amount_minor: int) -> int:
         """The bonus the shop's promotions give a top-up of `amount_minor` (0: none)."""
-        promo = self.sale.engine.ledger.bonus_for(amount_minor, self.promotions or [])
+        promo = best_promotion(amount_minor, self.promotions or [])
         return promo.bonus_minor if promo is not None else 0
 
     def _show_bonus(self) -> None:

@@ -1,21 +1,33 @@
 """The terminal's engine: sends charges, refunds, top-ups and holds (hold, capture,
 void) to the central ledger without ever losing or doubling one, reads accounts for
-display, and watches the connection to Redis.
+display, and watches the connection to the ledger.
+
+The till holds no Redis login: every call goes to the shop's ledger gateway
+(`gateway.client.GatewayLedger`: a list of gateway URLs and this terminal's
+credential), which decides every authority. Cashiers sign in there (`sign_in`, the
+session it answers goes with each of their operations); a supervisor's approval
+(`approve`) is a one-operation grant the gateway issued, kept in memory only and sent
+with the one operation it was asked for (`submit(approved_by=...)`), never saved in
+the outbox: a row re-sent after a restart without it is answered with its first
+decision, or refused (nothing changed) when it was never decided.
 
 Every operation gets its txn id here and is committed to the local outbox before
 the first send (on the single, ordered operations worker). The ledger answers with
 a decision (approved or declined: resolved) or raises `LedgerUnavailable` (outcome
 unknown: the operation stays pending and is "being checked"). Pending operations
 are re-sent with the same txn id and the same request every `retry_interval_ms`
-until Redis answers, including, first thing after a restart, the ones a crash or
-power cut left behind. A connection monitor pings Redis every `ping_interval_ms`;
-while Redis is unreachable new operations are refused with a plain reason.
+until the ledger answers, including, first thing after a restart, the ones a crash or
+power cut left behind. A connection monitor pings the gateway every `ping_interval_ms`;
+while the ledger is unreachable new operations are refused with a plain reason. A
+revoked credential (`cashierctl terminal revoke`) is its own state: the till says so
+and keeps what is pending (an earlier send may have been decided before the revocation).
 Member operations go the same way: `open` (a member account and its first card),
 `card_replace` (block a lost card, issue the new one: no money moves) and `close`
 (退卡: the ledger answers the cash to pay out), each one outbox row whose ledger calls
 use txn ids derived from the row's (so a re-send replays every step). The shift's Z
 record (`close_shift`, core/shifts.py) is saved and sent like an operation but is
-never refused: a shift closed while Redis is away is journaled once it is back.
+never refused: a shift closed while the ledger is away is journaled once it is back
+(on the terminal's credential alone, `closed_by` stated: its cashier may have signed out).
 After an applied charge, completed sale or refund the bucket split the script decided
 is read from its journal entry (a read worker, best effort) for the shift report.
 `find` resolves what the cashier typed or scanned (card, account id, phone, holder
@@ -27,14 +39,11 @@ time. Such rows are "too old to re-send" (`stale_ops`, `staleChanged`): they sta
 unresolved (their account waits, the shift cannot close) until a supervisor marks one
 abandoned (`abandon`: recorded in the outbox, counted in the shift report) or re-checks
 it (`recheck`: reads the ledger's record of its txn id, never sends; a record found
-resolves the row with the decision it holds). The ping also reads Redis's memory every
-`memory_check_interval_s` (`core.capacity.memory_use`, the readings doctor and
-`cashierctl capacity` use) and says `memoryChanged(share)`: the main window shows a
-supervisor notice above `MEMORY_NOTICE_SHARE` (90 %) of maxmemory.
+resolves the row with the decision it holds). The gateway's ping also answers Redis's
+memory share (the readings doctor and `cashierctl capacity` use); the engine says
+`memoryChanged(share)` and the main window shows a supervisor notice above
+`MEMORY_NOTICE_SHARE` (90 %) of maxmemory.
 All results come back to the UI thread as Qt signals; nothing here blocks it.
-Display reads (`lookup`) may answer from the ledger's per-process read cache
-(`read_cache_max_age_s`, display only: every operation is decided in its Lua script
-on the live balance and answers the fresh balance).
 """
 from __future__ import annotations
 
@@ -48,40 +57,31 @@ from urllib.parse import parse_qsl, urlsplit
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from redis.exceptions import RedisError
 
-from core import (AccountNotFound, InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable,
-                  OperationNotFound, RetryPolicy, Status, TxnConflict, UnsafeRedisConfig)
+from core import (AccountNotFound, InvalidRequest, LedgerNotInitialized, LedgerUnavailable,
+                  OperationNotFound, Status, TxnConflict, UnsafeRedisConfig)
 from core import kinds
-from core.capacity import memory_share, memory_use
-from core.doctor import MEMORY_NOTICE_SHARE
-from core.ledger import DEFAULT_RETENTION_S
+from core.capacity import MEMORY_NOTICE_SHARE
 from core.records import MemberMatch
-from core.cashiers import CashierRegistry
-from core.connection import is_sentinel, redacted
-from core.history import History
-from core.keys import META_KEY
-from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, close_shift, shift_txn_id
-from core.validation import RESEND_MARGIN_S, check_id
+from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, shift_txn_id
+from core.validation import DEFAULT_RETENTION_S, RESEND_MARGIN_S, check_id
+from gateway.wire import GatewayUnauthorized
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
 
 log = logging.getLogger(__name__)
 
-# connection states (reconnecting: a Sentinel deployment is switching to another primary;
-# charges in flight wait and are re-sent with their txn id, new ones start once it is done)
-CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE, RECONNECTING = (
-    "connecting", "online", "offline", "not_initialized", "unsafe", "reconnecting")
+# connection states (reconnecting: kept for the status texts; revoked: the gateway refuses this
+# terminal's credential)
+CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE, RECONNECTING, REVOKED = (
+    "connecting", "online", "offline", "not_initialized", "unsafe", "reconnecting", "revoked")
 
-DEFAULT_CALL_DEADLINE_S = 3.0        # one send of one operation, retries included
-DEFAULT_SOCKET_TIMEOUT_S = 2.0
 DEFAULT_PING_INTERVAL_MS = 2000
 DEFAULT_RETRY_INTERVAL_MS = 1500
 DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capped by the retention)
-DEFAULT_READ_CACHE_MAX_AGE_S = 0.5   # display reads only; 0 turns the cache off
-MAX_READ_CACHE_MAX_AGE_S = 1.0
-DEFAULT_MEMORY_CHECK_INTERVAL_S = 30.0   # how often the ping also reads Redis's used memory
+# the kinds whose request carries a supervisor's approval grant (gateway/schema.py OPS)
+APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close"})
 # re-exported: the share of maxmemory above which the supervisor notice shows
 MEMORY_NOTICE = MEMORY_NOTICE_SHARE
 STALE = "stale"          # a pending row too old to re-send (see the module docstring)
@@ -102,21 +102,25 @@ class Refused(Exception):
 
 
 def safe_url(url: str) -> str:
-    """The Redis URL as logs may show it: scheme, host(s), port and db only; user,
-    password and every query option (which may carry `password=`) are left out
-    (`core.connection.redacted(url, brief=True)`)."""
-    return redacted(url, brief=True)
+    """A server URL as logs may show it: scheme, host and port only (no user info, path or
+    query, which could carry a secret)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return f"{parts.scheme}://{host}" if parts.scheme and host else "(unreadable URL)"
+    except ValueError:
+        return "(unreadable URL)"
 
 
 def url_secrets(url: str) -> list[str]:
     """What must never be logged of `url`: the URL itself, its user info and the values of
-    its query options whose name mentions a password."""
+    its query options whose name mentions a password or a token."""
     found = [url]
     try:
         parts = urlsplit(url)
         userinfo = parts.netloc.rpartition("@")[0]
         found += [p for p in (userinfo, parts.password) if p]
-        found += [v for k, v in parse_qsl(parts.query) if "pass" in k.lower() and v]
+        found += [v for k, v in parse_qsl(parts.query) if ("pass" in k.lower() or "token" in k.lower()) and v]
     except ValueError:
         pass
     return sorted(set(found), key=len, reverse=True)
@@ -184,35 +188,28 @@ class Engine(QObject):
     staleChanged = Signal(list)        # [Op]: pending rows too old to re-send (a supervisor decides)
     memoryChanged = Signal(object)     # float: Redis used / maxmemory; None: unknown or no maxmemory
 
-    def __init__(self, redis_url: str, terminal_id: str, data_dir: Path, *,
-                 call_deadline_s: float = DEFAULT_CALL_DEADLINE_S,
-                 socket_timeout_s: float = DEFAULT_SOCKET_TIMEOUT_S,
+    def __init__(self, ledger, terminal_id: str, data_dir: Path, *,
                  ping_interval_ms: int = DEFAULT_PING_INTERVAL_MS,
                  retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS,
-                 hold_ttl_s: int = DEFAULT_HOLD_TTL_S,
-                 read_cache_max_age_s: float = DEFAULT_READ_CACHE_MAX_AGE_S,
-                 memory_check_interval_s: float = DEFAULT_MEMORY_CHECK_INTERVAL_S, parent=None):
+                 hold_ttl_s: int = DEFAULT_HOLD_TTL_S, parent=None):
+        """`ledger`: a `gateway.client.GatewayLedger` (this terminal's credential, the
+        shop's gateway URLs); the engine owns it from here (closes it)."""
         super().__init__(parent)
         self.terminal_id = terminal_id
-        read_cache_max_age_s = min(max(0.0, float(read_cache_max_age_s)), MAX_READ_CACHE_MAX_AGE_S)
-        self.ledger = Ledger.from_url(redis_url, auto_init=False, socket_timeout_s=socket_timeout_s,
-                                      retry=RetryPolicy(deadline_s=call_deadline_s),
-                                      read_cache_max_age_s=read_cache_max_age_s)
-        # Errors the ledger raises name the Redis URL; core's redaction keeps a `?password=`
-        # option, so the terminal gives the ledger its own safe form, and scrubs every text it
-        # logs or stores (defence in depth).
-        self.ledger.url_for_logs = safe_url(redis_url)
-        self._secrets = url_secrets(redis_url)
-        self.redis_url = redis_url       # what this run uses (the settings dialog shows it)
+        self.ledger = ledger
+        self.gateway_urls = list(ledger.urls)   # what this run uses (the settings dialog shows them)
+        # the credential, the sessions and the URLs' user info never reach a log or the outbox
+        self._url_secrets = {s for url in ledger.urls for s in url_secrets(url) if s != url}
         # a hold lasts at most the ledger's idempotency retention (its record must outlive it):
-        # `hold_ttl_s` caps this by the retention as last read (nothing is read here: Redis
-        # may be away when the till starts)
+        # `hold_ttl_s` caps this by the retention as last read (nothing is read here: the
+        # gateway may be away when the till starts)
         self._hold_ttl_wanted_s = int(hold_ttl_s)
-        self.memory_check_interval_s = max(0.0, float(memory_check_interval_s))
-        self._memory_checked_at = None            # time.monotonic() of the last reading
         self.memory_share: float | None = None     # last reading (None: unknown or no maxmemory)
         self._stale: dict[str, Op] = {}            # txn id -> pending row too old to re-send
-        self.registry = CashierRegistry(self.ledger.client)
+        # supervisor approvals (gateway grants), in memory only: supervisor id -> grant not yet
+        # given to an operation; txn id -> the grant its sends carry
+        self._grants: dict[str, str] = {}
+        self._op_grants: dict[str, str] = {}
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
         self.ops = Background(1, "operations")     # money operations, strictly in order
         self.reads = Background(2, "reads")        # lookups, PIN checks, pings
@@ -232,8 +229,8 @@ class Engine(QObject):
     def start(self) -> None:
         """Load what an earlier run left pending, resolve it first, start watching Redis."""
         # the URL without its password (core.connection.redacted): never log the URL itself
-        log.info("terminal %s: central Redis %s; holds last %d s; display cache %g s", self.terminal_id,
-                 safe_url(self.ledger.url_for_logs), self.hold_ttl_s, self.ledger.read_cache.max_age_s)
+        log.info("terminal %s: ledger gateway(s) %s; holds last %d s", self.terminal_id,
+                 ", ".join(safe_url(u) for u in self.gateway_urls), self.hold_ttl_s)
         for op in self.outbox.pending():
             self._unresolved[op.txn_id] = op
             self._awaiting_retry.add(op.txn_id)
@@ -248,7 +245,7 @@ class Engine(QObject):
         self._retry_timer.start()
 
     def close(self, timeout_ms: int = 15_000) -> None:
-        """Stop timers, wait for every worker job, close Redis and the outbox."""
+        """Stop timers, wait for every worker job, close the gateway client and the outbox."""
         if self._closed:
             return
         self._closed = True
@@ -264,7 +261,7 @@ class Engine(QObject):
 
     @property
     def retention_s(self) -> int:
-        """The ledger's idempotency retention as last read (the default until Redis was reached)."""
+        """The ledger's idempotency retention as last read (the default until the gateway answered)."""
         known = self.ledger.known_retention_s()
         return DEFAULT_RETENTION_S if known is None else known
 
@@ -286,7 +283,7 @@ class Engine(QObject):
 
     @property
     def closed(self) -> bool:
-        """True once close() ran: the outbox and Redis are gone; screens must not read."""
+        """True once close() ran: the outbox and the gateway client are gone; screens must not read."""
         return self._closed
 
     @property
@@ -309,32 +306,20 @@ class Engine(QObject):
             return
         self._pinging = True
 
-        check_memory = (self._memory_checked_at is None
-                        or time.monotonic() - self._memory_checked_at >= self.memory_check_interval_s)
-
         def probe():
-            self.ledger.client.ping()
-            if not self.ledger.client.exists(META_KEY):
-                raise LedgerNotInitialized("no cs:meta key")
-            self.ledger.load_retention()          # the shop's setting, before anything is re-sent
-            return self._read_memory() if check_memory else False
+            answer = self.ledger.ping()      # the gateway, and the ledger behind it, answer
+            if answer.get("terminal_id") not in (None, self.terminal_id):
+                # the credential is another terminal's: its txn ids would carry the wrong prefix
+                raise UnsafeRedisConfig(f"this till's credential belongs to terminal {answer['terminal_id']!r}, "
+                                        f"not {self.terminal_id!r}: enrol this terminal (cashierctl terminal enroll)")
+            return self.ledger.memory_share
 
         def answered(share) -> None:
-            if share is not False:
-                self._memory_read(share)
+            self._memory_read(share)
             self._pinged(ONLINE, "")
         self.reads.run(probe, answered, lambda exc: self._pinged(*self._state_of(exc)))
 
-    def _read_memory(self):
-        """Worker thread: Redis used / maxmemory (None: no maxmemory, or INFO refused)."""
-        try:
-            return memory_share(*memory_use(self.ledger.client))
-        except RedisError as exc:                 # e.g. an ACL user without INFO: no notice
-            log.info("Redis memory not read: %s", type(exc).__name__)
-            return None
-
     def _memory_read(self, share) -> None:
-        self._memory_checked_at = time.monotonic()
         before, self.memory_share = self.memory_share, share
         if (share is not None and share >= MEMORY_NOTICE) and (before is None or before < MEMORY_NOTICE):
             log.warning("Redis memory at %.0f%% of maxmemory: above %.0f%%", share * 100, MEMORY_NOTICE * 100)
@@ -347,8 +332,9 @@ class Engine(QObject):
         return self.memory_share is not None and self.memory_share >= MEMORY_NOTICE
 
     def scrub(self, text: str) -> str:
-        """`text` without the Redis URL, its user info or password (for logs and the outbox)."""
-        for secret in self._secrets:
+        """`text` without this terminal's credential, its sessions or a URL's user info
+        (for logs and the outbox)."""
+        for secret in sorted(self._url_secrets | set(self.ledger.secrets()), key=len, reverse=True):
             text = text.replace(secret, "***")
         return text
 
@@ -359,10 +345,10 @@ class Engine(QObject):
     def _state_of(self, exc: Exception) -> tuple[str, str]:
         if isinstance(exc, LedgerNotInitialized):
             return NOT_INITIALIZED, self.scrub(str(exc))
+        if isinstance(exc, GatewayUnauthorized):
+            return REVOKED, self.scrub(str(exc))
         if isinstance(exc, (UnsafeRedisConfig, InvalidRequest)):   # InvalidRequest: cs:meta's retention_s
             return UNSAFE, self.scrub(str(exc))
-        if is_sentinel(self.ledger.client) and isinstance(exc, (LedgerUnavailable, RedisError, OSError)):
-            return RECONNECTING, self.scrub(f"{type(exc).__name__}: {exc}")
         return OFFLINE, self.scrub(f"{type(exc).__name__}: {exc}")
 
     def _set_state(self, state: str, detail: str) -> None:
@@ -371,8 +357,8 @@ class Engine(QObject):
         changed = state != self.state
         self.state, self.state_detail = state, detail
         if changed:
-            log.warning("connection to Redis: %s %s", state, detail) if state != ONLINE else \
-                log.info("connection to Redis: online")
+            log.warning("connection to the ledger: %s %s", state, detail) if state != ONLINE else \
+                log.info("connection to the ledger: online")
             self.connectionChanged.emit(state, detail)
             if state == ONLINE:
                 self._retry_pending()
@@ -387,6 +373,8 @@ class Engine(QObject):
             raise Refused("not_initialized")
         if self.state == UNSAFE:
             raise Refused("unsafe")
+        if self.state == REVOKED:
+            raise Refused("revoked")
         if self.state != ONLINE:
             raise Refused("reconnecting" if self.state == RECONNECTING else "offline")
         if any(op.account_id == account_id for op in self._stale.values()):
@@ -407,21 +395,26 @@ class Engine(QObject):
         the held amount, for the history: the ledger is asked to release all of it).
         Top-ups carry `method` and `bonus_minor`; open (`card_no`: the first card,
         detail holder/phone), card_replace (`card_no`: the new card, detail old_card and
-        reason) and close (amount 0: the ledger answers the payout) are member operations."""
+        reason) and close (amount 0: the ledger answers the payout) are member operations.
+        `approved_by`: the supervisor whose approval (`approve`) this operation carries: the
+        grant the gateway gave goes with it (a supervisor approves one operation)."""
         self.check_can_start(account_id)
         if kind in kinds.TILL_HOLD_RESOLUTIONS and not original_txn_id:
             raise ValueError(f"{kind} needs the hold's txn id")
+        grant = self._grants.pop(approved_by, "") if approved_by else ""
         op = Op(new_txn_id(self.terminal_id, kind), kind, account_id, amount_minor, self.terminal_id,
                 cashier_id, shift_id, now_ms(), original_txn_id=original_txn_id,
                 approved_by=approved_by, ttl_s=self.hold_ttl_s if kind == "hold" else 0,
                 method=method or ("cash" if kind == "credit" else ""), bonus_minor=bonus_minor,
                 card_no=card_no, detail=json.dumps(detail, ensure_ascii=False, sort_keys=True) if detail else "")
+        if grant and kind in APPROVABLE_KINDS:
+            self._op_grants[op.txn_id] = grant
         return self._enqueue(op)
 
     def close_shift(self, shift, closed_by: str, totals: ShiftTotals, extra_totals: dict[str, int]) -> Op:
         """Journal the Z record of a closed `shift` (outbox.Shift) through the outbox: never
-        refused (offline too); sent now, else re-sent with the same txn id until Redis
-        answers. The txn id is core.shifts' own (terminal + shift number + opening time:
+        refused (offline too); sent now, else re-sent with the same txn id until the ledger
+        answers, on the terminal's credential with `closed_by` stated. The txn id is core.shifts' own (terminal + shift number + opening time:
         a reinstalled till numbers its shifts from 1 again): a shift is recorded once
         however often this runs."""
         if self._closed:
@@ -457,14 +450,14 @@ class Engine(QObject):
     def _send(self, op: Op, *, first: bool) -> tuple[str, Op, tuple[str, str]]:
         """Worker thread: save (first send only), send, record the answer."""
         if first:
-            self.outbox.add(op)           # committed before anything goes to Redis
+            self.outbox.add(op)           # committed before anything goes to the ledger
         else:
             stored = self.outbox.get(op.txn_id)
             if stored is not None and not stored.pending:
                 return "resolved", stored, (ONLINE, "")
             try:
                 self.ledger.retention_s               # the shop's retention (read at the last ping)
-            except Exception as exc:                  # noqa: BLE001 (Redis away: as a send without answer)
+            except Exception as exc:                  # noqa: BLE001 (ledger away: as a send without answer)
                 detail = self.scrub(f"{type(exc).__name__}: {exc}")
                 self.outbox.note_attempt(op.txn_id, detail)
                 return "uncertain", self.outbox.get(op.txn_id) or op, self._state_of(exc)
@@ -478,14 +471,14 @@ class Engine(QObject):
         recovered = op.txn_id in self._from_earlier_run
         try:
             result, extra = self._call_ledger(op)
-        except InvalidRequest as exc:     # never reached Redis's decision: nothing changed
+        except InvalidRequest as exc:     # refused before the ledger decided: nothing changed
             return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
                                                    error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
         except TxnConflict as exc:        # the id was used for another request: nothing changed
             log.error("txn conflict: %s", self.scrub(str(exc)))
             return "resolved", self.outbox.resolve(op.txn_id, CONFLICT, None, recovered=recovered,
                                                    error=self.scrub(str(exc))), (ONLINE, "")
-        except (LedgerUnavailable, UnsafeRedisConfig, RedisError, OSError) as exc:
+        except (LedgerUnavailable, UnsafeRedisConfig, LedgerNotInitialized, OSError) as exc:
             # Outcome unknown (or not sent): stays pending, re-sent with the same txn id.
             detail = self.scrub(f"{type(exc).__name__}: {exc}")
             log.warning("txn %s: no answer (%s); will retry with the same txn id", op.txn_id, detail)
@@ -503,7 +496,9 @@ class Engine(QObject):
         send = self._SENDERS.get(op.kind)
         if send is None:
             raise ValueError(f"unknown kind {op.kind!r}")
-        return send(self, op, dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id))
+        who = dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+        grant = self._op_grants.get(op.txn_id)
+        return send(self, op, {**who, "approval_grant": grant} if grant else who)
 
     def _send_deduct(self, op: Op, who: dict):
         # found by card: the card goes with the charge, so a block since the look-up declines it
@@ -519,19 +514,25 @@ class Engine(QObject):
         return self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s,
                                 card_no=op.card_no or None, **who), {}
 
+    @staticmethod
+    def _plain(who: dict) -> dict:
+        """`who` without an approval grant (the calls that take none)."""
+        return {k: v for k, v in who.items() if k != "approval_grant"}
+
     def _send_capture(self, op: Op, who: dict):
         return self.ledger.capture(op.original_txn_id, op.amount_minor, txn_id=op.txn_id,
-                                   account_id=op.account_id, **who), {}
+                                   account_id=op.account_id, **self._plain(who)), {}
 
     def _send_void(self, op: Op, who: dict):
-        return self.ledger.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id, **who), {}
+        return self.ledger.void(op.original_txn_id, txn_id=op.txn_id, account_id=op.account_id,
+                                **self._plain(who)), {}
 
     def _send_refund(self, op: Op, who: dict):
         return self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
                                   original_txn_id=op.original_txn_id, **who), {}
 
     def _send_open(self, op: Op, who: dict):
-        led, d = self.ledger, op.details
+        led, d, who = self.ledger, op.details, self._plain(who)
         r = led.open_account(op.account_id, txn_id=op.txn_id, holder_name=d.get("holder") or None,
                              phone=d.get("phone") or None, **who)
         if r.applied and op.card_no:
@@ -541,7 +542,7 @@ class Engine(QObject):
         return r, {}
 
     def _send_card_replace(self, op: Op, who: dict):
-        return self._replace_card(op, op.details, who), {}
+        return self._replace_card(op, op.details, self._plain(who)), {}
 
     def _send_close(self, op: Op, who: dict):
         r = self.ledger.close_account(op.account_id, txn_id=op.txn_id, **who)
@@ -550,10 +551,13 @@ class Engine(QObject):
         return r, {"split": (-r.payout_minor, -r.bonus_forfeited_minor), "amount_minor": r.payout_minor}
 
     def _send_shift_close(self, op: Op, who: dict):
+        # on the terminal's credential, the closer stated: the till journals a Z record whenever
+        # the ledger is back, often after its cashier signed out or the till restarted
         d = op.details
-        r = close_shift(self.ledger, terminal_id=op.terminal_id, shift_no=d["shift_no"], closed_by=d["closed_by"],
-                        totals=ShiftTotals(**d["totals"]), cashier_id=d.get("cashier_id") or None,
-                        opened_ms=d.get("opened_ms") or None, txn_id=op.txn_id, extra_totals=d.get("extra"))
+        totals = dataclasses.asdict(ShiftTotals(**d["totals"]))      # every total, in core's order
+        r = self.ledger.close_shift(shift_no=d["shift_no"], totals=totals, txn_id=op.txn_id,
+                                    opened_ms=d.get("opened_ms") or None, extra_totals=d.get("extra") or None,
+                                    shift_cashier_id=d.get("cashier_id") or None, closed_by=d["closed_by"])
         return r, {}
 
     # the ledger call(s) of each outbox row kind: one per core.kinds.TILL_KINDS (a test checks)
@@ -609,7 +613,7 @@ class Engine(QObject):
         sign = 1 if op.kind == "refund" else -1
 
         def read():
-            past = History(self.ledger).load(op.txn_id)
+            past = self.history.load(op.txn_id)
             if not past.has_entry:
                 return None
             pd = past.principal_delta_minor
@@ -631,6 +635,7 @@ class Engine(QObject):
         if self._unresolved.pop(op.txn_id, None) is None:
             return                     # already reported
         self._awaiting_retry.discard(op.txn_id)
+        self._op_grants.pop(op.txn_id, None)
         if self._stale.pop(op.txn_id, None) is not None:
             self.staleChanged.emit(self.stale_ops())
         self.pendingChanged.emit(len(self._unresolved))
@@ -683,7 +688,7 @@ class Engine(QObject):
 
         def read():
             try:
-                past = History(self.ledger).load(txn_id)
+                past = self.history.load(txn_id)
             except OperationNotFound:
                 return "not_found", op
             resolved = self.outbox.resolve(txn_id, past.status or "APPLIED", past.balance_after_minor,
@@ -734,8 +739,7 @@ class Engine(QObject):
     def lookup(self, account_id: str, on_done, on_error) -> Task:
         """Read an account for display (status, balance, available) on a worker: an
         AccountView to on_done, or the exception (AccountNotFound, ...) to on_error.
-        May answer from the read cache (at most `read_cache_max_age_s` old). The task
-        can be cancelled: its answer is then dropped."""
+        The task can be cancelled: its answer is then dropped."""
         return self.reads.run(lambda: self._view(account_id), on_done, on_error)
 
     def _view(self, account_id: str, card_no: str = "") -> AccountView:
@@ -789,8 +793,40 @@ class Engine(QObject):
         """The shop's top-up promotions (worker thread)."""
         return self.reads.run(self.ledger.promotions, on_done, on_error)
 
-    def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> Task:
-        return self.reads.run(lambda: self.registry.verify(cashier_id, pin), on_done, on_error)
+    @property
+    def history(self):
+        """Past operations by txn id and an account's recent ones (core.history's answers,
+        through the gateway)."""
+        return self.ledger.history
 
-    def approve(self, supervisor_id: str, pin: str, on_done, on_error) -> Task:
-        return self.reads.run(lambda: self.registry.approve(supervisor_id, pin), on_done, on_error)
+    def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> Task:
+        """Check the PIN on the gateway (worker thread): a SignIn to on_done ('ok' opens the
+        cashier's session there, which their operations then carry)."""
+        return self.reads.run(lambda: self.ledger.sign_in(cashier_id, pin), on_done, on_error)
+
+    def sign_out(self, cashier_id: str) -> None:
+        """End `cashier_id`'s session on the gateway (best effort: a session the gateway
+        cannot be told about expires there on its own)."""
+        if self._closed or not cashier_id:
+            return
+        if any(op.cashier_id == cashier_id for op in self._unresolved.values()):
+            # their pending operations are re-sent with this session (else an undecided one is
+            # refused); it expires on the gateway on its own
+            return
+        self.reads.run(lambda: self.ledger.sign_out(cashier_id), lambda _: None,
+                       lambda exc: log.info("sign-out of %s not sent (%s)", cashier_id, type(exc).__name__))
+
+    def approve(self, supervisor_id: str, pin: str, on_done, on_error, *, cashier_id: str | None = None) -> Task:
+        """A supervisor's PIN, checked by the gateway for one operation (worker thread):
+        (SignIn, Approval | None) to on_done. The grant is kept here until the next
+        operation submitted with `approved_by=supervisor_id` takes it."""
+        def ask():
+            signin, approval = self.ledger.approve(supervisor_id, pin, cashier_id=cashier_id)
+            return signin, approval
+
+        def answered(answer) -> None:
+            signin, approval = answer
+            if approval is not None:
+                self._grants[approval.supervisor_id] = approval.grant
+            on_done(answer)
+        return self.reads.run(ask, answered, on_error)

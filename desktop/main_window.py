@@ -216,6 +216,8 @@ class MainWindow(Retranslates, QMainWindow):
     # ---------------------------------------------------------------- session
 
     def show_sign_in(self) -> None:
+        if self.cashier is not None:
+            self.engine.sign_out(self.cashier.cashier_id)      # their session ends on the gateway
         self.cashier = None
         self.sale_page.stop()
         self.screen_lock.disarm()
@@ -403,7 +405,7 @@ class MainWindow(Retranslates, QMainWindow):
     def _open_settings_approved(self, supervisor_id: str) -> None:
         log.info("settings opened with the approval of %s", supervisor_id)
         self.settings_dialog = SettingsDialog(self.settings, self, in_use={
-            "terminal_id": self.engine.terminal_id, "redis_url": self.engine.redis_url})
+            "terminal_id": self.engine.terminal_id, "gateway_urls": self.engine.gateway_urls})
         self.settings_dialog.accepted.connect(lambda: self.set_language(self.settings.language))
         self.settings_dialog.accepted.connect(lambda: self.screen_lock.set_idle_s(self.settings.lock_idle_s))
         self.settings_dialog.open()

@@ -46,8 +46,10 @@ def check() -> str:
     i18n.install("zh_CN")
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
+    from desktop.settings import gateway_client
     with tempfile.TemporaryDirectory(prefix="cashier-self-test-") as tmp:
-        engine = Engine("redis://127.0.0.1:1/0", "SELFTEST", tmp)
+        # nothing is sent: the window is built on a client of a gateway that is not there
+        engine = Engine(gateway_client(["http://127.0.0.1:1"], "self-test"), "SELFTEST", tmp)
         window = MainWindow(engine)
         for name in ("accountInput", "amountInput", "chargeButton", "balanceLabel", "resultLabel",
                      "historyTable", "connectionStatus"):

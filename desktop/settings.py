@@ -1,17 +1,19 @@
-"""The terminal's settings (terminal id, central Redis URL, language, how long a
-hold lasts, after how long idle the till locks, how old a displayed balance may be)
-and where its local data lives,
-plus the settings dialog shown on first run.
+"""The terminal's settings (terminal id, the shop's ledger gateway URLs, this terminal's
+credential and the shop's CA certificate, language, how long a hold lasts, after how
+long idle the till locks) and where its local data lives, plus the settings dialog
+shown on first run.
 
 Settings are kept with QSettings (the platform's native store, or an INI file given
 with ``--config`` / ``CASHIER_TERMINAL_CONFIG``). Local data (the outbox, logs) go
 to the platform's user data directory from platformdirs, or to ``--data-dir`` /
-``CASHIER_TERMINAL_DATA_DIR``. The dialog saves a Redis URL only after a connection
-to it has succeeded, and tests it on a worker thread; a change of the language (or
-hold time) alone is saved without a test. Opened from the main window (after a
-supervisor's PIN) it shows the values the running terminal uses, which may come
-from the command line (``--redis-url``, ``--terminal-id``, as under the demo), not
-from the store. Numbers kept in the store are read strictly (whole numbers in
+``CASHIER_TERMINAL_DATA_DIR``. The till holds no Redis login: it talks to the gateway
+with the credential `cashierctl terminal enroll` printed (revocable). The dialog saves
+the gateway address and credential only after the gateway has answered with them
+(tested on a worker thread); a change of the language (or hold time) alone is saved
+without a test. Opened from the main window (after a supervisor's PIN) it shows the
+values the running terminal uses, which may come from the command line
+(``--gateway-url``, ``--terminal-id``, as under the demo), not from the store; the
+credential is never shown, only replaced. Numbers kept in the store are read strictly (whole numbers in
 range; anything else falls back to the default).
 """
 from __future__ import annotations
@@ -38,8 +40,6 @@ DATA_DIR_ENV = "CASHIER_TERMINAL_DATA_DIR"
 CONFIG_ENV = "CASHIER_TERMINAL_CONFIG"
 DEFAULT_HOLD_MINUTES = 30
 MAX_HOLD_MINUTES = 7 * 24 * 60           # the ledger's default retention; the engine caps it too
-DEFAULT_READ_CACHE_MAX_AGE_MS = 500      # display reads only (0 = off)
-MAX_READ_CACHE_MAX_AGE_MS = 1000
 DEFAULT_LARGE_AMOUNT_MINOR = 100_000     # ¥1,000
 DEFAULT_LOCK_IDLE_S = 5 * 60             # the till locks after 5 minutes without a key or a tap
 MAX_LOCK_IDLE_S = 24 * 60 * 60           # 0 = never
@@ -54,7 +54,8 @@ def data_dir(override: str | os.PathLike | None = None) -> Path:
 
 
 class TerminalSettings:
-    """terminal_id, redis_url and language, persisted with QSettings."""
+    """terminal_id, the gateway's URLs, the terminal's credential, the CA file and the
+    language, persisted with QSettings."""
 
     def __init__(self, config_path: str | os.PathLike | None = None):
         path = config_path or os.environ.get(CONFIG_ENV)
@@ -69,8 +70,20 @@ class TerminalSettings:
         return self._get("terminal/id")
 
     @property
-    def redis_url(self) -> str:
-        return self._get("terminal/redis_url")
+    def gateway_urls(self) -> list[str]:
+        """The shop's ledger gateways, in the order to try them (comma-separated in the store)."""
+        return split_urls(self._get("terminal/gateway_urls"))
+
+    @property
+    def token(self) -> str:
+        """This terminal's credential (`cashierctl terminal enroll`)."""
+        return self._get("terminal/token")
+
+    @property
+    def ca_file(self) -> str:
+        """The shop's CA certificate (PEM) the gateways' TLS certificates are checked with
+        ('': the system's trusted CAs)."""
+        return self._get("terminal/ca_file")
 
     @property
     def language(self) -> str:
@@ -106,13 +119,6 @@ class TerminalSettings:
         return self._get_int("holds/minutes", DEFAULT_HOLD_MINUTES, 1, MAX_HOLD_MINUTES)
 
     @property
-    def read_cache_max_age_ms(self) -> int:
-        """How old a *displayed* balance may be (INI key display/read_cache_max_age_ms,
-        0 .. 1000 ms). Decisions never use it."""
-        return self._get_int("display/read_cache_max_age_ms", DEFAULT_READ_CACHE_MAX_AGE_MS,
-                             0, MAX_READ_CACHE_MAX_AGE_MS)
-
-    @property
     def lock_idle_s(self) -> int:
         """After how many seconds without a key press or a tap the till locks (INI key
         lock/idle_s, 0 = never, at most a day; default 5 minutes). The settings dialog
@@ -121,15 +127,19 @@ class TerminalSettings:
 
     @property
     def complete(self) -> bool:
-        return bool(self.terminal_id and self.redis_url)
+        return bool(self.terminal_id and self.gateway_urls and self.token)
 
-    def save(self, terminal_id: str | None = None, redis_url: str | None = None,
+    def save(self, terminal_id: str | None = None, gateway_urls: list[str] | None = None,
              language: str | None = None, hold_minutes: int | None = None,
-             lock_idle_s: int | None = None) -> None:
+             lock_idle_s: int | None = None, *, token: str | None = None, ca_file: str | None = None) -> None:
         if terminal_id is not None:
             self.q.setValue("terminal/id", terminal_id)
-        if redis_url is not None:
-            self.q.setValue("terminal/redis_url", redis_url)
+        if gateway_urls is not None:
+            self.q.setValue("terminal/gateway_urls", ",".join(gateway_urls))
+        if token is not None:
+            self.q.setValue("terminal/token", token)
+        if ca_file is not None:
+            self.q.setValue("terminal/ca_file", ca_file)
         if language is not None:
             self.q.setValue("ui/language", language)
         if hold_minutes is not None:
@@ -141,21 +151,51 @@ class TerminalSettings:
         self.q.sync()
 
 
-def probe_redis(url: str) -> str:
-    """Worker thread: connect to `url` and check it holds a ledger. Returns 'ok',
-    'no_ledger', or raises (the dialog shows why)."""
-    from core.connection import connect
-    from core.keys import META_KEY
-    client = connect(url, socket_timeout_s=3.0, connect_timeout_s=3.0)
+def split_urls(text: str) -> list[str]:
+    """Gateway URLs as typed or stored: separated by commas or spaces, empty parts dropped."""
+    return [u for u in text.replace(",", " ").split() if u]
+
+
+def check_gateway_urls(urls: list[str]) -> list[str]:
+    """The URLs if each is a gateway address (https://host:port, or http:// on this PC);
+    InvalidRequest('gateway_urls', why) otherwise."""
+    if not urls:
+        raise InvalidRequest("gateway_urls", "must not be empty")
+    for url in urls:
+        scheme, _, rest = url.partition("://")
+        host = rest.split("/")[0].rpartition("@")[2].rsplit(":", 1)[0].strip("[]")
+        if scheme == "https" and host:
+            continue
+        if scheme == "http" and host in ("127.0.0.1", "localhost", "::1"):
+            continue
+        raise InvalidRequest("gateway_urls", "each address starts with https:// (http:// only on this PC)")
+    return urls
+
+
+def gateway_client(urls: list[str], token: str, ca_file: str = "", **options):
+    """The till's ledger: a `gateway.client.GatewayLedger` on these gateways with this
+    terminal's credential, checking TLS with the shop's CA when one is set."""
+    from gateway.client import GatewayLedger
+    return GatewayLedger(urls, token, verify=ca_file or True, **options)
+
+
+def probe_gateway(urls: list[str], token: str, ca_file: str = "") -> str:
+    """Worker thread: ask the gateways with this credential whether they answer and the
+    ledger behind them holds a ledger. Returns 'ok', 'no_ledger', or raises (the dialog
+    shows why: unreachable, credential refused, wrong address)."""
+    from core import LedgerNotInitialized
+    ledger = gateway_client(check_gateway_urls(urls), token, ca_file, timeout_s=3.0)
     try:
-        client.ping()
-        return "ok" if client.exists(META_KEY) else "no_ledger"
+        ledger.ping()
+        return "ok"
+    except LedgerNotInitialized:
+        return "no_ledger"
     finally:
-        client.close()
+        ledger.close()
 
 
 class SettingsDialog(Retranslates, QDialog):
-    """Terminal id, Redis URL (tested before saving) and language."""
+    """Terminal id, gateway address and credential (tested before saving), language."""
 
     def __init__(self, settings: TerminalSettings, parent=None, *, first_run: bool = False,
                  in_use: dict | None = None):
@@ -164,15 +204,19 @@ class SettingsDialog(Retranslates, QDialog):
         self.settings = settings
         self.first_run = first_run
         self._worker = Background(1, "settings")
-        self._tested_url: str | None = None
+        self._tested: tuple | None = None       # (urls, token, CA file) the gateway answered with
         # what the running terminal uses (may differ from the store: command-line options)
         in_use = in_use or {}
         self._terminal_in_use = in_use.get("terminal_id") or settings.terminal_id
-        self._url_in_use = in_use.get("redis_url") or settings.redis_url
+        self._url_in_use = ", ".join(in_use.get("gateway_urls") or settings.gateway_urls)
 
         self.terminal_input = QLineEdit(self._terminal_in_use, objectName="terminalIdInput")
         self.terminal_input.setMaxLength(20)
-        self.url_input = QLineEdit(self._url_in_use or "redis://127.0.0.1:6379/0", objectName="redisUrlInput")
+        self.url_input = QLineEdit(self._url_in_use or "https://", objectName="gatewayUrlInput")
+        # the credential is never shown: empty keeps the stored one; typing replaces it
+        self.token_input = QLineEdit(objectName="terminalTokenInput")
+        self.token_input.setEchoMode(QLineEdit.EchoMode.Password)
+        self.ca_input = QLineEdit(settings.ca_file, objectName="caFileInput")
         self.language_box = QComboBox(objectName="languageBox")
         self.hold_minutes_input = QSpinBox(objectName="holdMinutesInput")
         self.hold_minutes_input.setRange(1, MAX_HOLD_MINUTES)
@@ -197,14 +241,17 @@ class SettingsDialog(Retranslates, QDialog):
             b.setDefault(False)
         self.save_button.setAutoDefault(True)
         self.save_button.setDefault(True)
-        self.url_input.textChanged.connect(self._url_changed)
-        self.terminal_input.textChanged.connect(self._url_changed)
+        for field in (self.url_input, self.terminal_input, self.token_input, self.ca_input):
+            field.textChanged.connect(self._url_changed)
 
         self.form = QFormLayout()
         self.terminal_label, self.url_label, self.language_label = QLabel(), QLabel(), QLabel()
+        self.token_label, self.ca_label = QLabel(), QLabel()
         self.hold_minutes_label, self.lock_minutes_label = QLabel(), QLabel()
         self.form.addRow(self.terminal_label, self.terminal_input)
         self.form.addRow(self.url_label, self.url_input)
+        self.form.addRow(self.token_label, self.token_input)
+        self.form.addRow(self.ca_label, self.ca_input)
         self.form.addRow(self.language_label, self.language_box)
         self.form.addRow(self.hold_minutes_label, self.hold_minutes_input)
         self.form.addRow(self.lock_minutes_label, self.lock_minutes_input)
@@ -228,10 +275,14 @@ class SettingsDialog(Retranslates, QDialog):
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Terminal settings"))
-        self.intro.setText(self.tr("This terminal needs a name and the address of the central server. "
-                                   "The address is tested before it is saved."))
+        self.intro.setText(self.tr("This terminal needs a name, the address of the shop's ledger gateway and "
+                               "the credential `cashierctl terminal enroll` printed for it. They are "
+                               "tested before they are saved."))
         self.terminal_label.setText(self.tr("Terminal id"))
-        self.url_label.setText(self.tr("Central Redis URL"))
+        self.url_label.setText(self.tr("Ledger gateway address(es)"))
+        self.token_label.setText(self.tr("Terminal credential"))
+        self.token_input.setPlaceholderText(self.tr("(unchanged)") if self.settings.token else "")
+        self.ca_label.setText(self.tr("Shop CA certificate (file)"))
         self.language_label.setText(self.tr("Language"))
         self.hold_minutes_label.setText(self.tr("A hold lasts (minutes)"))
         self.lock_minutes_label.setText(self.tr("Lock when idle (minutes, 0 = never)"))
@@ -246,31 +297,50 @@ class SettingsDialog(Retranslates, QDialog):
         self.language_box.addItem("简体中文", "zh_CN")
         self.language_box.setCurrentIndex(max(index, 0))
 
+    def _connection(self) -> tuple[tuple[str, ...], str, str]:
+        """(gateway URLs, credential, CA file) as the form says (an empty credential field:
+        the stored one)."""
+        return (tuple(split_urls(self.url_input.text())), self.token_input.text().strip() or self.settings.token,
+                self.ca_input.text().strip())
+
     def _needs_test(self) -> bool:
-        """Only a new server address (or terminal id) must be tested; the language, the
-        hold time or the idle lock alone are saved as they are."""
-        return (self.first_run or not self._url_in_use or self.url_input.text().strip() != self._url_in_use
+        """Only a new gateway address, credential, CA or terminal id must be tested; the
+        language, the hold time or the idle lock alone are saved as they are."""
+        return (self.first_run or not self._url_in_use or ", ".join(split_urls(self.url_input.text())) != self._url_in_use
+                or bool(self.token_input.text().strip()) or self.ca_input.text().strip() != self.settings.ca_file
                 or self.terminal_input.text().strip() != self._terminal_in_use)
 
     def _url_changed(self) -> None:
-        self.save_button.setEnabled(not self._needs_test() or self._tested_url == self.url_input.text().strip())
+        self.save_button.setEnabled(not self._needs_test() or self._tested == self._connection())
 
     def test_connection(self) -> None:
-        url = self.url_input.text().strip()
-        if not url:
-            self.message.setText(self.tr("Central Redis URL: must not be empty"))
+        connection = self._connection()
+        urls, token, ca_file = connection
+        try:
+            check_gateway_urls(list(urls))
+        except InvalidRequest as exc:
+            self.message.setText(self.tr("Ledger gateway address: %1").replace("%1", self._url_words(exc.reason)))
+            return
+        if not token:
+            self.message.setText(self.tr("Terminal credential: must not be empty "
+                                         "(`cashierctl terminal enroll` prints it)"))
             return
         if self.test_button.hasFocus():
             # a disabled button passes the focus on (to Cancel): keep it in the form
             self.url_input.setFocus()
         self.test_button.setEnabled(False)
         self.message.setText(self.tr("Testing the connection…"))
-        self._worker.run(lambda: probe_redis(url), lambda answer: self._tested(url, answer),
-                         lambda exc: self._test_failed(exc))
+        self._worker.run(lambda: probe_gateway(list(urls), token, ca_file),
+                         lambda answer: self._tested_with(connection, answer), lambda exc: self._test_failed(exc))
 
-    def _tested(self, url: str, answer: str) -> None:
+    def _url_words(self, reason: str) -> str:
+        if reason == "must not be empty":
+            return self.tr("must not be empty")
+        return self.tr("each address starts with https:// (http:// only on this PC)")
+
+    def _tested_with(self, connection: tuple, answer: str) -> None:
         self.test_button.setEnabled(True)
-        self._tested_url = url
+        self._tested = connection
         if answer == "ok":
             self.message.setText(self.tr("Connected: the central server answers."))
         else:
@@ -281,12 +351,18 @@ class SettingsDialog(Retranslates, QDialog):
             self.save_button.setFocus()          # tested: Enter saves
 
     def _test_failed(self, exc: Exception) -> None:
+        from gateway.wire import GatewayUnauthorized
         self.test_button.setEnabled(True)
-        self._tested_url = None
+        self._tested = None
         self._url_changed()
-        if isinstance(exc, InvalidRequest):
-            self.message.setText(self.tr("Central Redis URL: must start with redis://, rediss:// "
-                                         "or redis+cluster://"))
+        if isinstance(exc, GatewayUnauthorized):
+            self.message.setText(self.tr("The gateway refused this credential (unknown or revoked): "
+                                         "enrol the terminal again with `cashierctl terminal enroll`."))
+        elif isinstance(exc, InvalidRequest):
+            self.message.setText(self.tr("Ledger gateway address: %1").replace("%1", self._url_words(exc.reason)))
+        elif isinstance(exc, OSError):       # e.g. the CA file cannot be read
+            self.message.setText(self.tr("Shop CA certificate: cannot be read (%1)").replace(
+                "%1", exc.strerror or type(exc).__name__))
         else:
             self.message.setText(self.tr("Could not connect: %1").replace("%1", type(exc).__name__))
 
@@ -297,13 +373,15 @@ class SettingsDialog(Retranslates, QDialog):
         except InvalidRequest as exc:
             self.message.setText(id_error_words(self.tr("Terminal id"), exc.reason))
             return
-        url = self.url_input.text().strip()
+        connection = self._connection()
         if self._needs_test():
-            if url != self._tested_url:
+            if connection != self._tested:
                 self.message.setText(self.tr("Test the connection before saving."))
                 return
-            self.settings.save(terminal_id, url, self.language_box.currentData(), self.hold_minutes_input.value(),
-                               lock_idle_s=self._lock_idle_s())
+            urls, token, ca_file = connection
+            self.settings.save(terminal_id, list(urls), self.language_box.currentData(),
+                               self.hold_minutes_input.value(), lock_idle_s=self._lock_idle_s(), token=token,
+                               ca_file=ca_file)
         else:      # nothing about the connection changed: leave what the store holds
             self.settings.save(language=self.language_box.currentData(),
                                hold_minutes=self.hold_minutes_input.value(), lock_idle_s=self._lock_idle_s())

@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 import httpx
 
-from core.errors import InvalidRequest, LedgerUnavailable
+from core.errors import InvalidRequest, LedgerUnavailable, OperationNotFound
 from core.result import Result
 
 from . import wire
@@ -77,6 +77,11 @@ class GatewayLedger:
             headers={"Authorization": f"Bearer {token}", VERSION_HEADER: CLIENT_VERSION,
                      "User-Agent": CLIENT_VERSION})
         self.url_for_logs = self.urls[0]
+        self._token = token
+
+    def secrets(self) -> list[str]:
+        """What must never be logged or stored by a till: its credential and its sessions."""
+        return [t for t in (self._token, self.session, *self.sessions.values()) if t]
 
     def close(self) -> None:
         self._http.close()
@@ -325,6 +330,36 @@ class GatewayLedger:
 
     def promotions(self) -> list[Promotion]:
         return [wire.decode_promotion(p) for p in self._request("GET", "/promotions")[1]["promotions"]]
+
+    @property
+    def history(self) -> "GatewayHistory":
+        """What `core.history.History(ledger)` answers a till, through the gateway."""
+        return GatewayHistory(self)
+
+
+class GatewayHistory:
+    """`core.history.History`'s reads a till uses (`load`, `recent`, `retention_s`), over
+    the gateway: the same answers and exceptions (OperationNotFound when Redis no longer
+    holds a txn id)."""
+
+    def __init__(self, ledger: GatewayLedger):
+        self.ledger = ledger
+
+    @property
+    def retention_s(self) -> int:
+        return self.ledger.retention_s
+
+    def load(self, txn_id: str) -> wire.PastOperation:
+        try:
+            return self.ledger.load_operation(txn_id)
+        except wire.GatewayRefused as exc:
+            if exc.code != "operation_not_found":
+                raise
+            known = self.ledger.known_retention_s()
+            raise OperationNotFound(txn_id, known if known is not None else 0) from None
+
+    def recent(self, account_id: str, *, count: int = 20) -> list[wire.PastOperation]:
+        return self.ledger.recent(account_id, count=count)
 
 
 class Approval:

@@ -17,7 +17,7 @@ from PySide6.QtCore import QLocale, Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QVBoxLayout
 
 from core import InvalidRequest, LedgerError
-from core.history import History, OperationNotFound, PastOperation, RefundCheck
+from core.history import OperationNotFound, PastOperation, RefundCheck
 from core.kinds import MONEY_KINDS
 from core.members import check_phone
 from core.validation import check_id
@@ -61,7 +61,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
         self.sale = sale_page
         self.engine = sale_page.engine
         self.receipts = receipts                  # a ReceiptService, for reprints (optional)
-        self.history = History(self.engine.ledger)
+        self.history = self.engine.history          # through the gateway
         self.refund_window_s = refund_window_s
         self.loaded: PastOperation | None = None
         self.recent: list[PastOperation] = []

@@ -20,7 +20,6 @@ from typing import Callable
 from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 
-from core.history import History
 
 # The terminal's txn ids (desktop.engine.new_txn_id: '<terminal>-<kind letter>-<32 hex>')
 # are recognised by the sale screen, which hands them here (SalePage.receiptRequested).
@@ -77,7 +76,7 @@ def install(window, settings=None) -> ReceiptsHook:
     q = getattr(settings, "q", None)
     engine, page = window.engine, window.sale_page
     service = ReceiptService(engine.terminal_id, settings=q, ui_language=_ui_language,
-                             history=History(engine.ledger), parent=window)
+                             history=engine.history, parent=window)
 
     def selected_receipt():
         op = page.selected_op()

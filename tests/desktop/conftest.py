@@ -1,6 +1,12 @@
 """Fixtures for the terminal's tests: real Redis (db 3 via `redis_url`), a cashier
 registry with a cashier and a supervisor, and a factory for terminals (engine +
-main window, offscreen) whose worker threads are all waited for at teardown."""
+main window, offscreen) whose worker threads are all waited for at teardown.
+
+Tills hold no Redis login: `make_terminal(redis_url)` starts a real ledger gateway
+(tests/support/gateway.py, in a thread of this process) in front of that Redis URL
+(a proxy's or a Sentinel URL included), enrols the terminal there and gives the engine
+a `GatewayLedger` with that credential, as in a shop. `till_ledger(redis_url, 'T1')`
+does the same for a test that builds its own Engine."""
 from __future__ import annotations
 
 import os
@@ -16,7 +22,8 @@ from core.connection import connect  # noqa: E402
 
 CASHIER, CASHIER_PIN = "c1", "1234"
 SUPERVISOR, SUPERVISOR_PIN = "sup", "9876"
-FAST = dict(call_deadline_s=1.0, socket_timeout_s=0.5, ping_interval_ms=200, retry_interval_ms=250)
+FAST = dict(ping_interval_ms=200, retry_interval_ms=250)
+TILL_TIMEOUT_S = 2.0       # the till's HTTP timeout: above the gateway's own Redis deadline (1 s)
 
 
 @pytest.fixture
@@ -30,15 +37,34 @@ def registry(redis_url):
 
 
 @pytest.fixture
-def make_terminal(qtbot, tmp_path):
-    """make_terminal(url, name='T1', data_dir=None, settings=None) -> MainWindow (engine started)."""
+def gateways():
+    """The ledger gateways of this test, one per Redis URL (tests/support/gateway.py)."""
+    from tests.support.gateway import Gateways
+    made = Gateways()
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def till_ledger(gateways):
+    """till_ledger(redis_url, terminal_id='T1') -> GatewayLedger with that terminal's credential."""
+    def make(url, terminal_id="T1", timeout_s=TILL_TIMEOUT_S):
+        return gateways.till_ledger(url, terminal_id, timeout_s=timeout_s)
+    return make
+
+
+@pytest.fixture
+def make_terminal(qtbot, tmp_path, till_ledger):
+    """make_terminal(url, name='T1', data_dir=None, settings=None) -> MainWindow (engine started),
+    its engine talking to a gateway in front of `url`."""
     from desktop import i18n
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
     made = []
 
     def make(url, terminal_id="T1", data_dir=None, settings=None, **options):
-        engine = Engine(url, terminal_id, data_dir or tmp_path / f"data-{terminal_id}", **{**FAST, **options})
+        engine = Engine(till_ledger(url, terminal_id), terminal_id, data_dir or tmp_path / f"data-{terminal_id}",
+                        **{**FAST, **options})
         window = MainWindow(engine, settings)
         qtbot.addWidget(window)
         window.show()

@@ -1,0 +1,98 @@
+"""A real ledger gateway (gateway/app.py under uvicorn) in a thread of the test process,
+on a free loopback port in front of a given Redis URL, for the till's tests: every till
+test reaches the ledger the way a till in a shop does (HTTP, its terminal's credential,
+cashier sessions, supervisor grants), never Redis itself.
+
+    gw = InProcessGateway(redis_url).start()
+    ledger = gw.till_ledger("T1")          # a GatewayLedger with T1's credential
+    ...
+    gw.stop()
+
+The gateway's own Redis calls get the short deadlines of the till's fast tests
+(`call_deadline_s`, `socket_timeout_s`), below the till client's timeout, so a Redis
+outage is answered "ledger unavailable" (HTTP 503) rather than by silence.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import uvicorn
+
+from core import Ledger, RetryPolicy
+from gateway.app import Gateway, GatewaySettings, create_app
+from gateway.client import GatewayLedger
+from gateway.terminals import TerminalRegistry
+from tests.support.servers import free_port
+
+
+class InProcessGateway:
+    """One gateway on 127.0.0.1:<free port> for `redis_url`; `till_ledger(terminal_id)`
+    enrols the terminal once (a second call reuses its credential) and returns a client."""
+
+    def __init__(self, redis_url: str, *, call_deadline_s: float = 1.0, socket_timeout_s: float = 0.5,
+                 approval_above_minor: int = 0):
+        self.redis_url = redis_url
+        self.ledger = Ledger.from_url(redis_url, auto_init=False, socket_timeout_s=socket_timeout_s,
+                                      retry=RetryPolicy(deadline_s=call_deadline_s))
+        self.gateway = Gateway(self.ledger, GatewaySettings(approval_above_minor=approval_above_minor))
+        self.port = free_port()
+        self.tokens: dict[str, str] = {}
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "InProcessGateway":
+        config = uvicorn.Config(create_app(self.gateway), host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off", access_log=False, ws="none", timeout_keep_alive=30)
+        self._server = uvicorn.Server(config)
+        # uvicorn installs no signal handlers outside the main thread
+        self._thread = threading.Thread(target=self._server.run, name=f"gateway-{self.port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the in-process gateway on port {self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def enroll(self, terminal_id: str) -> str:
+        """The terminal's credential (enrolled on first use; the same token afterwards)."""
+        if terminal_id not in self.tokens:
+            self.tokens[terminal_id] = TerminalRegistry(self.ledger.client).enroll(terminal_id)
+        return self.tokens[terminal_id]
+
+    def till_ledger(self, terminal_id: str = "T1", *, timeout_s: float = 2.0) -> GatewayLedger:
+        return GatewayLedger([self.url], self.enroll(terminal_id), timeout_s=timeout_s)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(15)
+        self.ledger.close()
+
+
+class Gateways:
+    """The gateways of one test, one per Redis URL (a till restarted in the same test
+    finds the same gateway and its terminal's credential)."""
+
+    def __init__(self, **options):
+        self.options = options
+        self.by_url: dict[str, InProcessGateway] = {}
+
+    def for_url(self, redis_url: str) -> InProcessGateway:
+        if redis_url not in self.by_url:
+            self.by_url[redis_url] = InProcessGateway(redis_url, **self.options).start()
+        return self.by_url[redis_url]
+
+    def till_ledger(self, redis_url: str, terminal_id: str = "T1", **options) -> GatewayLedger:
+        return self.for_url(redis_url).till_ledger(terminal_id, **options)
+
+    def stop(self) -> None:
+        for gw in self.by_url.values():
+            gw.stop()
+        self.by_url.clear()
