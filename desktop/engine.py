@@ -65,7 +65,7 @@ from core.capacity import MEMORY_NOTICE_SHARE
 from core.records import MemberMatch
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, shift_txn_id
 from core.validation import DEFAULT_RETENTION_S, RESEND_MARGIN_S, check_id
-from gateway.wire import GatewayUnauthorized
+from gateway.wire import GatewayRefused, GatewayUnauthorized
 
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
@@ -85,6 +85,11 @@ APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close"})
 # re-exported: the share of maxmemory above which the supervisor notice shows
 MEMORY_NOTICE = MEMORY_NOTICE_SHARE
 STALE = "stale"          # a pending row too old to re-send (see the module docstring)
+# a pending row the gateway would not take without its cashier's session (a row of an earlier
+# run, or a session that ended): it waits, unresolved, until that cashier signs in again, then
+# is re-sent with their session. Never resolved as refused: it may still be undecided.
+AWAITING_CASHIER = "awaiting_cashier"
+SESSION_REFUSALS = frozenset({"session_required", "session_invalid"})
 
 # from core.kinds (still importable from here): one letter per kind in txn ids
 # ('<terminal>-<letter>-<32 hex>'); the kinds whose bucket split the script decides
@@ -210,6 +215,7 @@ class Engine(QObject):
         # given to an operation; txn id -> the grant its sends carry
         self._grants: dict[str, str] = {}
         self._op_grants: dict[str, str] = {}
+        self._awaiting_cashier: dict[str, str] = {}    # txn id -> the cashier whose session it waits for
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
         self.ops = Background(1, "operations")     # money operations, strictly in order
         self.reads = Background(2, "reads")        # lookups, PIN checks, pings
@@ -471,6 +477,16 @@ class Engine(QObject):
         recovered = op.txn_id in self._from_earlier_run
         try:
             result, extra = self._call_ledger(op)
+        except GatewayRefused as exc:
+            if exc.code not in SESSION_REFUSALS:
+                return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
+                                                       error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
+            # not decided yet and not sendable without its cashier's session: it waits for them
+            if exc.code == "session_invalid":
+                self.ledger.forget_session(op.cashier_id)
+            log.warning("txn %s: waits for cashier %s to sign in again (%s)", op.txn_id, op.cashier_id, exc.code)
+            self.outbox.note_attempt(op.txn_id, f"{exc.code}: waits for cashier {op.cashier_id} to sign in")
+            return AWAITING_CASHIER, self.outbox.get(op.txn_id) or op, (ONLINE, "")
         except InvalidRequest as exc:     # refused before the ledger decided: nothing changed
             return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
                                                    error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
@@ -598,6 +614,12 @@ class Engine(QObject):
             self._set_state(state, detail)
         if outcome == STALE:
             self._mark_stale([op])
+        elif outcome == AWAITING_CASHIER:
+            self._unresolved[op.txn_id] = op
+            self._awaiting_retry.discard(op.txn_id)
+            self._awaiting_cashier[op.txn_id] = op.cashier_id
+            if op.txn_id not in self._from_earlier_run:   # an earlier run's row is reported once resolved
+                self.opUncertain.emit(op)
         elif outcome == "resolved":
             self._resolved(op)
         else:
@@ -636,6 +658,7 @@ class Engine(QObject):
             return                     # already reported
         self._awaiting_retry.discard(op.txn_id)
         self._op_grants.pop(op.txn_id, None)
+        self._awaiting_cashier.pop(op.txn_id, None)
         if self._stale.pop(op.txn_id, None) is not None:
             self.staleChanged.emit(self.stale_ops())
         self.pendingChanged.emit(len(self._unresolved))
@@ -802,7 +825,21 @@ class Engine(QObject):
     def sign_in(self, cashier_id: str, pin: str, on_done, on_error) -> Task:
         """Check the PIN on the gateway (worker thread): a SignIn to on_done ('ok' opens the
         cashier's session there, which their operations then carry)."""
-        return self.reads.run(lambda: self.ledger.sign_in(cashier_id, pin), on_done, on_error)
+        def answered(signin) -> None:
+            if signin.ok:
+                self._cashier_back(cashier_id)
+            on_done(signin)
+        return self.reads.run(lambda: self.ledger.sign_in(cashier_id, pin), answered, on_error)
+
+    def _cashier_back(self, cashier_id: str) -> None:
+        """`cashier_id` has a session again: their rows that waited for it are re-sent."""
+        waiting = [t for t, c in self._awaiting_cashier.items() if c == cashier_id]
+        for txn_id in waiting:
+            del self._awaiting_cashier[txn_id]
+            if txn_id in self._unresolved:
+                self._awaiting_retry.add(txn_id)
+        if waiting and not self._closed:
+            self._retry_pending()
 
     def sign_out(self, cashier_id: str) -> None:
         """End `cashier_id`'s session on the gateway (best effort: a session the gateway

@@ -213,6 +213,8 @@ def signin_words(outcome: str, *, attempts_left: int = 0, locked_s: int = 0) -> 
         return QCoreApplication.translate("Texts", "This cashier is disabled: ask the back office.")
     if outcome == "not_supervisor":
         return QCoreApplication.translate("Texts", "This cashier is not a supervisor.")
+    if outcome == "self_approval":
+        return QCoreApplication.translate("Texts", "No one approves their own operation: ask another supervisor.")
     if outcome == "offline":
         return QCoreApplication.translate("Texts", "Cannot reach the central server: check the network and try again.")
     return QCoreApplication.translate("Texts", "Sign-in failed.")

@@ -242,7 +242,7 @@ class TillDialog(Retranslates, QDialog):
             if approval is None:
                 self.fail(signin_words(signin.outcome, attempts_left=signin.attempts_left,
                                        locked_s=signin.locked_s),
-                          supervisor_input if signin.outcome == "not_supervisor" else pin_input)
+                          supervisor_input if signin.outcome in ("not_supervisor", "self_approval") else pin_input)
                 return
             on_approved(approval.use())          # one approval, one action
 

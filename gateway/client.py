@@ -153,6 +153,12 @@ class GatewayLedger:
         self.sessions[cashier.cashier_id] = self.session
         return SignIn("ok", cashier, session=self.session)
 
+    def forget_session(self, cashier_id: str) -> None:
+        """Drop the session this client holds for `cashier_id` (the gateway said it ended)."""
+        token = self.sessions.pop(cashier_id, "")
+        if token and token == self.session:
+            self.session = ""
+
     def sign_out(self, cashier_id: str | None = None) -> None:
         """End the session of `cashier_id` (default: the last one opened) on the gateway."""
         token = self.sessions.pop(cashier_id, "") if cashier_id else self.session

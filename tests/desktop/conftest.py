@@ -22,6 +22,7 @@ from core.connection import connect  # noqa: E402
 
 CASHIER, CASHIER_PIN = "c1", "1234"
 SUPERVISOR, SUPERVISOR_PIN = "sup", "9876"
+SUPERVISOR2, SUPERVISOR2_PIN = "sup2", "8765"    # approves what the first supervisor does (no self-approval)
 FAST = dict(ping_interval_ms=200, retry_interval_ms=250)
 TILL_TIMEOUT_S = 2.0       # the till's HTTP timeout: above the gateway's own Redis deadline (1 s)
 
@@ -32,6 +33,7 @@ def registry(redis_url):
     reg = CashierRegistry(client)
     reg.add(CASHIER, "Li Na", CASHIER_PIN)
     reg.add(SUPERVISOR, "Wang Wei", SUPERVISOR_PIN, supervisor=True, can_top_up=True)
+    reg.add(SUPERVISOR2, "Chen Jing", SUPERVISOR2_PIN, supervisor=True, can_top_up=True)
     yield reg
     client.close()
 
@@ -91,6 +93,23 @@ def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN):
     qtbot.mouseClick(page.sign_in_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.stack.currentWidget() is window.sale_page, timeout=5000)
     qtbot.waitUntil(lambda: window.engine.state == "online", timeout=5000)
+
+
+def unreachable_ledger(terminal_id: str = "T1"):
+    """A till's ledger client of a gateway that is not there (nothing listens on port 1)."""
+    from gateway.client import GatewayLedger
+    return GatewayLedger(["http://127.0.0.1:1"], f"{terminal_id}.not-enrolled", timeout_s=0.5)
+
+
+def approve(qtbot, window, supervisor=SUPERVISOR, pin=SUPERVISOR_PIN) -> None:
+    """A supervisor's approval checked by the gateway for the signed-in cashier's next
+    operation (what the supervisor dialog does): the grant waits in the engine for the
+    operation submitted with approved_by=supervisor."""
+    answers = []
+    window.engine.approve(supervisor, pin, answers.append, answers.append)
+    qtbot.waitUntil(lambda: bool(answers), timeout=5000)
+    signin, approval = answers[0]
+    assert approval is not None, signin
 
 
 def open_account(ledger: Ledger, account_id: str, initial_minor: int):

@@ -3,7 +3,9 @@ crash test: signs in, makes one answered sale (K-0, ¥0.01), waits for the test'
 "PENDING <txn id>" once the charge (or, with KIND=hold, the hold) is being checked,
 and then runs until killed.
 
-    python -m tests.desktop.crash_helper REDIS_URL DATA_DIR ACCOUNT AMOUNT [KIND]
+    python -m tests.desktop.crash_helper GATEWAY_URL DATA_DIR ACCOUNT AMOUNT [KIND]
+
+The terminal's credential comes in the environment (CASHIER_TERMINAL_TOKEN), as a till's would.
 """
 from __future__ import annotations
 
@@ -22,10 +24,14 @@ def main() -> None:
     from desktop.main_window import MainWindow
     from tests.desktop.conftest import CASHIER, CASHIER_PIN, FAST
 
+    from gateway.client import GatewayLedger
+    from tests.desktop.conftest import TILL_TIMEOUT_S
+
     url, data_dir, account, amount = sys.argv[1:5]
     kind = sys.argv[5] if len(sys.argv) > 5 else "deduct"
     app = QApplication([])
-    engine = Engine(url, "T9", Path(data_dir), **FAST)
+    ledger = GatewayLedger([url], os.environ["CASHIER_TERMINAL_TOKEN"], timeout_s=TILL_TIMEOUT_S)
+    engine = Engine(ledger, "T9", Path(data_dir), **FAST)
     window = MainWindow(engine)
     window.show()
     engine.start()

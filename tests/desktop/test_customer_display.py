@@ -11,7 +11,7 @@ from .conftest import FAST, open_account, sign_in
 
 
 @pytest.fixture
-def terminal_with_display(qtbot, tmp_path, redis_url, ledger, registry):
+def terminal_with_display(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
     from desktop.settings import TerminalSettings
@@ -19,7 +19,7 @@ def terminal_with_display(qtbot, tmp_path, redis_url, ledger, registry):
     ini = tmp_path / "terminal.ini"
     ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\ngeometry=0,0,800,480\n"
                    "[shop]\nname=星光便利店\n", encoding="utf-8")
-    engine = Engine(redis_url, "T1", tmp_path / "data", **FAST)
+    engine = Engine(till_ledger(redis_url), "T1", tmp_path / "data", **FAST)
     window = MainWindow(engine, TerminalSettings(ini))
     qtbot.addWidget(window)
     window.show()

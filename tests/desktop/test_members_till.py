@@ -230,8 +230,8 @@ def test_card_replacement_keeps_the_balance_and_refuses_the_old_card(qtbot, term
     assert dialog.old_input.text() == "C-701"               # the card it was found by
     dialog.new_input.setText("C-702")
     qtbot.mouseClick(dialog.reason_buttons["damaged"], Qt.MouseButton.LeftButton)
-    approve(qtbot, dialog, CASHIER, "1234")                  # not a supervisor
-    qtbot.waitUntil(lambda: "not a supervisor" in dialog.message.text(), timeout=5000)
+    approve(qtbot, dialog, CASHIER, "1234")                  # the signed-in cashier: never their own approver
+    qtbot.waitUntil(lambda: "approves their own operation" in dialog.message.text(), timeout=5000)
     assert ledger.resolve_card("C-701").active
     approve(qtbot, dialog)
     text = outcome(qtbot, terminal)

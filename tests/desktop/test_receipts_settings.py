@@ -19,13 +19,13 @@ def approve_as_supervisor(qtbot, window) -> None:
 
 
 @pytest.fixture
-def window_with_ini(qtbot, tmp_path, redis_url, ledger, registry):
+def window_with_ini(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
     from desktop.settings import TerminalSettings
     ledger.init()
     ini = tmp_path / "terminal.ini"
-    engine = Engine(redis_url, "T1", tmp_path / "data", **FAST)
+    engine = Engine(till_ledger(redis_url), "T1", tmp_path / "data", **FAST)
     window = MainWindow(engine, TerminalSettings(ini))
     qtbot.addWidget(window)
     window.show()

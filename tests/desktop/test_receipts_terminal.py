@@ -14,7 +14,7 @@ from escpos.constants import CD_KICK_2
 
 from desktop.receipts.config import PrinterConfig
 
-from .conftest import SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
+from .conftest import SUPERVISOR, SUPERVISOR_PIN, SUPERVISOR2, SUPERVISOR2_PIN, approve, open_account, sign_in
 
 
 def charge(qtbot, window, account: str, amount: str) -> str:
@@ -71,7 +71,8 @@ def test_every_applied_operation_prints_and_declines_do_not(qtbot, terminal, led
     terminal.sale_page.start_operation("credit", "Q-1", 1000)
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 2, timeout=10_000)
     assert device.read_bytes().endswith(CD_KICK_2)            # the cash drawer opens after a cash top-up
-    terminal.sale_page.start_operation("refund", "Q-1", 500, original_txn_id=sale, approved_by=SUPERVISOR)
+    approve(qtbot, terminal, SUPERVISOR2, SUPERVISOR2_PIN)     # a supervisor never approves their own refund
+    terminal.sale_page.start_operation("refund", "Q-1", 500, original_txn_id=sale, approved_by=SUPERVISOR2)
     qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 3, timeout=10_000)
     assert [r.kind for r in terminal.receipts.sent] == ["deduct", "credit", "refund"]
     assert [r.balance_after_minor for r in terminal.receipts.sent] == [3000, 4000, 4500]

@@ -24,11 +24,11 @@ from .conftest import CASHIER
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(retention_s=st.integers(MIN_SHOP_RETENTION_S, MAX_RETENTION_S), age_s=st.integers(0, MAX_RETENTION_S + 7200))
-def test_only_rows_younger_than_the_retention_minus_an_hour_are_re_sent(redis_url, qapp, tmp_path_factory,
+def test_only_rows_younger_than_the_retention_minus_an_hour_are_re_sent(redis_url, till_ledger, qapp, tmp_path_factory,
                                                                        retention_s, age_s):
     from desktop.engine import Engine
     Ledger.from_url(redis_url).init(retention_s=retention_s)
-    engine = Engine(redis_url, "T1", tmp_path_factory.mktemp("till"))
+    engine = Engine(till_ledger(redis_url), "T1", tmp_path_factory.mktemp("till"))
     try:
         engine.ledger.load_retention()                  # what the ping does
         assert engine.retention_s == retention_s

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from core import Status
 from desktop.main_window import MainWindow
 
-from .conftest import close_shift, CASHIER, SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
+from .conftest import approve, close_shift, CASHIER, SUPERVISOR, SUPERVISOR_PIN, open_account, sign_in
 
 
 def charge(qtbot, window: MainWindow, account: str, amount: str):
@@ -286,11 +286,12 @@ def test_shift_report_totals_csv_and_pdf(qtbot, terminal, ledger, tmp_path):
         charge(qtbot, terminal, account, amount)
         wait_idle(qtbot, terminal)
     first = terminal.engine.outbox.ops_of_shift(terminal.shift.shift_id)[0]
+    approve(qtbot, terminal)             # the gateway grants the supervisor's approval for one refund
+    terminal.sale_page.start_operation("refund", "H-1", 400, original_txn_id=first.txn_id, approved_by=SUPERVISOR)
+    wait_idle(qtbot, terminal)
     terminal.sign_out()
     sign_in(qtbot, terminal, SUPERVISOR, SUPERVISOR_PIN)   # same shift, second cashier
     charge(qtbot, terminal, "H-1", "0.25")
-    wait_idle(qtbot, terminal)
-    terminal.sale_page.start_operation("refund", "H-1", 400, original_txn_id=first.txn_id, approved_by=SUPERVISOR)
     wait_idle(qtbot, terminal)
     terminal.sale_page.start_operation("credit", "H-2", 1000)
     wait_idle(qtbot, terminal)
@@ -303,7 +304,7 @@ def test_shift_report_totals_csv_and_pdf(qtbot, terminal, ledger, tmp_path):
     assert report.net_minor == 875
     assert report.by_cashier[CASHIER]["deduct"].sum_minor == 1250
     assert report.by_cashier[SUPERVISOR]["deduct"].sum_minor == 25
-    assert report.by_cashier[SUPERVISOR]["refund"].sum_minor == 400
+    assert report.by_cashier[CASHIER]["refund"].sum_minor == 400      # approved by the supervisor
     # the ledger agrees with the report
     assert ledger.balance("H-1") == 100000 - 1275 + 400
     dialog.save_csv(tmp_path / "shift.csv")

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton, QTab
 
 from desktop.settings import TerminalSettings
 
-from .conftest import (CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, close_shift, open_account, sign_in,
+from .conftest import (CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, approve, close_shift, open_account, sign_in,
                        stays_true, visible_window)
 from .proxy import FaultProxy
 
@@ -216,6 +216,7 @@ def test_a_refund_of_an_earlier_customer_shows_under_that_customer(qtbot, termin
     child(terminal, "accountInput").setFocus()
     scan(qtbot, "RF-0002")                               # the next customer is on screen
     qtbot.waitUntil(lambda: "¥7.00" in child(terminal, "balanceLabel", QLabel).text(), timeout=5000)
+    approve(qtbot, terminal)
     terminal.sale_page.start_operation("refund", "RF-0001", 500, original_txn_id=charged.txn_id,
                                        approved_by=SUPERVISOR)
     wait_idle(qtbot, terminal)

@@ -212,7 +212,7 @@ def test_a_card_scanned_into_the_amount_field_is_still_a_card():
 
 # ---------------------------------------------------------------- item 7: first run, Enter saves
 
-def test_first_run_test_connection_then_enter_saves_and_never_cancels(qtbot, tmp_path, redis_url, ledger):
+def test_first_run_test_connection_then_enter_saves_and_never_cancels(qtbot, tmp_path, redis_url, ledger, gateways):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QDialog
 
@@ -223,8 +223,10 @@ def test_first_run_test_connection_then_enter_saves_and_never_cancels(qtbot, tmp
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.activateWindow()
+    gateway = gateways.for_url(redis_url)
     dialog.terminal_input.setText("T9")
-    dialog.url_input.setText(redis_url)
+    dialog.url_input.setText(gateway.url)
+    dialog.token_input.setText(gateway.enroll("T9"))
     dialog.test_button.setFocus()
     qtbot.keyClick(dialog.test_button, Qt.Key.Key_Space)          # Test connection, from the keyboard
     qtbot.waitUntil(dialog.save_button.isEnabled, timeout=10000)
@@ -232,12 +234,12 @@ def test_first_run_test_connection_then_enter_saves_and_never_cancels(qtbot, tmp
     qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Return)
     assert dialog.result() == QDialog.DialogCode.Accepted
     again = TerminalSettings(tmp_path / "terminal.ini")
-    assert (again.terminal_id, again.redis_url) == ("T9", redis_url)
+    assert (again.terminal_id, again.gateway_urls, again.token) == ("T9", [gateway.url], gateway.enroll("T9"))
 
 
 # ---------------------------------------------------------------- item 8: the customer display
 
-def _terminal_with_display(qtbot, tmp_path, redis_url, display_ini: str):
+def _terminal_with_display(qtbot, tmp_path, till, display_ini: str):
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
     from desktop.settings import TerminalSettings
@@ -245,14 +247,14 @@ def _terminal_with_display(qtbot, tmp_path, redis_url, display_ini: str):
     from .conftest import FAST
     ini = tmp_path / "terminal.ini"
     ini.write_text("[customer_display]\nenabled=true\nscreen=1\n" + display_ini, encoding="utf-8")
-    engine = Engine(redis_url, "T1", tmp_path / "data", **FAST)
+    engine = Engine(till, "T1", tmp_path / "data", **FAST)
     window = MainWindow(engine, TerminalSettings(ini))
     qtbot.addWidget(window)
     return window, engine
 
 
 def test_customer_display_never_takes_the_keyboard_and_is_off_on_one_screen_unless_placed(
-        qtbot, tmp_path, redis_url, ledger, registry):
+        qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
@@ -261,7 +263,7 @@ def test_customer_display_never_takes_the_keyboard_and_is_off_on_one_screen_unle
     from .conftest import sign_in
     assert len(QGuiApplication.screens()) == 1
     ledger.init()
-    window, engine = _terminal_with_display(qtbot, tmp_path, redis_url, "")
+    window, engine = _terminal_with_display(qtbot, tmp_path, till_ledger(redis_url), "")
     try:
         window.show()
         engine.start()
@@ -320,12 +322,12 @@ def test_earlier_sale_history_takes_a_card_number_and_a_phone(qtbot, terminal, l
 
 # ---------------------------------------------------------------- item 11: Printer… needs a supervisor
 
-def test_printer_settings_need_a_supervisor(qtbot, tmp_path, redis_url, ledger, registry):
+def test_printer_settings_need_a_supervisor(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
     from PySide6.QtCore import Qt
 
     from .conftest import CASHIER, CASHIER_PIN, SUPERVISOR, SUPERVISOR_PIN, sign_in
     ledger.init()
-    window, engine = _terminal_with_display(qtbot, tmp_path, redis_url, "")
+    window, engine = _terminal_with_display(qtbot, tmp_path, till_ledger(redis_url), "")
     try:
         window.show()
         engine.start()
@@ -506,7 +508,8 @@ def test_notices_clear_when_the_next_customer_comes(qtbot, terminal, ledger):
 
 # ---------------------------------------------------------------- item 18: a test print looks like a test
 
-def test_the_printer_test_print_is_a_test_slip_dated_today(qtbot, tmp_path, redis_url, ledger, registry):
+def test_the_printer_test_print_is_a_test_slip_dated_today(qtbot, tmp_path, redis_url, till_ledger, ledger,
+                                                           registry):
     from datetime import datetime
 
     from PySide6.QtCore import Qt
@@ -514,7 +517,7 @@ def test_the_printer_test_print_is_a_test_slip_dated_today(qtbot, tmp_path, redi
     from .conftest import sign_in
     from .test_receipts_settings import approve_as_supervisor
     ledger.init()
-    window, engine = _terminal_with_display(qtbot, tmp_path, redis_url, "")
+    window, engine = _terminal_with_display(qtbot, tmp_path, till_ledger(redis_url), "")
     try:
         window.show()
         engine.start()
@@ -573,9 +576,9 @@ def test_a_small_screen_opens_the_window_maximised(qtbot, tmp_path, monkeypatch)
     from desktop.engine import Engine
     from desktop.main_window import MainWindow
 
-    from .conftest import FAST
+    from .conftest import FAST, unreachable_ledger
     monkeypatch.setattr(QScreen, "availableGeometry", lambda self: QRect(0, 0, 1280, 772))   # 1280x800, a panel
-    engine = Engine("redis://127.0.0.1:1/0", "T1", tmp_path / "data", **FAST)
+    engine = Engine(unreachable_ledger(), "T1", tmp_path / "data", **FAST)
     window = MainWindow(engine)
     qtbot.addWidget(window)
     try:
