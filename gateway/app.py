@@ -53,6 +53,7 @@ class GatewaySettings:
     approval_above_minor: int = 0        # deductions/holds/top-ups above this need a supervisor (0: off)
     session_ttl_s: int = DEFAULT_TTL_S
     max_body_bytes: int = MAX_BODY_BYTES
+    memory_check_interval_s: float = MEMORY_CHECK_EVERY_S   # the ping's Redis memory reading is at most this old
 
 
 class Gateway:
@@ -369,7 +370,7 @@ class Gateway:
         """Redis used / maxmemory (None: none set, or not readable), read at most every
         MEMORY_CHECK_EVERY_S: tills show the supervisor notice from it."""
         now = time.monotonic()
-        if self._memory is None or now - self._memory[0] >= MEMORY_CHECK_EVERY_S:
+        if self._memory is None or now - self._memory[0] >= self.settings.memory_check_interval_s:
             try:
                 share = memory_share(*memory_use(self.ledger.client))
             except RedisError as exc:

@@ -1,12 +1,15 @@
-"""No PIN, password or URL with credentials in anything the terminal logs (issue 8).
+"""No PIN, credential, session or password in anything the terminal logs (issue 8;
+issue 24: the till's secrets are its terminal credential and its cashiers' sessions).
 
-A private redis-server with `--requirepass`; the terminal's own log set-up
-(`desktop.app.setup_logging`, at DEBUG here so that library chatter is checked too)
-into its data directory; then: the settings dialog tests and saves the URL, a wrong
-PIN, a sign-in, a charge, a hold, Redis stopped mid-charge (retries and "offline"
-logged), a refund with a wrong and then the right supervisor PIN, a terminal given
-a wrong password. Every file under the data directory's logs, the captured log
-records, stdout/stderr and the outbox are searched for each secret."""
+A private redis-server with `--requirepass` behind a ledger gateway (in this process,
+so its log lines land in the same files: stricter than a shop, where it runs on the
+server PC); the terminal's own log set-up (`desktop.app.setup_logging`, at DEBUG here
+so that library chatter is checked too) into its data directory; then: the settings
+dialog tests and saves the gateway address and credential, a wrong PIN, a sign-in, a
+charge, a hold, Redis stopped mid-charge (retries and "offline" logged), a refund with
+a wrong and then the right supervisor PIN, a terminal given a wrong credential. Every
+file under the data directory's logs, the captured log records, stdout/stderr and the
+outbox are searched for each secret."""
 from __future__ import annotations
 
 import logging
@@ -79,8 +82,8 @@ def terminal_logs(tmp_path):
 
 
 @pytest.mark.parametrize("form", ["userinfo", "query"])
-def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, terminal_logs, tmp_path, caplog, capfd,
-                                   form):
+def test_no_secret_reaches_any_log(qtbot, make_terminal, gateways, protected_redis, terminal_logs, tmp_path, caplog,
+                                   capfd, form):
     caplog.set_level(logging.DEBUG)
     url = protected_redis.url_with(form)
     secrets = {"cashier PIN": CASHIER_PIN, "wrong PIN": WRONG_PIN, "supervisor PIN": SUPERVISOR_PIN,
@@ -93,19 +96,25 @@ def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, termin
     registry.add("c1", "Li Na", CASHIER_PIN)
     registry.add("sup", "Wang Wei", SUPERVISOR_PIN, supervisor=True)
 
-    # first-run settings: the URL is tested and saved (QSettings holds it, by design)
+    gateway = gateways.for_url(url)
+    token = gateway.enroll("T1")
+    secrets["terminal credential"] = token
+
+    # first-run settings: the address and credential are tested and saved (QSettings holds
+    # the credential, by design: it is this till's, revocable, and worth only its cashiers' rights)
     settings = TerminalSettings(tmp_path / "terminal.ini")
     dialog = SettingsDialog(settings, first_run=True)
     qtbot.addWidget(dialog)
     dialog.terminal_input.setText("T1")
-    dialog.url_input.setText(url.replace(str(protected_redis.port), "1"))      # unreachable
+    dialog.url_input.setText("http://127.0.0.1:1")      # unreachable
+    dialog.token_input.setText(token)
     qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Could not connect" in dialog.message.text(), timeout=10000)
-    dialog.url_input.setText(url)
+    dialog.url_input.setText(gateway.url)
     qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(dialog.save_button.isEnabled, timeout=10000)
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
-    assert TerminalSettings(tmp_path / "terminal.ini").redis_url == url
+    assert TerminalSettings(tmp_path / "terminal.ini").token == token
 
     # no periodic pings: the charge itself finds Redis gone, so the ledger's own error
     # (which names the Redis URL) is what the terminal logs as the reason
@@ -116,6 +125,7 @@ def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, termin
     qtbot.mouseClick(page.sign_in_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "wrong" in page.message.text(), timeout=5000)
     sign_in(qtbot, window, "c1", CASHIER_PIN)
+    secrets["cashier session"] = window.engine.ledger.sessions["c1"]
     sale = window.sale_page
     sale.account_input.setText("P-1")
     sale.amount_input.setText("12.00")
@@ -148,9 +158,17 @@ def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, termin
     qtbot.waitUntil(lambda: not refund.isVisible(), timeout=5000)
     qtbot.waitUntil(lambda: sale.busy_txn is None, timeout=5000)
     assert ledger.balance("P-1") == 10000 - 1200 - 100 + 200
-    # a terminal with a wrong password says so (and logs why) without the password
-    wrong = make_terminal(url.replace(PASSWORD, PASSWORD + "x"), terminal_id="T2", data_dir=terminal_logs)
-    qtbot.waitUntil(lambda: wrong.engine.state == "offline", timeout=10000)
+    # a terminal with a wrong credential says so (and logs why) without the credential
+    from desktop.engine import Engine
+    from desktop.main_window import MainWindow
+    from gateway.client import GatewayLedger
+    forged = token[:-4] + "xxxx"
+    secrets["forged credential"] = forged
+    wrong_engine = Engine(GatewayLedger([gateway.url], forged), "T1", tmp_path / "wrong-till", ping_interval_ms=200)
+    wrong = MainWindow(wrong_engine)
+    qtbot.addWidget(wrong)
+    wrong_engine.start()
+    qtbot.waitUntil(lambda: wrong.engine.state == "revoked", timeout=10000)
     for w in (window, wrong):
         w.engine.close()
     ledger.close()
@@ -163,10 +181,9 @@ def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, termin
     logged = "".join(p.read_text(encoding="utf-8", errors="replace") for p in log_files)
     # the log is useful: it saw the wrong PIN, the outage and where Redis is (redacted)
     assert "wrong PIN" in logged and "no answer" in logged and "offline" in logged
-    assert "did not answer within" in logged
-    safe = f"redis://***@127.0.0.1:{protected_redis.port}/0" if form == "userinfo" else \
-        f"redis://127.0.0.1:{protected_redis.port}/0?…"
-    assert f"central Redis {safe};" in logged
+    assert "did not answer in time" in logged          # the gateway's answer while Redis was stopped
+    assert f"ledger gateway(s) {gateway.url};" in logged
+    assert "refused this terminal's credential" in logged
     out, err = capfd.readouterr()
     outbox = b"".join(p.read_bytes() for p in terminal_logs.glob("outbox.sqlite3*"))
     places = {"log files": logged, "captured log records": caplog.text, "stdout": out, "stderr": err,
@@ -179,7 +196,8 @@ def test_no_secret_reaches_any_log(qtbot, make_terminal, protected_redis, termin
 
 def test_safe_url_and_scrub_forms():
     from desktop.engine import safe_url, url_secrets
-    assert safe_url("redis://u:pw@h:1/0") == "redis://***@h:1/0"
-    assert safe_url("rediss://h:1/0?ssl_ca_certs=/x&password=pw") == "rediss://h:1/0?…"
-    assert safe_url("redis+cluster://:pw@h1:1,h2:2") == "redis+cluster://***@h1:1,h2:2"
-    assert "pw" in url_secrets("redis://h:1/0?ssl_password=pw") and "u:pw" in url_secrets("redis://u:pw@h:1/0")
+    assert safe_url("https://u:pw@gw1:8470/x?token=t") == "https://gw1:8470"
+    assert safe_url("http://127.0.0.1:8470") == "http://127.0.0.1:8470"
+    assert safe_url("not a url") == "(unreadable URL)"
+    assert "pw" in url_secrets("https://gw:1/?ssl_password=pw") and "u:pw" in url_secrets("https://u:pw@gw:1/")
+    assert "t0k" in url_secrets("https://gw:1/?token=t0k")
