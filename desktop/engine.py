@@ -853,17 +853,19 @@ class Engine(QObject):
         self.reads.run(lambda: self.ledger.sign_out(cashier_id), lambda _: None,
                        lambda exc: log.info("sign-out of %s not sent (%s)", cashier_id, type(exc).__name__))
 
-    def approve(self, supervisor_id: str, pin: str, on_done, on_error, *, cashier_id: str | None = None) -> Task:
+    def approve(self, supervisor_id: str, pin: str, on_done, on_error, *, kind: str = "",
+                cashier_id: str | None = None) -> Task:
         """A supervisor's PIN, checked by the gateway for one operation (worker thread):
         (SignIn, Approval | None) to on_done. The grant is kept here until the next
-        operation submitted with `approved_by=supervisor_id` takes it."""
+        operation submitted with `approved_by=supervisor_id` takes it. kind 'settings':
+        the till's own settings or printer (no operation; no cashier needs to be signed in)."""
         def ask():
-            signin, approval = self.ledger.approve(supervisor_id, pin, cashier_id=cashier_id)
+            signin, approval = self.ledger.approve(supervisor_id, pin, kind=kind, cashier_id=cashier_id)
             return signin, approval
 
         def answered(answer) -> None:
             signin, approval = answer
-            if approval is not None:
+            if approval is not None and approval.grant:
                 self._grants[approval.supervisor_id] = approval.grant
             on_done(answer)
         return self.reads.run(ask, answered, on_error)

@@ -398,7 +398,7 @@ class MainWindow(Retranslates, QMainWindow):
         if self.settings is None:
             return
         self.supervisor_dialog = SupervisorDialog(
-            self.engine, self.tr("The terminal settings need a supervisor."), self)
+            self.engine, self.tr("The terminal settings need a supervisor."), self, kind="settings")
         self.supervisor_dialog.approvedBy.connect(self._open_settings_approved)
         self.supervisor_dialog.open()
 

@@ -207,7 +207,7 @@ class TillDialog(Retranslates, QDialog):
     _busy = False
 
     def ask_supervisor(self, engine, fields: SupervisorFields, on_approved, *,
-                       not_allowed: tuple[str, ...] = (), not_allowed_text: str = "") -> None:
+                       not_allowed: tuple[str, ...] = (), not_allowed_text: str = "", kind: str = "") -> None:
         """Check the supervisor id and PIN typed in `fields` (inline errors; the PIN on a
         worker thread), then `on_approved(supervisor_id)`: the approval is used up by
         that one action. `not_allowed` ids are refused with `not_allowed_text`."""
@@ -250,7 +250,7 @@ class TillDialog(Retranslates, QDialog):
             self._busy = False
             self.confirm_button.setEnabled(True)
             self.fail(signin_words("offline"), pin_input)
-        engine.approve(supervisor_id, pin, answered, failed)
+        engine.approve(supervisor_id, pin, answered, failed, kind=kind)
 
     def focused_line_edit(self, default: QLineEdit) -> QLineEdit:
         """The keypad's target: the field with the cursor, else `default`."""
@@ -290,11 +290,14 @@ class SupervisorDialog(TillDialog):
     once the PIN is checked; `not_allowed` ids (e.g. the cashier asking) are refused."""
     approvedBy = Signal(str)
 
-    def __init__(self, engine, purpose: str, parent=None, *, not_allowed: tuple[str, ...] = ()):
+    def __init__(self, engine, purpose: str, parent=None, *, not_allowed: tuple[str, ...] = (), kind: str = ""):
+        """kind: what the gateway is asked to approve ('settings' for the till's own settings
+        and printer; '' for the next operation)."""
         super().__init__(parent)
         self.setObjectName("supervisorDialog")
         self.engine = engine
         self.not_allowed = not_allowed
+        self.kind = kind
         self.purpose = QLabel(purpose, objectName="supervisorPurpose", wordWrap=True)
         self.supervisor = SupervisorFields()
         self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
@@ -325,7 +328,7 @@ class SupervisorDialog(TillDialog):
 
     def confirm(self) -> None:
         self.ask_supervisor(self.engine, self.supervisor, self._approved, not_allowed=self.not_allowed,
-                            not_allowed_text=self.tr("Another supervisor must approve this."))
+                            not_allowed_text=self.tr("Another supervisor must approve this."), kind=self.kind)
 
     def _approved(self, supervisor_id: str) -> None:
         self.accept()

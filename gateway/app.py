@@ -44,6 +44,10 @@ BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than thi
 MAX_FIND_LIMIT = 50
 MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most this old
 # refusals a retry of an already decided txn id is answered through (its first decision)
+# what a till may ask a supervisor's approval for that is no ledger operation (its own settings,
+# its printer): checked here like any approval (the lockout counts), answered with no grant (it
+# cannot carry an operation), and possible with no cashier signed in
+LOCAL_APPROVALS = frozenset({"settings"})
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
 
@@ -155,9 +159,11 @@ class Gateway:
         """POST /v1/approvals: a supervisor's id and PIN checked here (the lockout counts), for
         one operation of this session; the answer's `grant` goes with that operation."""
         terminal_id = self.terminal_of(request)
-        session = self.session_of(request, terminal_id)
         check_fields(body, schema.APPROVAL_REQUEST, common=False)
         kind = body.get("kind", "")
+        if kind in LOCAL_APPROVALS:
+            return self.approve_local(request, body, terminal_id, kind)
+        session = self.session_of(request, terminal_id)
         if kind and kind not in OPS:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
         supervisor_id = self.check_supervisor(check_plain_id(body["supervisor_id"], "supervisor_id"), body["pin"],
@@ -166,6 +172,16 @@ class Gateway:
         log.info("supervisor %s approved %s for %s at %s", supervisor_id, kind or "one operation",
                  session.cashier_id, terminal_id)
         return {"outcome": "ok", "grant": token, "supervisor_id": supervisor_id, "expires_in_s": self.grants.ttl_s}
+
+    def approve_local(self, request: Request, body: dict, terminal_id: str, kind: str) -> dict:
+        """A supervisor's approval of a till-local action (LOCAL_APPROVALS): the PIN checked
+        here; no grant. With a cashier's session, that cashier may not approve it themselves."""
+        token = request.headers.get(SESSION_HEADER, "")
+        cashier_id = self.session_of(request, terminal_id).cashier_id if token else ""
+        supervisor_id = self.check_supervisor(check_plain_id(body["supervisor_id"], "supervisor_id"), body["pin"],
+                                              cashier_id)
+        log.info("supervisor %s approved %s at %s", supervisor_id, kind, terminal_id)
+        return {"outcome": "ok", "grant": "", "supervisor_id": supervisor_id, "kind": kind}
 
     # ---------------------------------------------------------------- rules
 

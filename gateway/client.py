@@ -178,6 +178,7 @@ class GatewayLedger:
         body = {"supervisor_id": supervisor_id, "pin": pin, **({"kind": kind} if kind else {})}
         status, data = self._request("POST", "/approvals", body=body, expect=(200, 403),
                                      session=self.session_for(cashier_id))
+        # (kind 'settings': a till-local action, asked with or without a signed-in cashier; no grant)
         if status == 403:
             if not isinstance(data, dict) or data.get("error") not in ("approval_refused", "self_approval"):
                 wire.raise_error(status, data, None)

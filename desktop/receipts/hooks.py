@@ -122,7 +122,7 @@ def install(window, settings=None) -> ReceiptsHook:
             from ..till_dialog import SupervisorDialog
             hook.supervisor_dialog = SupervisorDialog(
                 engine, QCoreApplication.translate("ReceiptBar", "The receipt and printer settings need a supervisor."),
-                window)
+                window, kind="settings")
             hook.supervisor_dialog.approvedBy.connect(open_settings_approved)
             hook.supervisor_dialog.open()
 

@@ -282,8 +282,9 @@ def check_text_renders(root: "Chroot", display: XDisplay, shots: Path) -> dict:
     assert "no font on this till can draw Chinese" in zh_boxes_said, zh_boxes_said[-2000:]
     assert "no font on this till can draw Chinese" not in zh_said, zh_said[-2000:]
     # the main window (configured on the command line), no window manager: it fills the screen
-    window, _ = screenshot(root, display, ["/usr/bin/cashier-terminal", "--redis-url", "redis://127.0.0.1:1/0",
-                                           "--terminal-id", "T1"], {}, "main-window", shots)
+    window, _ = screenshot(root, display, ["/usr/bin/cashier-terminal", "--gateway-url", "http://127.0.0.1:1",
+                                           "--terminal-id", "T1"], {"CASHIER_TERMINAL_TOKEN": "T1.none"},
+                              "main-window", shots)
     black = bytes(4)
     for y in (0, SCREEN_H // 2, SCREEN_H - 1):
         row = window[y]

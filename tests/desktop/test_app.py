@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
 
 from desktop.settings import SettingsDialog, TerminalSettings, data_dir
 
@@ -23,19 +24,34 @@ def test_self_test_prints_one_line_and_exits_0():
     assert len(lines) == 1 and lines[0].startswith("cashier-terminal self-test: OK"), lines
 
 
-def test_settings_saved_only_after_a_successful_connection_test(qtbot, tmp_path, redis_url, ledger):
+def test_settings_saved_only_after_a_successful_connection_test(qtbot, tmp_path, redis_url, ledger, gateways):
     ledger.init()
+    gateway = gateways.for_url(redis_url)
+    token = gateway.enroll("T7")
     settings = TerminalSettings(tmp_path / "terminal.ini")
     assert not settings.complete
     dialog = SettingsDialog(settings, first_run=True)
     qtbot.addWidget(dialog)
     dialog.terminal_input.setText("T7")
-    dialog.url_input.setText("redis://127.0.0.1:1/0")
+    dialog.token_input.setText(token)
+    assert dialog.token_input.echoMode() == QLineEdit.EchoMode.Password       # a credential is never shown
+    dialog.url_input.setText("redis://127.0.0.1:6379/0")                   # a till never talks to Redis
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    assert "starts with https://" in dialog.message.text()
+    dialog.url_input.setText("http://10.0.0.5:8470")                      # plain HTTP only on this PC
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    assert "starts with https://" in dialog.message.text()
+    dialog.url_input.setText("http://127.0.0.1:1")
     assert not dialog.save_button.isEnabled()
     qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Could not connect" in dialog.message.text(), timeout=10000)
     assert not dialog.save_button.isEnabled()
-    dialog.url_input.setText(redis_url)
+    dialog.url_input.setText(gateway.url)
+    dialog.token_input.setText(token[:-3] + "xyz")                         # a credential the gateway never issued
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "refused this credential" in dialog.message.text(), timeout=10000)
+    assert not dialog.save_button.isEnabled()
+    dialog.token_input.setText(token)
     qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(dialog.save_button.isEnabled, timeout=10000)
     assert dialog.message.text() == "Connected: the central server answers."
@@ -46,7 +62,20 @@ def test_settings_saved_only_after_a_successful_connection_test(qtbot, tmp_path,
     dialog.language_box.setCurrentIndex(2)
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     again = TerminalSettings(tmp_path / "terminal.ini")
-    assert (again.terminal_id, again.redis_url, again.language) == ("T7", redis_url, "zh_CN")
+    assert (again.terminal_id, again.gateway_urls, again.token, again.language) == (
+        "T7", [gateway.url], token, "zh_CN")
+    assert again.complete
+
+
+def test_settings_say_when_the_ledger_behind_the_gateway_is_empty(qtbot, tmp_path, redis_url, gateways):
+    gateway = gateways.for_url(redis_url)          # Redis answers, but holds no ledger (no `cashierctl init`)
+    dialog = SettingsDialog(TerminalSettings(tmp_path / "terminal.ini"), first_run=True)
+    qtbot.addWidget(dialog)
+    dialog.terminal_input.setText("T7")
+    dialog.url_input.setText(gateway.url)
+    dialog.token_input.setText(gateway.enroll("T7"))
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "holds no ledger" in dialog.message.text(), timeout=10000)
 
 
 def test_data_dir_override(tmp_path, monkeypatch):

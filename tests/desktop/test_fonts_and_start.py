@@ -35,7 +35,9 @@ def fontconfig_file(tmp_path: Path, font_dirs: list[Path]) -> Path:
 
 def terminal_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "QT_QPA_PLATFORM", "FONTCONFIG_FILE")}
-    return {**env, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen", **extra}
+    # a credential of no gateway: these runs reach none (port 1), as a till with its network down
+    return {**env, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen", "CASHIER_TERMINAL_TOKEN": "T1.none",
+            **extra}
 
 
 def self_test(env: dict) -> subprocess.CompletedProcess:
@@ -72,7 +74,7 @@ def test_the_machines_fonts_draw_the_self_test_text(qapp):
 @pytest.mark.skipif(not DEJAVU_DIR.is_dir(), reason="needs fonts-dejavu-core on this machine")
 def test_a_terminal_started_in_zh_cn_without_a_cjk_font_says_so(tmp_path):
     env = terminal_env(FONTCONFIG_FILE=str(fontconfig_file(tmp_path, [DEJAVU_DIR])))
-    argv = [sys.executable, "-m", "desktop", "--lang", "zh_CN", "--redis-url", "redis://127.0.0.1:1/0",
+    argv = [sys.executable, "-m", "desktop", "--lang", "zh_CN", "--gateway-url", "http://127.0.0.1:1",
             "--terminal-id", "T1", "--data-dir", str(tmp_path / "data"), "--config", str(tmp_path / "t.ini")]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     said = []
@@ -98,10 +100,10 @@ def test_no_warning_in_zh_cn_where_chinese_is_drawn(qapp):
 
 
 @pytest.mark.parametrize("options, shown", [
-    (["--redis-url", "redis://10.0.0.5:6380/2"], ("redis://10.0.0.5:6380/2", "")),
-    (["--redis-url", "redis://10.0.0.5:6380/2", "--terminal-id", "T9", "--settings"],
-     ("redis://10.0.0.5:6380/2", "T9")),
-    ([], ("redis://127.0.0.1:6379/0", "")),
+    (["--gateway-url", "https://10.0.0.5:8470"], ("https://10.0.0.5:8470", "")),
+    (["--gateway-url", "https://10.0.0.5:8470", "--gateway-url", "https://10.0.0.6:8470", "--terminal-id", "T9",
+      "--settings"], ("https://10.0.0.5:8470, https://10.0.0.6:8470", "T9")),
+    ([], ("https://", "")),
 ])
 def test_first_run_dialog_shows_the_server_address_in_use(qapp, tmp_path, monkeypatch, options, shown):
     seen = []
@@ -139,7 +141,7 @@ def test_the_window_fills_the_screen_without_a_window_manager(xvfb_1024x768, tmp
              "timer = QTimer(); timer.timeout.connect(look); timer.start(200)\n"
              "sys.exit(app.main(sys.argv[1:]))")
     env = terminal_env(DISPLAY=xvfb_1024x768, QT_QPA_PLATFORM="xcb")
-    done = subprocess.run([sys.executable, "-c", probe, "--redis-url", "redis://127.0.0.1:1/0", "--terminal-id", "T1",
+    done = subprocess.run([sys.executable, "-c", probe, "--gateway-url", "http://127.0.0.1:1", "--terminal-id", "T1",
                            "--data-dir", str(tmp_path / "data"), "--config", str(tmp_path / "t.ini"), "--lang", "en"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("GEOMETRY")]

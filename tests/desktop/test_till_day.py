@@ -386,9 +386,10 @@ def test_one_pending_charge_blocks_only_its_account_and_its_end_is_shown(qtbot, 
 @pytest.mark.parametrize("display", [None, ":97"])
 def test_no_display_exits_with_a_sentence_not_a_qt_abort(tmp_path, display):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    env["CASHIER_TERMINAL_TOKEN"] = "T1.none"
     if display:
         env["DISPLAY"] = display
-    done = subprocess.run([sys.executable, "-m", "desktop", "--redis-url", "redis://127.0.0.1:1/0",
+    done = subprocess.run([sys.executable, "-m", "desktop", "--gateway-url", "http://127.0.0.1:1",
                            "--terminal-id", "T1", "--data-dir", str(tmp_path), "--config", str(tmp_path / "t.ini")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 3, (done.returncode, done.stderr)
@@ -486,7 +487,7 @@ def test_settings_need_a_supervisor_and_show_the_values_in_use(qtbot, make_termi
                                                                tmp_path):
     ledger.init()
     settings = TerminalSettings(tmp_path / "t.ini")
-    settings.save("STORED", "redis://stored.example:6379/0", "en")
+    settings.save("STORED", ["https://stored.example:8470"], "en", token="STORED.token")
     window = make_terminal(redis_url, terminal_id="T5", settings=settings)    # as under the demo: options
     qtbot.waitUntil(lambda: window.engine.state == "online", timeout=5000)
     qtbot.mouseClick(child(window, "settingsButton", QPushButton), Qt.MouseButton.LeftButton)
@@ -503,14 +504,16 @@ def test_settings_need_a_supervisor_and_show_the_values_in_use(qtbot, make_termi
     qtbot.waitUntil(lambda: visible_window("settingsDialog") is not None, timeout=5000)
     dialog = visible_window("settingsDialog")
     assert child(dialog, "terminalIdInput", QLineEdit).text() == "T5"
-    assert child(dialog, "redisUrlInput", QLineEdit).text() == redis_url
+    assert child(dialog, "gatewayUrlInput", QLineEdit).text() == window.engine.gateway_urls[0]
+    assert child(dialog, "terminalTokenInput", QLineEdit).text() == ""      # the credential is never shown
     # only the language: saved without a connection test, the connection settings untouched
     save = child(dialog, "saveSettingsButton", QPushButton)
     dialog.language_box.setCurrentIndex(2)
     assert save.isEnabled()
     qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
     again = TerminalSettings(tmp_path / "t.ini")
-    assert (again.language, again.terminal_id, again.redis_url) == ("zh_CN", "STORED", "redis://stored.example:6379/0")
+    assert (again.language, again.terminal_id, again.gateway_urls, again.token) == (
+        "zh_CN", "STORED", ["https://stored.example:8470"], "STORED.token")
 
 
 # ---------------------------------------------------------------- 10. own refund
