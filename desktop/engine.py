@@ -72,8 +72,9 @@ from .workers import Background, Task
 
 log = logging.getLogger(__name__)
 
-# connection states (reconnecting: kept for the status texts; revoked: the gateway refuses this
-# terminal's credential)
+# connection states (reconnecting: the gateway says its Sentinel deployment is switching to another
+# primary; charges in flight wait and are re-sent with their txn id, new ones start once it is done;
+# revoked: the gateway refuses this terminal's credential)
 CONNECTING, ONLINE, OFFLINE, NOT_INITIALIZED, UNSAFE, RECONNECTING, REVOKED = (
     "connecting", "online", "offline", "not_initialized", "unsafe", "reconnecting", "revoked")
 
@@ -355,6 +356,8 @@ class Engine(QObject):
             return REVOKED, self.scrub(str(exc))
         if isinstance(exc, (UnsafeRedisConfig, InvalidRequest)):   # InvalidRequest: cs:meta's retention_s
             return UNSAFE, self.scrub(str(exc))
+        if getattr(exc, "switching", False):
+            return RECONNECTING, self.scrub(f"{type(exc).__name__}: {exc}")
         return OFFLINE, self.scrub(f"{type(exc).__name__}: {exc}")
 
     def _set_state(self, state: str, detail: str) -> None:

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
 from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
+from core.connection import is_sentinel
 from core.history import History, OperationNotFound
 from core.keys import META_KEY
 from core.shifts import ShiftTotals, close_shift
@@ -402,12 +403,17 @@ def _json(status: int, body: dict) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-def _failure(exc: Exception) -> JSONResponse:
+def _failure(exc: Exception, *, sentinel: bool = False) -> JSONResponse:
+    """The JSON error of `exc`. `sentinel`: the ledger is a Sentinel deployment, so Redis
+    unreachable most likely means a failover under way: the answer says `switching`, and
+    tills show "reconnecting" instead of "offline"."""
     if isinstance(exc, (RedisError, OSError)) and not isinstance(exc, InvalidRequest):
         exc = LedgerUnavailable(type(exc).__name__)
     status, body = error_of(exc)
     if status == 500:
         log.error("internal error: %s", type(exc).__name__, exc_info=exc)
+    if sentinel and body.get("error") == "ledger_unavailable":
+        body["switching"] = True
     return _json(status, body)
 
 
@@ -429,6 +435,7 @@ async def _body(request: Request, limit: int) -> dict:
 
 def create_app(gateway: Gateway) -> Starlette:
     limit = gateway.settings.max_body_bytes
+    sentinel = is_sentinel(gateway.ledger.client)
 
     async def guarded(work):
         try:
@@ -436,7 +443,7 @@ def create_app(gateway: Gateway) -> Starlette:
         except TimeoutError:
             return _json(408, error_body("request_timeout", "", "the body was not sent in time"))
         except Exception as exc:        # every failure becomes a JSON error, never a traceback
-            return _failure(exc)
+            return _failure(exc, sentinel=sentinel)
 
     async def operation(request: Request):
         async def work():

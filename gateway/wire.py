@@ -189,7 +189,9 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
     if code == "unsafe_redis":
         raise UnsafeRedisConfig(message)
     if code in ("ledger_unavailable", "internal_error", "request_timeout") or status_code >= 500:
-        raise LedgerUnavailable(f"the gateway: {message or code}", txn_id)
+        error = LedgerUnavailable(f"the gateway: {message or code}", txn_id)
+        error.switching = bool(body.get("switching"))     # a Sentinel failover under way
+        raise error
     if code == "unauthorized":
         raise GatewayUnauthorized(message, txn_id)
     detail = {k: v for k, v in body.items() if k not in ("error", "field", "message")}
