@@ -36,6 +36,8 @@ def main() -> int:
     ledger.open_account("6222020000005678", txn_id="shot-open-2", initial_minor=1200)
     CashierRegistry(ledger.client).add("c1", "Li Na", "1234", can_top_up=True)
     app = QApplication.instance() or QApplication([])
+    from tests.support.gateway import InProcessGateway
+    gateway = InProcessGateway(url).start()          # the till reaches Redis only through it
 
     def pump(ms: int) -> None:
         loop = QEventLoop()
@@ -54,7 +56,7 @@ def main() -> int:
     for lang, name in (("en", "main-window.png"), ("zh_CN", "main-window-zh_CN.png")):
         i18n.install(lang)
         with tempfile.TemporaryDirectory() as tmp:
-            engine = Engine(url, "T1", Path(tmp))
+            engine = Engine(gateway.till_ledger("T1"), "T1", Path(tmp))
             window = MainWindow(engine)
             window.resize(1280, 800)
             window.show()
@@ -90,6 +92,7 @@ def main() -> int:
         ledger.open_account("6222020000001234", txn_id="shot-open-1", initial_minor=25800)
         ledger.open_account("6222020000005678", txn_id="shot-open-2", initial_minor=1200)
         CashierRegistry(ledger.client).add("c1", "Li Na", "1234", can_top_up=True)
+    gateway.stop()
     redis.Redis.from_url(url).flushdb()
     QCoreApplication.processEvents()
     return 0

@@ -7,7 +7,8 @@ ledger holds the members 张三 and 张三丰, a top-up promotion, and c1 may to
 look-up by name with its pick list, a top-up paid by WeChat with its bonus, Member… and
 an account closed with a supervisor's approval and its outcome. After every step each
 visible widget of the main window and each open dialog must lie inside the screen.
-Prints one JSON line: {"screen": [w, h], "steps": [...], "outside": [...]}.
+Prints one JSON line: {"screen": [w, h], "steps": [...], "outside": [...]}. The terminal
+reaches REDIS_URL through a ledger gateway this program starts on loopback, as in a shop.
 
     python -m tests.desktop.xvfb_session REDIS_URL DATA_DIR [--lang zh_CN] [--members] [--shots DIR --tag NAME]
 """
@@ -42,7 +43,10 @@ def main(argv=None) -> int:
     i18n.install(args.lang)
     settings = TerminalSettings(Path(args.data_dir) / "terminal.ini")
     settings.q.setValue("ui/fullscreen", "true")
-    engine = Engine(args.redis_url, "T1", Path(args.data_dir), ping_interval_ms=300, retry_interval_ms=300)
+    from tests.support.gateway import InProcessGateway
+    gateway = InProcessGateway(args.redis_url).start()      # the till reaches Redis only through it
+    engine = Engine(gateway.till_ledger("T1"), "T1", Path(args.data_dir), ping_interval_ms=300,
+                    retry_interval_ms=300)
     window = MainWindow(engine, settings)
     # the terminal's kiosk start (what --fullscreen does); the plain Qt call where it has none
     getattr(window, "show_full_screen", window.showFullScreen)()
@@ -225,6 +229,7 @@ def main(argv=None) -> int:
         print(json.dumps(report), flush=True)
         window.close()
         engine.close()
+        gateway.stop()
     return 0
 
 
