@@ -25,7 +25,7 @@ from .outbox import HOLD_OPEN, Op, now_ms
 
 LARGE_AMOUNT_MINOR = 100_000   # default: amounts above ¥1,000 are confirmed with the amount in words
 # connection states in which the engine refuses every new operation (the panel says so)
-REFUSING_STATES = ("offline", "not_initialized", "unsafe")
+REFUSING_STATES = ("offline", "not_initialized", "unsafe", "revoked")
 
 
 class Reason(str, Enum):

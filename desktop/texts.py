@@ -143,6 +143,9 @@ def refusal_words(reason: str) -> str:
             "Texts", "The central server holds no account data: call support. Charges are refused."),
         "unsafe": QCoreApplication.translate(
             "Texts", "The central server is set up unsafely: call support. Charges are refused."),
+        "revoked": QCoreApplication.translate(
+            "Texts", "The ledger gateway refuses this terminal's credential (revoked or replaced): "
+            "call the shop's IT person. Charges are refused."),
         "account_pending": QCoreApplication.translate(
             "Texts", "A charge for this account is still being checked: wait for its result."),
         "account_stale": QCoreApplication.translate(
@@ -190,6 +193,7 @@ def connection_words(state: str) -> str:
         "reconnecting": QCoreApplication.translate("Texts", "Central server switching over: reconnecting…"),
         "not_initialized": QCoreApplication.translate("Texts", "Central server has no account data: call support"),
         "unsafe": QCoreApplication.translate("Texts", "Central server set up unsafely: call support"),
+        "revoked": QCoreApplication.translate("Texts", "This terminal's credential is refused: call IT"),
     }.get(state, state)
 
 

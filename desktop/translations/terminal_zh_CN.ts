@@ -208,10 +208,6 @@
         <translation>或查看账户最近的交易（所有终端）</translation>
     </message>
     <message>
-        <source>Card or account number</source>
-        <translation type="vanished">卡号或账号</translation>
-    </message>
-    <message>
         <location filename="../receipts/earlier.py" line="137"/>
         <source>Show history</source>
         <translation>查看记录</translation>
@@ -381,48 +377,48 @@
 <context>
     <name>LockPage</name>
     <message>
-        <location filename="../lock.py" line="95"/>
+        <location filename="../lock.py" line="86"/>
         <source>Locked</source>
         <translation>已锁定</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="98"/>
+        <location filename="../lock.py" line="89"/>
         <source>%1 is signed in. Enter the PIN to unlock; a supervisor can unlock with their id and PIN.</source>
         <translation>%1 已登录。输入密码解锁；主管也可用自己的工号和密码解锁。</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="100"/>
-        <location filename="../lock.py" line="129"/>
+        <location filename="../lock.py" line="91"/>
+        <location filename="../lock.py" line="120"/>
         <source>Cashier id</source>
         <translation>收银员工号</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="101"/>
+        <location filename="../lock.py" line="92"/>
         <source>PIN</source>
         <translation>密码</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="102"/>
+        <location filename="../lock.py" line="93"/>
         <source>4 to 12 digits</source>
         <translation>4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="103"/>
+        <location filename="../lock.py" line="94"/>
         <source>Unlock</source>
         <translation>解锁</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="119"/>
+        <location filename="../lock.py" line="110"/>
         <source>The till is locked: the scan was not used. Unlock first.</source>
         <translation>收银台已锁定：本次扫码未被使用。请先解锁。</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="140"/>
+        <location filename="../lock.py" line="131"/>
         <source>Checking…</source>
         <translation>正在核对…</translation>
     </message>
     <message>
-        <location filename="../lock.py" line="162"/>
+        <location filename="../lock.py" line="153"/>
         <source>Only %1 or a supervisor can unlock this till.</source>
         <translation>只有 %1 或主管可以解锁本收银台。</translation>
     </message>
@@ -485,23 +481,23 @@
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="247"/>
+        <location filename="../main_window.py" line="249"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="307"/>
+        <location filename="../main_window.py" line="309"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="399"/>
+        <location filename="../main_window.py" line="401"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="427"/>
-        <location filename="../main_window.py" line="448"/>
+        <location filename="../main_window.py" line="429"/>
+        <location filename="../main_window.py" line="450"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
@@ -516,7 +512,7 @@
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="321"/>
+        <location filename="../main_window.py" line="323"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -974,7 +970,7 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/hooks.py" line="125"/>
+        <location filename="../receipts/hooks.py" line="124"/>
         <source>The receipt and printer settings need a supervisor.</source>
         <translation>小票和打印机设置需要主管审批。</translation>
     </message>
@@ -1284,10 +1280,6 @@ Account %1</source>
         <translation>已退款：%1</translation>
     </message>
     <message>
-        <source>Topped up: %1</source>
-        <translation type="vanished">已充值：%1</translation>
-    </message>
-    <message>
         <location filename="../sale_texts.py" line="93"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
@@ -1344,93 +1336,129 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings.py" line="237"/>
+        <location filename="../settings.py" line="288"/>
         <source>Lock when idle (minutes, 0 = never)</source>
         <translation>空闲自动锁定（分钟，0 = 不锁定）</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="230"/>
+        <location filename="../settings.py" line="277"/>
         <source>Terminal settings</source>
         <translation>终端设置</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="231"/>
-        <source>This terminal needs a name and the address of the central server. The address is tested before it is saved.</source>
-        <translation>请填写本终端的编号和中心服务器地址。地址在保存前会先测试连接。</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="233"/>
-        <location filename="../settings.py" line="298"/>
+        <location filename="../settings.py" line="281"/>
+        <location filename="../settings.py" line="374"/>
         <source>Terminal id</source>
         <translation>终端编号</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="234"/>
-        <source>Central Redis URL</source>
-        <translation>中心 Redis 地址</translation>
+        <location filename="../settings.py" line="278"/>
+        <source>This terminal needs a name, the address of the shop&apos;s ledger gateway and the credential `cashierctl terminal enroll` printed for it. They are tested before they are saved.</source>
+        <translation>本终端需要一个名称、门店账本网关的地址，以及 `cashierctl terminal enroll` 为它打印的凭据。保存前会先测试。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="235"/>
+        <location filename="../settings.py" line="282"/>
+        <source>Ledger gateway address(es)</source>
+        <translation>账本网关地址</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="283"/>
+        <source>Terminal credential</source>
+        <translation>终端凭据</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="284"/>
+        <source>(unchanged)</source>
+        <translation>（不变）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="285"/>
+        <source>Shop CA certificate (file)</source>
+        <translation>门店 CA 证书（文件）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="286"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="236"/>
+        <location filename="../settings.py" line="287"/>
         <source>A hold lasts (minutes)</source>
         <translation>预授权有效期（分钟）</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="238"/>
+        <location filename="../settings.py" line="289"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="239"/>
+        <location filename="../settings.py" line="290"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="240"/>
+        <location filename="../settings.py" line="291"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="244"/>
+        <location filename="../settings.py" line="295"/>
         <source>Same as the computer</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="261"/>
-        <source>Central Redis URL: must not be empty</source>
-        <translation>中心 Redis 地址：不能为空</translation>
+        <location filename="../settings.py" line="322"/>
+        <location filename="../settings.py" line="362"/>
+        <source>Ledger gateway address: %1</source>
+        <translation>账本网关地址：%1</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="267"/>
+        <location filename="../settings.py" line="325"/>
+        <source>Terminal credential: must not be empty (`cashierctl terminal enroll` prints it)</source>
+        <translation>终端凭据：不能为空（由 `cashierctl terminal enroll` 打印）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="359"/>
+        <source>The gateway refused this credential (unknown or revoked): enrol the terminal again with `cashierctl terminal enroll`.</source>
+        <translation>网关拒绝了此凭据（未知或已吊销）：请用 `cashierctl terminal enroll` 重新登记本终端。</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="364"/>
+        <source>Shop CA certificate: cannot be read (%1)</source>
+        <translation>门店 CA 证书：无法读取（%1）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="332"/>
         <source>Testing the connection…</source>
         <translation>正在测试连接…</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="275"/>
+        <location filename="../settings.py" line="338"/>
+        <source>must not be empty</source>
+        <translation>不能为空</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="339"/>
+        <source>each address starts with https:// (http:// only on this PC)</source>
+        <translation>每个地址以 https:// 开头（http:// 仅限本机）</translation>
+    </message>
+    <message>
+        <location filename="../settings.py" line="345"/>
         <source>Connected: the central server answers.</source>
         <translation>已连接：中心服务器有响应。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="277"/>
+        <location filename="../settings.py" line="347"/>
         <source>Connected, but the server holds no ledger yet: run `cashierctl init` there first.</source>
         <translation>已连接，但服务器上还没有账本：请先在服务器上运行 `cashierctl init`。</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="288"/>
-        <source>Central Redis URL: must start with redis://, rediss:// or redis+cluster://</source>
-        <translation>中心 Redis 地址：必须以 redis://、rediss:// 或 redis+cluster:// 开头</translation>
-    </message>
-    <message>
-        <location filename="../settings.py" line="291"/>
+        <location filename="../settings.py" line="367"/>
         <source>Could not connect: %1</source>
         <translation>无法连接：%1</translation>
     </message>
     <message>
-        <location filename="../settings.py" line="303"/>
+        <location filename="../settings.py" line="379"/>
         <source>Test the connection before saving.</source>
         <translation>请先测试连接再保存。</translation>
     </message>
@@ -1657,38 +1685,38 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SignInPage</name>
     <message>
-        <location filename="../signin.py" line="70"/>
+        <location filename="../signin.py" line="61"/>
         <source>Sign in to start selling</source>
         <translation>登录后开始收银</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="71"/>
-        <location filename="../signin.py" line="90"/>
+        <location filename="../signin.py" line="62"/>
+        <location filename="../signin.py" line="81"/>
         <source>Cashier id</source>
         <translation>收银员工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="72"/>
+        <location filename="../signin.py" line="63"/>
         <source>PIN</source>
         <translation>密码</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="73"/>
+        <location filename="../signin.py" line="64"/>
         <source>Scan your badge or type your id</source>
         <translation>刷工牌或输入工号</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="74"/>
+        <location filename="../signin.py" line="65"/>
         <source>4 to 12 digits</source>
         <translation>4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="75"/>
+        <location filename="../signin.py" line="66"/>
         <source>Sign in</source>
         <translation>登录</translation>
     </message>
     <message>
-        <location filename="../signin.py" line="102"/>
+        <location filename="../signin.py" line="93"/>
         <source>Checking…</source>
         <translation>正在核对…</translation>
     </message>
@@ -1789,32 +1817,32 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SupervisorDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="321"/>
+        <location filename="../till_dialog.py" line="324"/>
         <source>Supervisor approval</source>
         <translation>主管批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="322"/>
+        <location filename="../till_dialog.py" line="325"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="322"/>
+        <location filename="../till_dialog.py" line="325"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="323"/>
+        <location filename="../till_dialog.py" line="326"/>
         <source>Approve</source>
         <translation>批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="324"/>
+        <location filename="../till_dialog.py" line="327"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="328"/>
+        <location filename="../till_dialog.py" line="331"/>
         <source>Another supervisor must approve this.</source>
         <translation>必须由另一位主管批准。</translation>
     </message>
@@ -2232,241 +2260,256 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="146"/>
+        <source>The ledger gateway refuses this terminal&apos;s credential (revoked or replaced): call the shop&apos;s IT person. Charges are refused.</source>
+        <translation>账本网关拒绝本终端的凭据（已吊销或已更换）：请联系门店 IT 人员。暂停收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="149"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="151"/>
+        <location filename="../texts.py" line="154"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔扣款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="153"/>
+        <location filename="../texts.py" line="156"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="155"/>
+        <location filename="../texts.py" line="158"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="157"/>
+        <location filename="../texts.py" line="160"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="161"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="161"/>
+        <location filename="../texts.py" line="164"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="166"/>
+        <location filename="../texts.py" line="169"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="167"/>
+        <location filename="../texts.py" line="170"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="168"/>
+        <location filename="../texts.py" line="171"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="169"/>
+        <location filename="../texts.py" line="172"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="170"/>
+        <location filename="../texts.py" line="173"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="171"/>
+        <location filename="../texts.py" line="174"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="172"/>
+        <location filename="../texts.py" line="175"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="178"/>
+        <location filename="../texts.py" line="181"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="180"/>
+        <location filename="../texts.py" line="183"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="181"/>
+        <location filename="../texts.py" line="184"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="187"/>
+        <location filename="../texts.py" line="190"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="188"/>
+        <location filename="../texts.py" line="191"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="189"/>
+        <location filename="../texts.py" line="192"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="190"/>
+        <location filename="../texts.py" line="193"/>
         <source>Central server switching over: reconnecting…</source>
         <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="191"/>
+        <location filename="../texts.py" line="194"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="192"/>
+        <location filename="../texts.py" line="195"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="197"/>
+        <location filename="../texts.py" line="196"/>
+        <source>This terminal&apos;s credential is refused: call IT</source>
+        <translation>本终端凭据被拒绝：请联系 IT</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="201"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="198"/>
+        <location filename="../texts.py" line="202"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="199"/>
+        <location filename="../texts.py" line="203"/>
         <source>Closed (card returned)</source>
         <translation>已退卡销户</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="204"/>
+        <location filename="../texts.py" line="208"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="207"/>
+        <location filename="../texts.py" line="211"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="210"/>
+        <location filename="../texts.py" line="214"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="213"/>
+        <location filename="../texts.py" line="217"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="215"/>
+        <location filename="../texts.py" line="219"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="217"/>
+        <location filename="../texts.py" line="221"/>
+        <source>No one approves their own operation: ask another supervisor.</source>
+        <translation>不能审批自己的操作：请找另一位主管。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="223"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="218"/>
+        <location filename="../texts.py" line="224"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="223"/>
+        <location filename="../texts.py" line="229"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="224"/>
+        <location filename="../texts.py" line="230"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="231"/>
+        <location filename="../texts.py" line="237"/>
         <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
         <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="238"/>
+        <location filename="../texts.py" line="244"/>
         <source>Member account %1 opened.</source>
         <translation>会员账户 %1 已开立。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="239"/>
+        <location filename="../texts.py" line="245"/>
         <source>Card %1 issued.</source>
         <translation>卡 %1 已发放。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="239"/>
+        <location filename="../texts.py" line="245"/>
         <source>No card issued yet.</source>
         <translation>尚未发卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="241"/>
+        <location filename="../texts.py" line="247"/>
         <source>Member account %1 opened, but the card was not issued:</source>
         <translation>会员账户 %1 已开立，但卡未发放：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="243"/>
+        <location filename="../texts.py" line="249"/>
         <source>The account was not opened:</source>
         <translation>账户未开立：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="251"/>
+        <location filename="../texts.py" line="257"/>
         <source>Card %1 blocked: it can no longer be used.</source>
         <translation>卡 %1 已挂失停用，不能再使用。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="253"/>
+        <location filename="../texts.py" line="259"/>
         <source>New card %1 issued to account %2; the balance stays.</source>
         <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="256"/>
+        <location filename="../texts.py" line="262"/>
         <source>The card was not changed:</source>
         <translation>未换卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="262"/>
+        <location filename="../texts.py" line="268"/>
         <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
         <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="264"/>
+        <location filename="../texts.py" line="270"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="265"/>
+        <location filename="../texts.py" line="271"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="159"/>
+        <location filename="../texts.py" line="162"/>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
@@ -2481,7 +2524,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>已放弃</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="148"/>
+        <location filename="../texts.py" line="151"/>
         <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
         <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
