@@ -219,11 +219,18 @@ def ledger_writers(client, known: tuple[str, ...] = LEDGER_USERS) -> list[Writer
     """Every enabled user not in `known` that ACL DRYRUN lets run a write command (or
     FCALL, EVAL, FLUSHALL) on a cs:* key, on any node; sorted by name. Needs a user that
     may run ACL USERS/GETUSER/DRYRUN (the admin): NoPermissionError otherwise."""
+    from redis.exceptions import NoPermissionError, RedisError
     found: dict[str, tuple[list[str], set[str], bool]] = {}
     nodes = _nodes(client)
     try:
-        for where, run, _ in nodes:
-            for user in sorted(map(_text, run("ACL", "USERS"))):
+        for where, run, replica in nodes:
+            try:
+                users = sorted(map(_text, run("ACL", "USERS")))
+            except RedisError as exc:              # a replica that is down: doctor's replica check says so
+                if replica is None or isinstance(exc, NoPermissionError):
+                    raise
+                continue
+            for user in users:
                 if user in known:
                     continue
                 info = run("ACL", "GETUSER", user) or {}

@@ -153,6 +153,9 @@ def acl_findings(client) -> list[Finding]:
     except NoPermissionError:
         return [Finding(WARN, "acl", "could not check the ACL users: this user may not read them "
                         "(ACL USERS, GETUSER, DRYRUN)", "run doctor with the admin user's URL")]
+    except RedisError as exc:
+        return [Finding(WARN, "acl", f"could not check the ACL users: {type(exc).__name__}: {str(exc)[:200]}",
+                        "run doctor again; ACL DRYRUN needs Redis 7")]
     out: list[Finding] = []
     for w in writers:
         where = "" if w.nodes == ("redis",) else f" (on {', '.join(w.nodes)})"
