@@ -141,19 +141,38 @@ def cmd_journal(args) -> int:
 
 
 def cmd_acl(args) -> int:
-    from core.acl import apply_users, ledger_users
-    users = ledger_users(args.terminal_password or "<terminal-password>",
+    """Print the three users' ACL SETUSER lines, or (--apply) set them on every node,
+    delete the till user of earlier versions and warn about any other user that can
+    write the ledger's keys (core.acl)."""
+    from core.acl import apply_users, ledger_users, ledger_writers, retire_users
+    if args.terminal_password:
+        raise InvalidRequest("terminal_password", "there is no till user any more (tills talk to the gateway, "
+                             "which has its own user): give --gateway-password (CASHIER_GATEWAY_PASSWORD), "
+                             "a new one, not the tills' old password")
+    users = ledger_users(args.gateway_password or "<gateway-password>",
                          args.reconcile_password or "<reconcile-password>",
                          args.admin_password or "<admin-password>")
     if not args.apply:
         for user in users:
             print(user.line())
         return EXIT_OK
-    if not (args.terminal_password and args.reconcile_password and args.admin_password):
-        raise InvalidRequest("password", "--apply needs --terminal-password, --reconcile-password "
+    if not (args.gateway_password and args.reconcile_password and args.admin_password):
+        raise InvalidRequest("password", "--apply needs --gateway-password, --reconcile-password "
                              "and --admin-password (or CASHIER_*_PASSWORD variables)")
-    nodes = apply_users(_ledger(args).client, users)
-    print(f"applied {len(users)} users on {', '.join(nodes)}")
+    client = _ledger(args).client
+    nodes = apply_users(client, users)
+    print(f"applied {len(users)} users ({', '.join(u.name for u in users)}) on {', '.join(nodes)}")
+    retired = retire_users(client)
+    for user, where in retired.removed.items():
+        closed = retired.connections.get(user, 0)
+        print(f"deleted the old till user {user} on {', '.join(where)}"
+              + (f" ({closed} open connection(s) closed: a till still talking to Redis directly must "
+                 "use the gateway now)" if closed else ""))
+    for writer in ledger_writers(client):
+        print(f"cashierctl: warning: user {writer.name} can write the ledger's keys "
+              f"({', '.join(writer.can)} on cs:*) on {', '.join(writer.nodes)} and is not one of the "
+              f"ledger's users: left as it is; {writer.fix}",
+              file=sys.stderr)
     return EXIT_OK
 
 
@@ -229,11 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"how many of the newest entries, 1..{MAX_JOURNAL_COUNT} (default %(default)s)")
     p.set_defaults(func=cmd_journal)
 
-    p = sub.add_parser("acl", help="print (or --apply) least-privilege Redis ACL users")
-    p.add_argument("--apply", action="store_true", help="run the ACL SETUSER lines (as an admin URL)")
-    for who in ("terminal", "reconcile", "admin"):
+    p = sub.add_parser("acl", help="print (or --apply) the Redis ACL users cashier-gateway, "
+                                  "cashier-reconcile, cashier-admin")
+    p.add_argument("--apply", action="store_true",
+                   help="run the ACL SETUSER lines on every node (as an admin URL), delete the old till "
+                        "user cashier-terminal(-*) and warn about any other user that can write cs:*")
+    for who in ("gateway", "reconcile", "admin"):
         p.add_argument(f"--{who}-password", default=os.environ.get(f"CASHIER_{who.upper()}_PASSWORD"),
-                       help=f"password of the {who} user (env CASHIER_{who.upper()}_PASSWORD)")
+                       help=f"password of the cashier-{who} user (env CASHIER_{who.upper()}_PASSWORD)")
+    p.add_argument("--terminal-password", help=argparse.SUPPRESS)     # the old till user's: refused, says why
     p.set_defaults(func=cmd_acl)
     p = sub.add_parser("scripts", help="load the ledger's Lua scripts into Redis")
     p.add_argument("action", choices=["load"], help="load: (re)load every script (after an upgrade)")

@@ -176,7 +176,7 @@ class CashierRegistry:
         self.failure_window_s = failure_window_s
         self.lock_s = lock_s
         # the ledger's one function library (a library of the PIN script alone would be
-        # another library, which a terminal user may not load)
+        # another library, which the gateway's user may not load)
         from .runner import LedgerRunner
         self.runner = LedgerRunner(client, scripts=scripts)
         self.scripts = self.runner.scripts

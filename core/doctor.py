@@ -6,7 +6,11 @@ a reachable sentinel quorum, replicas that are up, have AOF on and hold the ledg
 scripts, writes acknowledged with WAIT (wait_replicas; read from the primary's command
 statistics, the evidence of what the tills actually do), min-replicas-to-write, and
 says how long a failover makes charges wait. A TTL on a ledger key that must never expire
-(core.key_ttls) is a warning naming the key and the seconds it has left."""
+(core.key_ttls) is a warning naming the key and the seconds it has left. Any enabled ACL
+user other than the ledger's three (cashier-gateway, cashier-reconcile, cashier-admin)
+that can write the ledger's keys (core.acl.ledger_writers: ACL DRYRUN) is a warning
+naming it and its fix, the default user on without a password a failure; run as a user
+that may not read the ACL, doctor says it could not check."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -90,17 +94,7 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
         else:
             out.append(Finding(FAIL, "persistence", f"{where}: AOF is off: a restart loses every change "
                                "since the last snapshot", "appendonly yes, appendfsync always (see docs/deployment.md)"))
-    try:
-        users = client.acl_users() if not is_cluster(client) else client.acl_users(target_nodes=client.get_random_node())
-        default = client.acl_getuser("default")
-        open_default = default and "on" in default.get("flags", []) and "nopass" in default.get("flags", [])
-        if open_default:
-            out.append(Finding(FAIL, "acl", "the default user is on with no password: anyone who reaches "
-                               "Redis can change balances", "cashierctl acl --apply, then ACL SETUSER default off"))
-        else:
-            out.append(Finding(OK, "acl", f"users: {', '.join(sorted(users))}"))
-    except NoPermissionError:
-        out.append(Finding(OK, "acl", "this user may not read ACLs (a restricted user: good)"))
+    out += acl_findings(client)
     if is_sentinel(client):
         out += sentinel_findings(ledger)
     scheme = urlsplit(url).scheme
@@ -142,6 +136,44 @@ def diagnose(ledger, url: str, *, lag_warn_entries: int = 10_000) -> list[Findin
         out.extend(ttl_findings(client))
     except NoPermissionError as exc:
         out.append(Finding(WARN, "access", f"could not check the ledger: {exc}", "use the admin user"))
+    return out
+
+
+def acl_findings(client) -> list[Finding]:
+    """FAIL while the default user is on without a password; a WARN naming each other
+    enabled user, besides the ledger's three (core.acl.LEDGER_USERS), that can write the
+    ledger's keys (ACL DRYRUN of HSET, SET, DEL, XADD, FCALL, EVAL, FLUSHALL on cs:*),
+    with its fix; 'could not check' when this user may not read the ACL."""
+    from .acl import LEDGER_USERS, ledger_writers
+    try:
+        writers = ledger_writers(client)
+        users = (client.acl_users() if not is_cluster(client)
+                 else client.acl_users(target_nodes=client.get_random_node()))
+    except NoPermissionError:
+        return [Finding(WARN, "acl", "could not check the ACL users: this user may not read them "
+                        "(ACL USERS, GETUSER, DRYRUN)", "run doctor with the admin user's URL")]
+    except RedisError as exc:
+        return [Finding(WARN, "acl", f"could not check the ACL users: {type(exc).__name__}: {str(exc)[:200]}",
+                        "run doctor again; ACL DRYRUN needs Redis 7")]
+    out: list[Finding] = []
+    for w in writers:
+        where = "" if w.nodes == ("redis",) else f" (on {', '.join(w.nodes)})"
+        can = f"{', '.join(w.can)} on cs:*"
+        if w.name == "default" and w.nopass:
+            out.append(Finding(FAIL, "acl", f"the default user is on with no password and can run {can}{where}: "
+                               "anyone who reaches Redis can change balances", w.fix))
+        elif w.name == "default":
+            out.append(Finding(WARN, "acl", f"the default user (requirepass) can run {can}{where}: whoever "
+                               "knows that one shared password writes balances past the gateway", w.fix))
+        elif w.old_till_user:
+            out.append(Finding(WARN, "acl", f"user {w.name}, the till user of an earlier version, can still run "
+                               f"{can}{where}: tills hold no Redis login now", w.fix))
+        else:
+            out.append(Finding(WARN, "acl", f"user {w.name} can run {can}{where} and is not one of the "
+                               f"ledger's users ({', '.join(LEDGER_USERS)})", w.fix))
+    if not writers:
+        out.append(Finding(OK, "acl", f"users: {', '.join(sorted(users))}; none but "
+                           f"{', '.join(u for u in LEDGER_USERS if u in users) or 'the admin'} can write cs:*"))
     return out
 
 

@@ -2,9 +2,11 @@
 
 An expiring balance, journal, card map or setting loses money or evidence silently when
 it expires, so a TTL put on one (by hand, by a tool, by a misconfigured client) must be
-reported before that moment. By design only two kinds of key under `cs:` expire: the
-idempotency / txn records (`cs:{<tag>}:t:<txn_id>`, TTL = retention) and a cashier's PIN
-failure counter and lock (`cs:cashier:{<id>}:fails` / `:lock`). Every other key under
+reported before that moment. By design only these keys under `cs:` expire: the
+idempotency / txn records (`cs:{<tag>}:t:<txn_id>`, TTL = retention), a cashier's PIN
+failure counter and lock (`cs:cashier:{<id>}:fails` / `:lock`), and the gateway's
+cashier sessions and supervisor grants (`cs:session:{<sha256>}:h`,
+`cs:approval:{<sha256>}:h`, gateway/sessions.py). Every other key under
 `cs:` (streams, accounts, holds, cards, the card map, the member index, settings, the
 chain anchor, the cashier records and index, `cs:meta`) must have none.
 
@@ -20,8 +22,10 @@ from dataclasses import dataclass
 
 from .keys import PREFIX
 
-# keys that expire by design: txn records, PIN failure counters and locks
-EXPIRING_BY_DESIGN = re.compile(r"^cs:\{[^}]*\}:t:|^cs:cashier:\{[^}]*\}:(?:fails|lock)$")
+# keys that expire by design: txn records, PIN failure counters and locks, the gateway's
+# sessions and grants
+EXPIRING_BY_DESIGN = re.compile(r"^cs:\{[^}]*\}:t:|^cs:cashier:\{[^}]*\}:(?:fails|lock)$"
+                                r"|^cs:(?:session|approval):\{[0-9a-f]{64}\}:h$")
 PAGE_SIZE = 500
 
 

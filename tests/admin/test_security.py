@@ -1,7 +1,9 @@
 """Least privilege and transport security against real redis-servers the tests start:
-the terminal ACL user runs the ledger and nothing else, scripts reach Redis after a
-restart through the reconcile/admin user, TLS with a generated CA and client cert,
-and `cashierctl doctor` findings."""
+the gateway's ACL user runs the ledger and nothing else, scripts reach Redis after a
+restart through the reconcile/admin user, `cashierctl acl --apply` deletes the till user
+of earlier versions and warns about other writers, `cashierctl doctor` names every user
+that can write the ledger's keys, TLS with a generated CA and client cert.
+(tests/gateway/test_acl_users.py runs the gateway and the reconcile service as their users.)"""
 from __future__ import annotations
 
 import subprocess
@@ -12,10 +14,12 @@ from redis.exceptions import NoPermissionError
 
 from admin.cashierctl import main
 from core import Ledger, LedgerUnavailable
-from core.acl import FORBIDDEN_FOR_TERMINAL, apply_users, ledger_users
+from core.acl import FORBIDDEN_FOR_GATEWAY, apply_users, ledger_users
 from tests.support.servers import RedisServer, free_port
 
-PASSWORDS = dict(terminal_password="t-secret", reconcile_password="r-secret", admin_password="a-secret")
+PASSWORDS = dict(gateway_password="g-secret", reconcile_password="r-secret", admin_password="a-secret")
+APPLY = ["acl", "--apply", "--gateway-password", "g-secret", "--reconcile-password", "r-secret",
+         "--admin-password", "a-secret"]
 
 
 @pytest.fixture
@@ -34,8 +38,8 @@ def url(server, user, password):
     return f"redis://{user}:{password}@127.0.0.1:{server.port}/0"
 
 
-def test_terminal_user_runs_the_ledger(secured):
-    terminal = Ledger.from_url(url(secured, "cashier-terminal", "t-secret"), auto_init=False)
+def test_gateway_user_runs_the_ledger(secured):
+    terminal = Ledger.from_url(url(secured, "cashier-gateway", "g-secret"), auto_init=False)
     assert terminal.deduct("A-1", 100, txn_id="t-1").balance_minor == 900
     assert terminal.hold("A-1", 100, txn_id="h-1", ttl_s=60).applied
     assert terminal.capture("h-1", 50, txn_id="c-1").applied
@@ -44,12 +48,12 @@ def test_terminal_user_runs_the_ledger(secured):
     assert terminal.journal("A-1")[0].kind == "refund"
 
 
-def test_terminal_user_signs_cashiers_in_and_locks_them(secured):
+def test_gateway_user_signs_cashiers_in_and_locks_them(secured):
     from core.cashiers import CashierRegistry
     admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret",
                         decode_responses=True)
     CashierRegistry(admin).add("c7", "Li Na", "4321")
-    terminal = redis.Redis(port=secured.port, username="cashier-terminal", password="t-secret",
+    terminal = redis.Redis(port=secured.port, username="cashier-gateway", password="g-secret",
                            decode_responses=True)
     registry = CashierRegistry(terminal, max_failures=2)
     assert registry.verify("c7", "4321").ok
@@ -66,27 +70,29 @@ def test_terminal_user_signs_cashiers_in_and_locks_them(secured):
     ("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"), ("CONFIG", "GET", "*"), ("KEYS", "*"),
     ("XDEL", "cs:{p0.0}:j", "0-1"), ("XTRIM", "cs:{p0.0}:j", "MAXLEN", "0"),
     ("HSET", "other:key", "f", "1"), ("FUNCTION", "LOAD", "x"), ("ACL", "SETUSER", "x"),
-    ("SHUTDOWN",),
+    ("SHUTDOWN",), ("DEL", "cs:{p0.0}:j"), ("ACL", "DELUSER", "cashier-admin"), ("ACL", "USERS"),
 ])
-def test_terminal_user_is_refused_everything_else(secured, command):
-    client = redis.Redis(port=secured.port, username="cashier-terminal", password="t-secret")
+def test_gateway_user_is_refused_everything_else(secured, command):
+    client = redis.Redis(port=secured.port, username="cashier-gateway", password="g-secret")
     with pytest.raises(NoPermissionError):
         client.execute_command(*command)
     assert redis.Redis(port=secured.port, username="cashier-admin", password="a-secret").dbsize() > 0
 
 
 def test_the_forbidden_list_is_not_granted():
-    terminal = ledger_users(**PASSWORDS)[0]
-    granted = {c.lstrip("+") for c in terminal.rule_args() if c.startswith("+")}
-    assert not granted & set(FORBIDDEN_FOR_TERMINAL)
-    # selectors grant string commands on cashier keys only
-    assert all(sel.startswith("(~cs:cashier:* ") for sel in terminal.selectors)
+    gateway = ledger_users(**PASSWORDS)[0]
+    assert gateway.name == "cashier-gateway"
+    granted = {c.lstrip("+") for c in gateway.rule_args() if c.startswith("+")}
+    assert not granted & set(FORBIDDEN_FOR_GATEWAY)
+    # selectors grant string commands on cashier keys, DEL on its sessions and grants, only
+    assert gateway.selectors == ("(~cs:cashier:* +get +set +del +incr +pttl +pexpire)",
+                                 "(~cs:session:* ~cs:approval:* +del)")
 
 
 def test_scripts_after_restart_come_from_the_admin_side(secured):
     admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret")
     admin.function_flush()                                  # what a restart without persistence does
-    terminal = Ledger.from_url(url(secured, "cashier-terminal", "t-secret"), auto_init=False)
+    terminal = Ledger.from_url(url(secured, "cashier-gateway", "g-secret"), auto_init=False)
     with pytest.raises(LedgerUnavailable) as info:
         terminal.deduct("A-1", 1, txn_id="t-1")
     assert "cashierctl scripts load" in str(info.value)
@@ -97,13 +103,106 @@ def test_scripts_after_restart_come_from_the_admin_side(secured):
 def test_acl_command_prints_one_line_per_user(capsys):
     assert main(["acl"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [l.split()[2] for l in lines] == ["cashier-terminal", "cashier-reconcile", "cashier-admin"]
-    assert all(l.startswith("ACL SETUSER ") for l in lines) and "<terminal-password>" in lines[0]
+    assert [l.split()[2] for l in lines] == ["cashier-gateway", "cashier-reconcile", "cashier-admin"]
+    assert all(l.startswith("ACL SETUSER ") for l in lines) and "<gateway-password>" in lines[0]
 
 
 def test_acl_apply_needs_passwords(redis_url, capsys):
     assert main(["--redis-url", redis_url, "acl", "--apply"]) == 2
     assert "password" in capsys.readouterr().err
+
+
+def test_the_old_terminal_password_is_refused_with_the_reason(redis_url, capsys):
+    assert main(["--redis-url", redis_url, "acl", "--terminal-password", "t", "--apply"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cashierctl: terminal_password: there is no till user any more") and "--gateway-password" in err
+    assert "Traceback" not in err
+
+
+OLD_TERMINAL_RULES = ("on", ">t-old", "~cs:*", "-@all", "+fcall", "+fcall_ro", "+hgetall", "+hset", "+hincrby",
+                      "+xadd", "+incrby", "+wait", "+ping", "+hello", "+info", "+auth")
+
+
+def test_acl_apply_deletes_the_old_till_users_and_warns_about_other_writers(capsys):
+    """A shop upgraded from the version whose tills held a Redis login: its shared
+    cashier-terminal user (and a per-till one) is deleted, a till still connected with it
+    is cut off; a stranger that can write cs:* is left and warned about, users that
+    cannot write (replication) are left silently; a second run changes nothing."""
+    with RedisServer() as server:
+        setup = server.client()
+        Ledger(setup).init()
+        for old in ("cashier-terminal", "cashier-terminal-T3"):
+            setup.execute_command("ACL", "SETUSER", old, *OLD_TERMINAL_RULES)
+        setup.execute_command("ACL", "SETUSER", "stray", "on", ">s", "~cs:*", "+hset")
+        setup.execute_command("ACL", "SETUSER", "cashier-replication", "on", ">p", "+psync", "+replconf", "+ping")
+        old_till = redis.Redis(port=server.port, username="cashier-terminal", password="t-old")
+        assert old_till.ping()
+        assert main(["--redis-url", server.url, *APPLY]) == 0
+        captured = capsys.readouterr()
+        assert "applied 3 users (cashier-gateway, cashier-reconcile, cashier-admin) on redis" in captured.out
+        assert ("deleted the old till user cashier-terminal on redis (1 open connection(s) closed: a till "
+                "still talking to Redis directly must use the gateway now)") in captured.out
+        assert "deleted the old till user cashier-terminal-T3 on redis\n" in captured.out
+        warnings = captured.err.strip().splitlines()
+        assert [w.split()[3] for w in warnings] == ["default", "stray"], warnings
+        assert "user stray can write the ledger's keys (HSET on cs:*)" in warnings[1]
+        assert "ACL DELUSER stray" in warnings[1] and "ACL SETUSER default off" in warnings[0]
+        assert sorted(setup.acl_users()) == ["cashier-admin", "cashier-gateway", "cashier-reconcile",
+                                             "cashier-replication", "default", "stray"]
+        with pytest.raises(redis.exceptions.ConnectionError):     # its connection was closed
+            old_till.ping()
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(port=server.port, username="cashier-terminal", password="t-old").ping()
+        assert main(["--redis-url", server.url, *APPLY]) == 0
+        assert "deleted" not in capsys.readouterr().out
+
+
+def acl_findings(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("[") and line[7:19].strip() == "acl"]
+
+
+def test_doctor_names_every_other_writer_and_none_after_apply(capsys):
+    with RedisServer("--appendonly", "yes", "--appendfsync", "always") as server:
+        setup = server.client()
+        Ledger(setup).init()
+        # what an earlier version left: its three users (the till's shared) and the default off
+        setup.execute_command("ACL", "SETUSER", "cashier-terminal", *OLD_TERMINAL_RULES)
+        apply_users(setup, ledger_users(**PASSWORDS)[1:])
+        setup.execute_command("ACL", "SETUSER", "default", "off")
+        admin_url = url(server, "cashier-admin", "a-secret")
+        assert main(["--redis-url", admin_url, "doctor"]) == 0            # a warning, not a failure
+        acl = acl_findings(capsys.readouterr().out)
+        assert acl == ["[warn] acl          user cashier-terminal, the till user of an earlier version, can "
+                       "still run HSET, HINCRBY, XADD, FCALL on cs:*: tills hold no Redis login now"], acl
+        assert main(["--redis-url", admin_url, *APPLY]) == 0
+        capsys.readouterr()
+        assert main(["--redis-url", admin_url, "doctor"]) == 0
+        out = capsys.readouterr().out
+        assert "[  ok] acl          users: cashier-admin, cashier-gateway, cashier-reconcile, default; none but " \
+               "cashier-gateway, cashier-reconcile, cashier-admin can write cs:*" in out, out
+        assert "warn] acl" not in out and "FAIL" not in out
+        # a stranger with the run of cs:*, and the default user given a password (requirepass)
+        admin = redis.Redis(port=server.port, username="cashier-admin", password="a-secret")
+        admin.execute_command("ACL", "SETUSER", "backup-tool", "on", ">b", "~*", "+@all")
+        admin.execute_command("ACL", "SETUSER", "default", "on", ">shared", "~*", "+@all")
+        admin.execute_command("ACL", "SETUSER", "reader", "on", ">r", "~cs:*", "+hgetall")   # reads only: fine
+        assert main(["--redis-url", admin_url, "doctor"]) == 0
+        out = capsys.readouterr().out
+        acl = acl_findings(out)
+        assert len(acl) == 2 and "user backup-tool can run HSET, HINCRBY, SET, DEL, XADD, FCALL, EVAL, " \
+            "FLUSHALL on cs:* and is not one of the ledger's users" in acl[0], out
+        assert "fix: if nothing needs it: ACL DELUSER backup-tool" in out
+        assert acl[1].startswith("[warn] acl          the default user (requirepass) can run HSET"), acl
+        assert "fix: every program has its own user (cashierctl acl --apply): ACL SETUSER default off" in out
+        assert "reader" not in "".join(acl)
+
+
+def test_doctor_as_a_restricted_user_says_it_could_not_check_the_acl(secured, capsys):
+    main(["--redis-url", url(secured, "cashier-gateway", "g-secret"), "doctor"])
+    captured = capsys.readouterr()
+    assert "[warn] acl          could not check the ACL users: this user may not read them" in captured.out
+    assert "fix: run doctor with the admin user's URL" in captured.out
+    assert "Traceback" not in captured.err
 
 
 def test_doctor_finds_what_is_wrong_and_what_is_right(capsys):

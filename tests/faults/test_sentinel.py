@@ -202,7 +202,7 @@ def test_failover_without_wait_replicas_is_reported(tmp_path):
 
 def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts(caplog):
     """Redis nodes with ACL users and a default password, sentinels with their own
-    password: the terminal's user (which may not load scripts, and charges with
+    password: the gateway's user (which may not load scripts, and charges with
     wait_replicas=1) keeps charging after a failover, because the scripts were loaded on
     the replicas beforehand. No password appears in any log record."""
     from core.acl import apply_users, ledger_users
@@ -215,7 +215,7 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
         assert len(apply_users(admin.client, users)) == 3
         admin.init()
         admin.open_account("A-1", txn_id="open-A-1", initial_minor=1_000)
-        terminal = Ledger.from_url(deploy.url(user_info=f"cashier-terminal:{terminal_pw}@",
+        terminal = Ledger.from_url(deploy.url(user_info=f"cashier-gateway:{terminal_pw}@",
                                               query=f"{query}&wait_replicas=1"), auto_init=False)
         assert terminal.wait_replicas == 1
         assert terminal.deduct("A-1", 10, txn_id="d-1").balance_minor == 990
@@ -227,7 +227,7 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
         deploy.wait_for_failover(old)
         assert terminal.deduct("A-1", 10, txn_id="d-2").balance_minor == 980
         assert terminal.deduct("A-1", 10, txn_id="d-1").replayed       # the first one, not again
-        wrong = Ledger.from_url(deploy.url(user_info=f"cashier-terminal:{terminal_pw}@",
+        wrong = Ledger.from_url(deploy.url(user_info=f"cashier-gateway:{terminal_pw}@",
                                            query="sentinel_password=wrong"), auto_init=False,
                                 retry=type(terminal.retry)(deadline_s=0.3))
         with pytest.raises(LedgerUnavailable) as info:
