@@ -6,10 +6,13 @@ a private redis-server with AOF in the data directory); start the reconcile serv
 create the ledger if Redis has none (or let the service restore it from the database);
 open the demo accounts and the demo cashier and print the credentials; make one charge
 end to end and print the database's row (`demo.shop`); then open a cashier terminal
-(`python -m desktop`) and wait until it is closed. Without a display (no DISPLAY or
+(`python -m desktop`) and wait until it is closed. The terminals reach the ledger only
+through a ledger gateway (`python -m gateway run`) the demo starts on loopback, with a
+terminal credential it enrols and keeps in the data directory (mode 0600), as a shop's
+tills do: no till holds a Redis login. Without a display (no DISPLAY or
 WAYLAND_DISPLAY on Linux, or ``--headless``) it says how to get one and stops after
 the check. Ctrl-C or SIGTERM stops everything the demo started, in order: terminal,
-reconcile service (warm: it finishes its batch), private Redis (fsyncs its AOF).
+gateway, reconcile service (warm: it finishes its batch), private Redis (fsyncs its AOF).
 
 After the check it prints the exact `cashierctl` and `reconcile-service` commands (with
 the demo's Redis URL and SQLite file) to look at its shop. `--reset` deletes what the
@@ -89,12 +92,12 @@ def _child_env() -> dict[str, str]:
 class Child:
     """A child process the demo started, stopped politely (SIGTERM) and then firmly."""
 
-    def __init__(self, name: str, args: list[str], log_path: Path):
+    def __init__(self, name: str, args: list[str], log_path: Path, env: dict[str, str] | None = None):
         self.name = name
         self.log_path = log_path
         self.log = open(log_path, "ab")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env=_child_env(), cwd=str(SOURCE_ROOT), **new_session())
+                                     env={**_child_env(), **(env or {})}, cwd=str(SOURCE_ROOT), **new_session())
 
     def died(self) -> str | None:
         """None while running, else a message with the end of its log."""
@@ -171,6 +174,42 @@ def start_reconcile(redis_url: str, database_url: str, data_dir: Path) -> tuple[
     return Child("reconcile service", args, data_dir / "reconcile.log"), metrics_port
 
 
+def start_gateway(redis_url: str, data_dir: Path, timeout_s: float) -> tuple[Child, str]:
+    """The shop's ledger gateway on a free loopback port (plain HTTP: loopback only); the
+    Redis URL goes in its environment, never on its command line. Waits until it answers."""
+    import httpx
+    port = free_port()
+    args = [sys.executable, "-m", "gateway", "run", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "warning"]
+    child = Child("ledger gateway", args, data_dir / "gateway.log", env={"CASHIER_REDIS_URL": redis_url})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if (problem := child.died()) is not None:
+            raise DemoError(problem)
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=0.5).status_code == 200:
+                return child, url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            child.stop()
+            raise DemoError(f"the ledger gateway did not answer within {timeout_s:.0f} s (see {child.log_path})")
+        time.sleep(0.05)
+
+
+def enrol_terminal(ledger, terminal_id: str, data_dir: Path) -> tuple[str, Path]:
+    """A fresh credential for `terminal_id` (`cashierctl terminal enroll`), kept in a 0600
+    file of the data directory for the terminal to read (--token-file)."""
+    from gateway.terminals import TerminalRegistry
+    token = TerminalRegistry(ledger.client).enroll(terminal_id)
+    path = data_dir / f"{terminal_id}.token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(token + "\n")
+    return token, path
+
+
 def run(args: argparse.Namespace) -> int:
     from core import Ledger
 
@@ -211,30 +250,41 @@ def run(args: argparse.Namespace) -> int:
         for line in shop.seed(ledger):
             say(line)
 
+        gateway, gateway_url = start_gateway(chosen.url, data_dir, args.timeout_s)
+        children.append(gateway)
+        check_token, _ = enrol_terminal(ledger, shop.CHECK_TERMINAL_ID, data_dir)
+        _, terminal_token_file = enrol_terminal(ledger, TERMINAL_ID, data_dir)
+        say(f"gateway:   started (pid {gateway.proc.pid}) on {gateway_url}; terminals {shop.CHECK_TERMINAL_ID} "
+            f"and {TERMINAL_ID} enrolled (credentials in {data_dir}, mode 0600); log {gateway.log_path}")
+
+        def alive() -> str | None:
+            return children[0].died() or gateway.died()
+
         say(f"checking the whole path: charge {format_minor(shop.CHECK_AMOUNT_MINOR)} on "
             f"{shop.CHECK_ACCOUNT_ID} at terminal {shop.CHECK_TERMINAL_ID} by cashier {shop.DEMO_CASHIER_ID}")
         try:
-            result = shop.charge_end_to_end(ledger, chosen.url, database_url, data_dir / "check-terminal",
-                                            args.timeout_s, alive=children[0].died)
+            result = shop.charge_end_to_end(ledger, gateway_url, check_token, database_url,
+                                            data_dir / "check-terminal", args.timeout_s, alive=alive)
         except DemoError as exc:
             say(f"end-to-end FAILED: {exc}")
             return EXIT_CHECK_FAILED
         row = result.db_row
-        say(f"  terminal -> ledger: {result.status}, balance after "
+        say(f"  terminal -> gateway -> ledger: {result.status}, balance after "
             f"{format_minor(result.balance_after_minor)}, txn {result.txn_id}")
         say(f"  redis journal:      entry {result.journal_id} (partition {row['journal_partition']})")
         say(f"  database row:       ledger_entries txn_id={row['txn_id']} kind={row['kind']} "
             f"account_id={row['account_id']} amount_minor={row['amount_minor']} "
             f"balance_after_minor={row['balance_after_minor']} terminal_id={row['terminal_id']} "
             f"cashier_id={row['cashier_id']} ({result.seconds_to_database:.2f} s after the charge)")
-        say(f"end-to-end OK: terminal -> Redis -> journal -> reconcile service -> database "
+        say(f"end-to-end OK: terminal -> gateway -> Redis -> journal -> reconcile service -> database "
             f"({time.monotonic() - started_s:.1f} s since start)")
         for line in look_commands(chosen.url, database_url, data_dir, private=chosen.private is not None,
                                   headless=headless):
             say(line)
 
         terminal_args = [sys.executable, "-m", "desktop", "--config", str(data_dir / "terminal.ini"),
-                         "--redis-url", chosen.url, "--terminal-id", TERMINAL_ID,
+                         "--gateway-url", gateway_url, "--token-file", str(terminal_token_file),
+                         "--terminal-id", TERMINAL_ID,
                          "--data-dir", str(data_dir / "terminal")]
         if headless:
             say("no display here, so no terminal window. To see it, run `python -m demo` in a desktop "
@@ -248,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             f"with PIN {shop.DEMO_CASHIER_PIN}. Close the window (or press Ctrl-C here) to stop the demo.")
         while terminal.proc.poll() is None:
             time.sleep(0.2)
-            if (problem := children[0].died()) is not None:
+            if (problem := alive()) is not None:
                 say(f"warning: {problem}")
                 break
         say("terminal closed: stopping what the demo started")

@@ -93,11 +93,13 @@ def top_up_if_low(ledger: Ledger) -> None:
                       cashier_id=DEMO_CASHIER_ID)
 
 
-def _terminal_charge(redis_url: str, data_dir: Path, timeout_s: float):
-    """One charge through the terminal's engine, headless (Qt core only, no window)."""
+def _terminal_charge(gateway_url: str, token: str, data_dir: Path, timeout_s: float):
+    """One charge through the terminal's engine, headless (Qt core only, no window), to the
+    demo's ledger gateway with the check terminal's credential (as every till does)."""
     from PySide6.QtCore import QCoreApplication, QEventLoop
 
     from desktop.engine import ONLINE, Engine
+    from gateway.client import GatewayLedger
 
     app = QCoreApplication.instance() or QCoreApplication(["cashier-demo"])
     deadline = time.monotonic() + timeout_s
@@ -109,12 +111,12 @@ def _terminal_charge(redis_url: str, data_dir: Path, timeout_s: float):
             app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
             time.sleep(0.005)
 
-    engine = Engine(redis_url, CHECK_TERMINAL_ID, data_dir)
+    engine = Engine(GatewayLedger([gateway_url], token), CHECK_TERMINAL_ID, data_dir)
     answers: dict[str, object] = {}
     try:
         engine.opResolved.connect(lambda op: answers.__setitem__("op", op))
         engine.start()
-        wait(lambda: engine.state == ONLINE, "connecting to Redis")
+        wait(lambda: engine.state == ONLINE, "connecting to the ledger gateway")
         engine.sign_in(DEMO_CASHIER_ID, DEMO_CASHIER_PIN, lambda s: answers.__setitem__("signin", s),
                        lambda exc: answers.__setitem__("signin", exc))
         wait(lambda: "signin" in answers, "signing in")
@@ -143,11 +145,11 @@ def _read_entry(database_url: str, txn_id: str) -> dict | None:
         engine.dispose()
 
 
-def charge_end_to_end(ledger: Ledger, redis_url: str, database_url: str, data_dir: Path,
+def charge_end_to_end(ledger: Ledger, gateway_url: str, token: str, database_url: str, data_dir: Path,
                       timeout_s: float, alive: Callable[[], str | None] = lambda: None) -> CheckResult:
-    """`alive` answers None while the reconcile service runs, else why it stopped."""
+    """`alive` answers None while the reconcile service (and the gateway) run, else why one stopped."""
     top_up_if_low(ledger)
-    op = _terminal_charge(redis_url, data_dir, timeout_s)
+    op = _terminal_charge(gateway_url, token, data_dir, timeout_s)
     if op.status != Status.APPLIED.value:
         raise DemoError(f"the charge was not applied: {op.status} {op.last_error}".strip())
     journal = [e for e in ledger.journal(CHECK_ACCOUNT_ID, count=50) if e.txn_id == op.txn_id]
