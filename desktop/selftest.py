@@ -10,24 +10,22 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import tempfile
 
-MODULES = ("core", "core.cashiers", "desktop.money", "desktop.outbox", "desktop.engine", "desktop.workers",
+MODULES = ("core", "core.cashiers", "gateway.client", "desktop.money", "desktop.outbox", "desktop.engine", "desktop.workers",
            "desktop.texts", "desktop.i18n", "desktop.settings", "desktop.keypad", "desktop.signin",
            "desktop.sale", "desktop.dialogs", "desktop.report", "desktop.main_window", "desktop.style",
            "desktop.scanner", "desktop.fonts")
-REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "cashier_pin_attempt")
 
 
 def check() -> str:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     for name in MODULES:
         importlib.import_module(name)
-    from core.scripts import load_scripts
-    scripts = load_scripts()
-    missing = [s for s in REQUIRED_SCRIPTS if s not in scripts]
-    if missing:
-        raise RuntimeError(f"Lua scripts missing: {', '.join(missing)}")
+    if "redis" in sys.modules:
+        # a till holds no Redis client (it reaches the ledger through the gateway only)
+        raise RuntimeError("the terminal loaded a Redis client")
 
     from PySide6.QtCore import QTranslator
     from PySide6.QtWidgets import QApplication
@@ -61,7 +59,7 @@ def check() -> str:
     from desktop.receipts.printer import self_test as receipt_self_test   # python-escpos, Pillow
     receipt_self_test()
     del app
-    return (f"{len(scripts)} Lua scripts, {len(i18n.LANGUAGES)} languages, text drawn with {font_families}, "
+    return (f"gateway client, {len(i18n.LANGUAGES)} languages, text drawn with {font_families}, "
             "main window built, receipt composed")
 
 
