@@ -8,9 +8,12 @@ died, the till retried the same txn id on the promoted replica (which never saw 
 first), and the book held the txn twice while Redis held it once. Here the replica stops
 following (REPLICAOF NO ONE: it never receives the deduct) or is stopped (SIGSTOP: it
 receives it late), so WAIT cannot confirm, and the consumer must leave the batch pending.
+Without `wait_replicas` the book can still end up holding an entry Redis lost: the pass
+then reports that duplicate with the proof instead of refunding it.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -20,10 +23,12 @@ from sqlalchemy import func, select
 from core import Ledger, LedgerUnavailable
 from core.errors import NotReplicated
 from core.keys import CONSUMER_GROUP
+from reconcile_service.applied_proof import FIRST_ENTRY_LOST
 from reconcile_service.db import make_engine, migrate
 from reconcile_service.journal import Consumer
 from reconcile_service.metrics import Metrics
-from reconcile_service.models import DuplicateEntry, LedgerEntry
+from reconcile_service.models import Discrepancy, DuplicateEntry, LedgerEntry
+from reconcile_service.reconcile import Reconciler
 from reconcile_service.verify import verify
 from tests.support.postgres import fresh_database
 from tests.support.servers import RedisServer, redis_server_available, wait_for
@@ -46,9 +51,9 @@ def follow(replica: RedisServer, primary: RedisServer) -> None:
         assert client.wait(1, 5_000) == 1
 
 
-def waiting_ledger(server: RedisServer) -> Ledger:
+def waiting_ledger(node: RedisServer) -> Ledger:
     """The reconcile service's ledger on a deployment that asks for one replica (the URL's option)."""
-    return Ledger.from_url(f"{server.url}?wait_replicas=1&wait_timeout_ms=150", auto_init=False)
+    return Ledger.from_url(f"{node.url}?wait_replicas=1&wait_timeout_ms=150", auto_init=False)
 
 
 def consumer(ledger: Ledger, engine, metrics: Metrics | None = None) -> Consumer:
@@ -162,3 +167,40 @@ def test_a_lagging_replica_holds_the_batch_back_until_it_has_it(engine):
         assert report.ok, [v.as_dict() for v in report.violations]
         ledger.close(), admin.close()
 
+
+def test_without_wait_replicas_a_duplicate_whose_first_entry_redis_lost_is_reported_not_refunded(engine):
+    """The same failover on a deployment that asks for no replica (`wait_replicas` 0): the
+    drain books the first deduct, Redis loses it, the retry applies it on the promoted
+    replica. The book then holds the txn twice, Redis once: the pass must not "reverse the
+    duplicate" with a compensating credit (that would refund a charge made once); it
+    reports it, with the proof that Redis no longer holds the first entry."""
+    with server() as primary, server() as replica:
+        follow(replica, primary)
+        admin = Ledger.from_url(primary.url)
+        admin.init()
+        assert admin.open_account("A-1", txn_id="open-A-1", initial_minor=1_000).applied
+        assert consumer(admin, engine).drain() == 1
+        assert admin.client.wait(1, 5_000) == 1
+        replica.client().replicaof("NO", "ONE")
+        wait_for(lambda: admin.client.info("replication")["connected_slaves"] == 0, 10, "the link to drop")
+        first = admin.deduct("A-1", 100, txn_id="d-1")
+        assert consumer(admin, engine).drain() == 1          # booked from the primary alone
+        primary.kill()
+        promoted = Ledger.from_url(replica.url, auto_init=False)
+        assert promoted.deduct("A-1", 100, txn_id="d-1").journal_id != first.journal_id
+        assert consumer(promoted, engine).drain() == 1
+        with engine.connect() as conn:
+            dup = conn.execute(select(DuplicateEntry)).one()
+        assert dup.txn_id == "d-1" and dup.first_journal_id == first.journal_id
+
+        metrics = Metrics()
+        report = Reconciler(promoted, engine, metrics, "rs-1").run_pass()
+        assert report.repairs == [] and promoted.balance("A-1") == 900     # nothing refunded
+        with engine.connect() as conn:
+            assert conn.execute(select(DuplicateEntry.status)).scalar_one() == "reported"
+            row = conn.execute(select(Discrepancy).where(Discrepancy.kind == "duplicate_txn")).one()
+        assert row.status == "open" and "Redis applied it once" in row.cause
+        proof = json.loads(row.evidence_json)["applied_proof"]
+        assert proof["how"] == FIRST_ENTRY_LOST
+        assert proof["first_entry"]["first_journal_id"] == first.journal_id and not proof["first_entry"]["held"]
+        promoted.close()
