@@ -30,6 +30,7 @@ from reconcile_service.metrics import Metrics
 from reconcile_service.models import Discrepancy, DuplicateEntry, LedgerEntry
 from reconcile_service.reconcile import Reconciler
 from reconcile_service.verify import verify
+from tests.reconcile.conftest import spawn
 from tests.support.postgres import fresh_database
 from tests.support.servers import RedisServer, redis_server_available, wait_for
 
@@ -166,6 +167,43 @@ def test_a_lagging_replica_holds_the_batch_back_until_it_has_it(engine):
         report = verify(admin, engine)
         assert report.ok, [v.as_dict() for v in report.violations]
         ledger.close(), admin.close()
+
+
+def test_the_daemon_waits_for_the_replica_without_calling_redis_down(engine, tmp_path):
+    """The real daemon (`reconcile-service run`, the URL with ?wait_replicas=1): while the
+    replica is stopped it books nothing, says why once per try (no traceback, Redis not
+    reported down), and books the batch when the replica is back."""
+    with server() as primary, server() as replica:
+        follow(replica, primary)
+        admin = Ledger.from_url(primary.url)
+        admin.init()
+        assert admin.open_account("A-1", txn_id="open-A-1", initial_minor=1_000).applied
+        assert admin.client.wait(1, 5_000) == 1
+        log_path, config = tmp_path / "daemon.log", tmp_path / "reconcile.toml"
+        config.write_text("first_backoff_s = 0.1\nmax_backoff_s = 0.5\n")
+        proc = spawn("run", "--config", str(config), "--metrics-port", "0", "--log-format", "text",
+                     "--block-ms", "100", "--reconcile-interval-s", "3600",
+                     redis_url=f"{primary.url}?wait_replicas=1&wait_timeout_ms=100",
+                     database_url=str(engine.url.render_as_string(hide_password=False)), log_path=log_path)
+        try:
+            wait_for(lambda: booked(engine, "open-A-1") == 1, 30, "the opening booked")
+            os.kill(replica.proc.pid, signal.SIGSTOP)
+            try:
+                assert admin.deduct("A-1", 100, txn_id="d-1").applied
+                wait_for(lambda: booked(engine, "d-1") or log_path.read_text().count("not yet on a replica") >= 3,
+                         30, "the warnings")
+                assert booked(engine, "d-1") == 0, "booked a deduct that no replica holds"
+            finally:
+                os.kill(replica.proc.pid, signal.SIGCONT)
+            wait_for(lambda: booked(engine, "d-1") == 1, 30, "the deduct booked once the replica has it")
+            assert proc.poll() is None
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0
+        text = log_path.read_text()
+        assert "Traceback" not in text and "unexpected error" not in text, text[-2000:]
+        assert "redis unavailable" not in text, text[-2000:]
+        admin.close()
 
 
 def test_without_wait_replicas_a_duplicate_whose_first_entry_redis_lost_is_reported_not_refunded(engine):
