@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 from sqlalchemy import func, select
 
-from core import Ledger
+from core import Ledger, LedgerUnavailable
 from core.keys import Partition
 
 from .models import ChainHead, LedgerEntry
@@ -66,7 +66,7 @@ def anchor_batch(ledger: Ledger, part: Partition, chain_head: tuple[int, str] | 
         return
     try:
         write_anchor(ledger, part, *chain_head)
-    except (RedisError, OSError) as exc:
+    except (RedisError, OSError, LedgerUnavailable) as exc:   # e.g. replicas did not confirm it
         log.warning("chain anchor not written", extra={"partition": part.index, "chain_seq": chain_head[0],
                                                        "error": f"{type(exc).__name__}: {exc}"[:300]})
 

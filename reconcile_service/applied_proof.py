@@ -14,6 +14,13 @@ plus the duplicate's amount must give the balance the duplicate says it left; a 
 an older entry carries that entry's balance, not one that follows its predecessor.
 
 Anything not proven applied is a `forged_entry`: reported with this evidence, no money moved.
+
+One applied duplicate is not a second application: when Redis no longer holds the *first*
+entry although its stream still holds entries older than it (so it was not trimmed),
+Redis lost that first application (a failover to a replica that never received it, or
+the entry deleted), and the duplicate is the only time this Redis applied the txn. A
+compensating credit would then refund a charge made once: `FIRST_ENTRY_LOST`, which the
+pass reports with the evidence (`first_entry`) for a person to correct the book.
 """
 from __future__ import annotations
 
@@ -26,8 +33,9 @@ from core import Ledger
 from core.kinds import BOOK_ONLY_KINDS
 
 from .members import NON_BALANCE_KINDS
-from .models import DuplicateEntry, LedgerEntry
+from .models import DuplicateEntry, LedgerEntry, journal_pos
 
+FIRST_ENTRY_LOST = "first_entry_lost_in_redis"   # Proof.how: applied, but not a second time
 FORGED_ENTRY = "forged_entry"
 FORGED_STATUS = "forged"          # duplicate_entries.status of a copy Redis never applied
 _NO_BALANCE = (*NON_BALANCE_KINDS, *BOOK_ONLY_KINDS)
@@ -54,6 +62,10 @@ def applied_proof(ledger: Ledger, conn: Connection, dup) -> Proof:
     evidence["txn_record"] = None if fingerprint is None else {
         "key": part.txn(dup.txn_id), "f": fingerprint, "s": stored, "j": journal_id}
     if journal_id == dup.journal_id:
+        lost = first_entry_lost(ledger, dup)
+        if lost is not None:
+            evidence["first_entry"] = lost
+            return Proof(True, FIRST_ENTRY_LOST, evidence)
         return Proof(True, "txn_record", evidence)
     if journal_id is not None and (dup.first_journal_partition, dup.first_journal_id) == (
             dup.journal_partition, journal_id):
@@ -63,6 +75,22 @@ def applied_proof(ledger: Ledger, conn: Connection, dup) -> Proof:
     if prev is not None and prev["balance_after_minor"] + dup.amount_minor == dup.balance_after_minor:
         return Proof(True, "balance_chain", evidence)
     return Proof(False, "neither the txn record nor the balance chain shows it applied", evidence)
+
+
+def first_entry_lost(ledger: Ledger, dup) -> dict | None:
+    """Evidence that Redis lost the duplicate's first entry (None: it holds it, or cannot
+    tell): its stream no longer has it although it still has an older entry, so the
+    entry was not trimmed away (XTRIM removes the oldest entries only)."""
+    if not 0 <= dup.first_journal_partition < len(ledger.partitions):
+        return None
+    stream = ledger.partitions[dup.first_journal_partition].journal
+    oldest = ledger.client.xrange(stream, "-", "+", count=1)
+    if not oldest or journal_pos(oldest[0][0]) >= journal_pos(dup.first_journal_id):
+        return None
+    if ledger.client.xrange(stream, dup.first_journal_id, dup.first_journal_id):
+        return None
+    return {"stream": stream, "first_journal_id": dup.first_journal_id, "held": False,
+            "oldest_entry_held": oldest[0][0]}
 
 
 def _previous_balance(conn: Connection, dup) -> dict | None:

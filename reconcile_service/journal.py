@@ -8,6 +8,14 @@ in between (`anchors`). Every crash point is harmless: before the commit
 nothing is written, between commit and ack the entries are delivered again and the
 unique txn id / journal position make them change nothing.
 
+When the ledger asks for replicas (`wait_replicas`, e.g. ``?wait_replicas=1`` in the
+reconcile service's Redis URL), a batch is booked only once that many replicas hold it
+(`Consumer.confirm_replicated`, before the database transaction): otherwise a batch read
+from a primary that dies before replicating it would be in the book while the promoted
+replica never had it, and the till's retry (same txn id) would apply it there again.
+A batch the replicas do not confirm in time is not booked: it stays pending, is counted
+(`reconcile_batches_unreplicated_total`) and read again by the next step.
+
 `watermark()` says up to where a partition is durably applied (everything below the
 oldest pending entry, or up to the last delivered one when nothing is pending); the
 reconciler compares only below it and `trim()` never removes anything above it.
@@ -25,9 +33,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from redis.exceptions import ResponseError
+from redis.exceptions import AskError, MovedError, ResponseError
 
 from core import Ledger
+from core.connection import follow_primary, is_cluster
+from core.errors import NotReplicated
 from core.keys import CONSUMER_GROUP, Partition
 
 from .anchors import anchor_batch
@@ -157,6 +167,49 @@ class Consumer:
                                        count=self.batch_size, block=block_ms)
         return reply[0][1] if reply else []
 
+    def confirm_replicated(self, part: Partition, entries: list) -> None:
+        """With the ledger's `wait_replicas`, return only once that many replicas hold the
+        entries just read from `part` (everything up to the batch's last entry); else raise
+        NotReplicated and book nothing (the entries stay pending at this consumer).
+
+        One round trip on one connection to the partition's node (on a Cluster, the node
+        owning the stream): XCLAIM ... JUSTID of the batch's last entry to this consumer
+        (it already holds it), then WAIT. The claim is a write Redis propagates and is
+        allowed when Redis is full (INCR is not), so WAIT covers everything written before
+        it, the entries included; and its answer proves the server WAIT asked is one that
+        holds the entry: a connection that silently reconnected to a promoted replica that
+        never received the batch answers no claim instead of confirming the wrong data."""
+        wanted = self.ledger.wait_replicas
+        present = [eid for eid, fields in entries if fields is not None]
+        if not wanted or not present:
+            return
+        last = max(present, key=journal_pos)
+        node = self.ledger.runner.node_client(part.journal)
+        pipe = node.pipeline(transaction=False)
+        pipe.xclaim(part.journal, CONSUMER_GROUP, self.name, 0, [last], justid=True)
+        pipe.execute_command("WAIT", wanted, self.ledger.wait_timeout_ms)
+        claimed, confirmed = pipe.execute(raise_on_error=False)
+        problem = None
+        if isinstance(claimed, Exception) or isinstance(confirmed, Exception):
+            error = claimed if isinstance(claimed, Exception) else confirmed
+            if isinstance(error, (MovedError, AskError)) and is_cluster(self.client):
+                self.client.nodes_manager.initialize()      # the slot moved: learn the layout
+            problem = f"XCLAIM/WAIT failed ({type(error).__name__}: {error})"
+        elif last not in claimed:
+            problem = f"the primary no longer holds entry {last} (it moved and the new one never had it)"
+        elif confirmed < wanted:
+            problem = f"{confirmed} of {wanted} replica(s) confirmed within {self.ledger.wait_timeout_ms} ms"
+        if problem is None:
+            return
+        self._own_pending[part.index] = True      # read them again (or what the primary holds now)
+        self._claim_cursor[part.index] = "0-0"
+        follow_primary(self.client)               # Sentinel: ask again where the primary is
+        self.metrics.unreplicated.labels(str(part.index)).inc()
+        log.warning("journal entries not yet on a replica: batch not booked, read again later",
+                    extra={"partition": part.index, "entries": len(entries), "last_journal_id": last,
+                           "wait_replicas": wanted, "detail": problem})
+        raise NotReplicated(f"partition {part.index}: batch up to {last} not booked: {problem}")
+
     def step(self, part: Partition, *, block_ms: int | None = None) -> int:
         """Apply at most one batch of `part`; answers how many stream entries it handled."""
         deleted: list[str] = []
@@ -182,6 +235,7 @@ class Consumer:
         raw += [(eid, {"__deleted__": "1"}) for eid in deleted]
         started = time.perf_counter()
         self._own_pending[part.index] = True      # until the ack below has happened
+        self.confirm_replicated(part, entries)    # with wait_replicas: only what a replica holds
         result: BatchResult = apply_batch(self.engine, part.index, raw)
         self.metrics.database_up.set(1)
         if self._after_commit is not None:

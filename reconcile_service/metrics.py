@@ -32,6 +32,9 @@ class Metrics:
                                            ["partition"], registry=r)
         self.duplicates = Counter("reconcile_duplicate_txns", "Txn ids applied twice in Redis (detected)",
                                   registry=r)
+        self.unreplicated = Counter("reconcile_batches_unreplicated",
+                                    "Batches not booked (yet) because fewer replicas than wait_replicas "
+                                    "confirmed holding them", ["partition"], registry=r)
         self.quarantined = Counter("reconcile_entries_quarantined", "Malformed journal entries quarantined",
                                    ["partition"], registry=r)
         self.batch_seconds = Histogram("reconcile_batch_seconds", "Time to apply and acknowledge one batch",

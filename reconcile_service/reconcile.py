@@ -2,7 +2,9 @@
 
 A pass (1) reverses every recorded duplicate deduction with a journaled, idempotent
 compensating credit (`Ledger.compensate`, txn id derived from the duplicate's journal
-position, so a crash or a second instance never compensates twice); a repair that fails
+position, so a crash or a second instance never compensates twice; one whose first entry
+Redis lost, so that Redis applied the txn once, is reported with that proof instead:
+`applied_proof.FIRST_ENTRY_LOST`); a repair that fails
 is recorded as an open `repair_failed` discrepancy with its evidence, counted in the
 metrics, retried by the next pass, and never stops the pass: (2) compares every
 Redis account with the database *as of the account's last journal id*: only when the
@@ -30,7 +32,7 @@ from core.validation import internal_txn_id
 from core.keys import Partition
 
 from . import compare, refund_limits
-from .applied_proof import FORGED_ENTRY, FORGED_STATUS, applied_proof
+from .applied_proof import FIRST_ENTRY_LOST, FORGED_ENTRY, FORGED_STATUS, applied_proof
 from .journal import Journal
 from .metrics import Metrics
 from .dialect import utcnow
@@ -311,7 +313,15 @@ class Reconciler:
                 if failures is not None:
                     failures.append(dup.txn_id)
                 continue
-            if not proof.applied:
+            if proof.how == FIRST_ENTRY_LOST:
+                # Redis applied the txn once (this entry) and lost the first: no refund
+                self._resolve(dup, "reported", None,
+                              f"txn {dup.txn_id} ({dup.kind} {dup.amount_minor:+d} on {dup.account_id}) is in the "
+                              f"book twice but Redis applied it once: it no longer holds the first entry "
+                              f"{dup.first_journal_partition}/{dup.first_journal_id} although its stream still "
+                              f"holds older entries (lost in a failover, or deleted). Not reversed: the book "
+                              "holds an entry Redis lost; correct it by hand", proof)
+            elif not proof.applied:
                 self._forged(dup, pass_id, proof)
                 if forged is not None:
                     forged.append(dup.txn_id)
@@ -424,15 +434,16 @@ class Reconciler:
                                  resolved_at=now if status == "compensated" else None))
             where = (Discrepancy.kind == "duplicate_txn", Discrepancy.journal_partition == dup.journal_partition,
                      Discrepancy.journal_id == dup.journal_id)
+            values: dict = {}
+            row = conn.execute(select(Discrepancy.evidence_json).where(*where)).first()
+            if proof is not None and row is not None:
+                # the evidence of what Redis applied, kept beside the repair or the report
+                evidence = json.loads(row.evidence_json or "{}")
+                evidence["applied_proof"] = {"how": proof.how, **{k: v for k, v in proof.evidence.items()
+                                                                 if k != "duplicate"}}
+                values["evidence_json"] = json.dumps(evidence, sort_keys=True, default=str)
             if status == "compensated":
-                values = dict(status="repaired", repair_txn_id=repair_txn, resolved_at=now)
-                row = conn.execute(select(Discrepancy.evidence_json).where(*where)).first()
-                if proof is not None and row is not None:
-                    # the evidence that Redis applied what the credit reverses, kept beside it
-                    evidence = json.loads(row.evidence_json or "{}")
-                    evidence["applied_proof"] = {"how": proof.how, **{k: v for k, v in proof.evidence.items()
-                                                                     if k != "duplicate"}}
-                    values["evidence_json"] = json.dumps(evidence, sort_keys=True, default=str)
+                values.update(status="repaired", repair_txn_id=repair_txn, resolved_at=now)
                 conn.execute(update(Discrepancy).where(*where).values(**values))
                 # an earlier failed attempt at this very repair is repaired now too
                 conn.execute(update(Discrepancy).where(
@@ -441,7 +452,7 @@ class Reconciler:
                     Discrepancy.journal_id == dup.journal_id).values(
                     status="repaired", repair_txn_id=repair_txn, resolved_at=now))
             elif cause:
-                conn.execute(update(Discrepancy).where(*where).values(cause=cause))
+                conn.execute(update(Discrepancy).where(*where).values(cause=cause, **values))
         if status == "reported":
             log.error("duplicate txn needs a person", extra={"txn_id": dup.txn_id, "account_id": dup.account_id,
                                                              "amount_minor": dup.amount_minor, "cause": cause})

@@ -8,7 +8,9 @@ that one (`PeriodicTask`). When Redis or the database is away it backs off
 (exponentially, with jitter), reports it (log, metrics, /healthz) and carries on where
 the group left it. When Redis is full (maxmemory, noeviction) it keeps draining,
 acknowledging and trimming, which need no memory and free it, and says which periodic
-work it cannot do until memory is freed. SIGTERM/SIGINT finish the current batch
+work it cannot do until memory is freed. With `wait_replicas` in the Redis URL it books
+only batches that replicas hold (`journal`); one they do not confirm in time waits, with
+the same backoff, without marking Redis down. SIGTERM/SIGINT finish the current batch
 (commit and XACK) and exit 0; a second signal exits at once, which is also safe
 because nothing is acknowledged before its commit.
 """
@@ -28,6 +30,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from core import Ledger, LedgerNotInitialized, LedgerUnavailable, RetryPolicy, UnsafeRedisConfig
 from core.connection import redacted
+from core.errors import NotReplicated
 
 from .config import ConfigError, Settings
 from .db import make_engine, migrate, require_current_schema
@@ -406,6 +409,10 @@ class Service:
                               extra={"detail": str(exc)[:300], "retry_in_s": round(delay, 2)})
                 elif isinstance(exc, UnsafeRedisConfig):
                     log.error(str(exc))
+                elif isinstance(exc, NotReplicated):
+                    # Redis answers, its replicas did not confirm a batch: the consumer has
+                    # logged and counted it; the batch stays pending and is read again
+                    pass
                 elif redis_full(exc):
                     self.metrics.redis_full.set(1)
                     log.warning("Redis is full (maxmemory reached, noeviction) and refused a write of the "
