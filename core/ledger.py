@@ -485,6 +485,7 @@ class Ledger:
     block_card = _part_method("members", Members.block_card)
     resolve_card = _part_method("members", Members.resolve_card)
     cards = _part_method("members", Members.cards)
+    account_cards = _part_method("members", Members.account_cards)
     find_members = _part_method("members", Members.find_members)
     member_phone = _part_method("members", Members.member_phone)
     rebuild_member_index = _part_method("member_index", MemberIndex.rebuild_member_index)

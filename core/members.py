@@ -290,6 +290,33 @@ class Members:
             out.append(Card(card_no, status, owner, reason or ""))
         return sorted(out, key=lambda c: (c.account_id, c.card_no))
 
+    def account_cards(self, account_id: str) -> list[Card]:
+        """One account's cards with their states and block reasons, from the account's own
+        card list (kept in its slot by the scripts): O(its cards), for the till's member
+        profile. Raises AccountNotFound."""
+        v.check_id(account_id, "account_id")
+        schema = self.ledger.schema
+        home = schema.partition_of(account_id)
+        bal, states = self.runner.with_retry(lambda: self._account_and_cards(home, account_id), txn_id=None)
+        if bal is None:
+            raise AccountNotFound(account_id)
+        numbers = sorted(states)
+
+        def reasons():
+            pipe = self.runner.client.pipeline(transaction=False)
+            for card_no in numbers:
+                pipe.hget(card_key(schema.partition_of(card_no), card_no), "br")
+            return pipe.execute()
+        found = self.runner.with_retry(reasons, txn_id=None) if numbers else []
+        return [Card(card_no, Status.CARD_BLOCKED if states[card_no] == "blocked" else Status.CARD_ACTIVE,
+                     account_id, reason or "") for card_no, reason in zip(numbers, found)]
+
+    def _account_and_cards(self, part: Partition, account_id: str):
+        pipe = self.runner.client.pipeline(transaction=False)
+        pipe.hget(part.account(account_id), "bal")
+        pipe.hgetall(part.account_cards(account_id))
+        return pipe.execute()
+
     # ------------------------------------------------------------ lookup
 
     def find_members(self, query: str, *, limit: int = DEFAULT_FIND_LIMIT) -> list[MemberMatch]:
@@ -462,6 +489,15 @@ class Members:
         """The promotion a top-up of `amount_minor` earns: of the rules it reaches, the one
         with the largest bonus (one rule per top-up, never summed). None: no bonus."""
         return best_promotion(amount_minor, self.promotions() if promotions is None else promotions)
+
+
+def mask_phone(phone: str) -> str:
+    """A phone as a till may show it: the first 3 and the last 4 digits ('138****8000');
+    short numbers keep only their last 2."""
+    digits = "".join(c for c in phone if c.isdigit())
+    if len(digits) >= 8:
+        return digits[:3] + "*" * (len(digits) - 7) + digits[-4:]
+    return "*" * max(0, len(digits) - 2) + digits[-2:] if digits else ""
 
 
 def best_promotion(amount_minor: int, promotions: Sequence[Promotion]) -> Promotion | None:

@@ -185,6 +185,22 @@ class Found:
     ambiguous: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class MemberProfile:
+    """A member as the profile dialog shows them: the account (balance, principal, bonus,
+    status), their cards with states, the phone masked by the gateway, their recent
+    operations at every terminal (newest first, as far back as the ledger keeps them) and
+    the top-ups among those by payment method (minor units)."""
+    view: AccountView
+    cards: tuple = ()                 # core.records.Card: card_no, status, reason
+    phone_masked: str = ""
+    recent: tuple = ()                # core.records.PastOperation
+    top_ups_by_method: tuple = ()     # (method, count, sum_minor), largest sum first
+
+
+PROFILE_RECENT_COUNT = 30
+
+
 class Engine(QObject):
     opResolved = Signal(object)        # Op: the ledger decided (or the request was invalid)
     opUncertain = Signal(object)       # Op: sent, no answer yet; being checked
@@ -814,6 +830,24 @@ class Engine(QObject):
             out.append(MemberMatch(account_id, info.holder_name, query if via == "phone" else "", info.balance_minor,
                                    info.status, via, info.bonus_minor))
         return tuple(out)
+
+    def profile(self, account_id: str, on_done, on_error) -> Task:
+        """The member's profile (worker thread): a MemberProfile to on_done."""
+        def read() -> MemberProfile:
+            info, cards, phone = self.ledger.member_profile(account_id)
+            balance_minor, available_minor = self.ledger.balances(account_id)
+            view = AccountView(account_id, info.status, balance_minor, available_minor, now_ms(), info.holder_name,
+                               min(info.bonus_minor, balance_minor))
+            recent = tuple(self.history.recent(account_id, count=PROFILE_RECENT_COUNT))
+            by_method: dict[str, list[int]] = {}
+            for past in recent:
+                if past.kind == "credit" and past.status in ("", "APPLIED"):
+                    tally = by_method.setdefault(past.method or "cash", [0, 0])
+                    tally[0] += 1
+                    tally[1] += abs(past.amount_minor)
+            top_ups = tuple(sorted(((m, c, s) for m, (c, s) in by_method.items()), key=lambda t: (-t[2], t[0])))
+            return MemberProfile(view, tuple(cards), phone, recent, top_ups)
+        return self.reads.run(read, on_done, on_error)
 
     def promotions(self, on_done, on_error) -> Task:
         """The shop's top-up promotions (worker thread)."""

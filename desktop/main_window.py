@@ -41,6 +41,7 @@ from .dialogs import CompleteSaleDialog, RefundDialog, TopUpDialog
 from .engine import ONLINE, Engine
 from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
+from .member_profile import MemberProfileDialog
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -372,7 +373,9 @@ class MainWindow(Retranslates, QMainWindow):
     def _open_member_action(self, action: str, view):
         if self.cashier is None:
             return None
-        if action == "new":
+        if action == "profile" and view is not None:
+            self.member_dialog = MemberProfileDialog(self.engine, view, self)
+        elif action == "new":
             own = self.cashier.can_top_up or self.cashier.supervisor
             self.member_dialog = NewMemberDialog(self.sale_page, needs_supervisor=not own, parent=self)
         elif view is None:

@@ -137,7 +137,8 @@ class OutcomeDialog(TillDialog):
 
 
 class MembersDialog(TillDialog):
-    """Member…: the three member actions; `chosen(action)` with new, card or close."""
+    """Member…: the member's profile and the three member actions; `chosen(action)` with
+    profile, new, card or close."""
     chosen = Signal(str)
 
     def __init__(self, account_view, parent=None):
@@ -145,6 +146,8 @@ class MembersDialog(TillDialog):
         self.setObjectName("membersDialog")
         self.view = account_view
         self.about = QLabel(objectName="membersAbout", wordWrap=True)
+        self.profile_button = QPushButton(objectName="memberProfileButton", clicked=lambda: self._choose("profile"))
+        self.profile_button.setEnabled(account_view is not None)
         self.new_button = QPushButton(objectName="newMemberButton", clicked=lambda: self._choose("new"))
         self.card_button = QPushButton(objectName="changeCardButton", clicked=lambda: self._choose("card"))
         self.close_button = QPushButton(objectName="closeAccountButton", clicked=lambda: self._choose("close"))
@@ -153,10 +156,11 @@ class MembersDialog(TillDialog):
         self.message = QLabel(objectName="membersMessage", wordWrap=True)
         self.cancel_button = QPushButton(objectName="membersCancelButton", clicked=self.reject)
         self.confirm_button = self.new_button
-        self.quiet_buttons(self.new_button, self.card_button, self.close_button, self.cancel_button)
+        self.quiet_buttons(self.profile_button, self.new_button, self.card_button, self.close_button,
+                           self.cancel_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.about)
-        for b in (self.new_button, self.card_button, self.close_button):
+        for b in (self.profile_button, self.new_button, self.card_button, self.close_button):
             b.setMinimumHeight(48)
             layout.addWidget(b)
         layout.addWidget(self.message)
@@ -173,6 +177,7 @@ class MembersDialog(TillDialog):
         self.about.setText(self.tr("Account on screen: %1").replace("%1", f"{v.account_id} {v.holder_name}".strip())
                            if v is not None else self.tr("No account on screen: look a member up first to change "
                                                          "a card or close an account."))
+        self.profile_button.setText(self.tr("Member profile…"))
         self.new_button.setText(self.tr("New member and card…"))
         self.card_button.setText(self.tr("Lost card / new card…"))
         self.close_button.setText(self.tr("Close account (退卡)…"))
@@ -336,9 +341,15 @@ class CardDialog(_MemberActionDialog):
         self.form.addRow(self.old_label, self.old_input)
         self.form.addRow(self.reason_label, reasons)
         self.form.addRow(self.new_label, self.new_input)
+        # the member's cards with their states, read when the dialog opens (issue 26 item 9)
+        self.cards = None
+        self.cards_label = QLabel(objectName="memberCardsList", wordWrap=True)
+        self.cards_caption = QLabel()
+        self.form.addRow(self.cards_caption, self.cards_label)
         self.scan_fields = (self.old_input, self.new_input)
         self.finish_layout()
         (self.new_input if view.card_no else self.old_input).setFocus()
+        self.cards_task = sale_page.engine.profile(view.account_id, self._cards_read, self._cards_failed)
 
     @property
     def reason(self) -> str:
@@ -355,7 +366,30 @@ class CardDialog(_MemberActionDialog):
         for reason, b in self.reason_buttons.items():
             b.setText(card_reason_words(reason))
         self.new_label.setText(self.tr("New card (scan it)"))
+        self.cards_caption.setText(self.tr("The member's cards"))
+        self._show_cards()
         self.choice_changed()
+
+    def _cards_read(self, profile) -> None:
+        self.cards = profile.cards
+        self._show_cards()
+
+    def _cards_failed(self, _exc: Exception) -> None:
+        self.cards = ()
+        self.cards_label.setText(self.tr("(could not be read)"))
+
+    def _show_cards(self) -> None:
+        if self.cards is None:
+            self.cards_label.setText(self.tr("Reading…"))
+            return
+        lines = [(self.tr("%1: blocked (%2)").replace("%2", card_reason_words(c.reason) if c.reason else "?")
+                  if c.status.name == "CARD_BLOCKED" else self.tr("%1: active")).replace("%1", c.card_no)
+                 for c in self.cards]
+        self.cards_label.setText("\n".join(lines) or self.tr("none (the account id is used as its card)"))
+
+    def done(self, result: int) -> None:
+        self.cards_task.cancel()
+        super().done(result)
 
     def choice_changed(self) -> None:
         self.confirm_button.setText(self.with_choice(self.tr("Block and issue"), card_reason_words(self.reason)))

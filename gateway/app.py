@@ -29,6 +29,7 @@ from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
 from core.history import History, OperationNotFound
+from core.members import mask_phone
 from core.keys import META_KEY
 from core.shifts import ShiftTotals, close_shift
 
@@ -355,6 +356,11 @@ class Gateway:
             return {"balance_minor": balance, "available_minor": available}
         if what == "card":
             return encode(led.resolve_card(check_plain_id(ident, "card_no")))
+        if what == "profile":
+            # the member profile of the till: the phone masked here, so the till never holds it
+            account_id = check_plain_id(ident, "account_id")
+            return {"account": encode(led.account(account_id)), "cards": encode(led.account_cards(account_id)),
+                    "phone_masked": mask_phone(led.member_phone(account_id))}
         if what == "hold_account":
             return {"account_id": led.hold_account(check_plain_id(ident, "hold_txn_id"))}
         if what == "members":
@@ -500,6 +506,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/accounts/{{account_id}}", reader("account", "account_id"), methods=["GET"]),
         Route(f"{v}/accounts/{{account_id}}/balances", reader("balances", "account_id"), methods=["GET"]),
         Route(f"{v}/accounts/{{account_id}}/history", reader("recent", "account_id"), methods=["GET"]),
+        Route(f"{v}/accounts/{{account_id}}/profile", reader("profile", "account_id"), methods=["GET"]),
         Route(f"{v}/txns/{{txn_id}}", reader("operation", "txn_id"), methods=["GET"]),
         Route(f"{v}/cards/{{card_no}}", reader("card", "card_no"), methods=["GET"]),
         Route(f"{v}/holds/{{hold_txn_id}}/account", reader("hold_account", "hold_txn_id"), methods=["GET"]),

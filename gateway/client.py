@@ -335,6 +335,13 @@ class GatewayLedger:
         data = self._request("GET", f"/accounts/{_path(account_id)}/history", params={"count": str(count)})[1]
         return [wire.decode_operation(o) for o in data["operations"]]
 
+    def member_profile(self, account_id: str) -> tuple[AccountInfo, list[Card], str]:
+        """The member's account, their cards with states and reasons, and their phone
+        masked by the gateway ('138****8000'; '' when none)."""
+        data = self._request("GET", f"/accounts/{_path(account_id)}/profile")[1]
+        return (wire.decode_account(data["account"]), [wire.decode_card(c) for c in data["cards"]],
+                data.get("phone_masked", ""))
+
     def promotions(self) -> list[Promotion]:
         return [wire.decode_promotion(p) for p in self._request("GET", "/promotions")[1]["promotions"]]
 

@@ -4,48 +4,78 @@
 <context>
     <name>CardDialog</name>
     <message>
-        <location filename="../members.py" line="349"/>
+        <location filename="../members.py" line="360"/>
         <source>Lost card / new card</source>
         <translation>挂失 / 补卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="350"/>
+        <location filename="../members.py" line="361"/>
         <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
         <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="353"/>
         <location filename="../members.py" line="364"/>
+        <location filename="../members.py" line="398"/>
         <source>Old card</source>
         <translation>旧卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="354"/>
+        <location filename="../members.py" line="365"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../members.py" line="357"/>
+        <location filename="../members.py" line="368"/>
         <source>New card (scan it)</source>
         <translation>新卡（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="361"/>
+        <location filename="../members.py" line="369"/>
+        <source>The member&apos;s cards</source>
+        <translation>会员的卡</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="379"/>
+        <source>(could not be read)</source>
+        <translation>（无法读取）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="383"/>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="385"/>
+        <source>%1: blocked (%2)</source>
+        <translation>%1：已挂失（%2）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="386"/>
+        <source>%1: active</source>
+        <translation>%1：正常</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="388"/>
+        <source>none (the account id is used as its card)</source>
+        <translation>无（以账户号作卡）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="395"/>
         <source>Block and issue</source>
         <translation>挂失并发新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="367"/>
+        <location filename="../members.py" line="401"/>
         <source>New card</source>
         <translation>新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="371"/>
+        <location filename="../members.py" line="405"/>
         <source>Enter the old card, the new card, or both.</source>
         <translation>请填写旧卡、新卡，或两者都填。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="374"/>
+        <location filename="../members.py" line="408"/>
         <source>New card: must differ from the old card</source>
         <translation>新卡：不能与旧卡相同</translation>
     </message>
@@ -53,28 +83,28 @@
 <context>
     <name>CloseAccountDialog</name>
     <message>
-        <location filename="../members.py" line="397"/>
-        <location filename="../members.py" line="406"/>
+        <location filename="../members.py" line="431"/>
+        <location filename="../members.py" line="440"/>
         <source>Close account</source>
         <translation>退卡销户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="398"/>
+        <location filename="../members.py" line="432"/>
         <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
         <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="400"/>
+        <location filename="../members.py" line="434"/>
         <source>Pay out in cash: %1</source>
         <translation>退还现金：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="402"/>
+        <location filename="../members.py" line="436"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="404"/>
+        <location filename="../members.py" line="438"/>
         <source>The account has open holds: complete or release them first.</source>
         <translation>该账户有未完成的预授权：请先完成或释放。</translation>
     </message>
@@ -426,93 +456,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="177"/>
+        <location filename="../main_window.py" line="178"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="179"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="180"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="183"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192"/>
+        <location filename="../main_window.py" line="193"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195"/>
+        <location filename="../main_window.py" line="196"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196"/>
+        <location filename="../main_window.py" line="197"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="199"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202"/>
+        <location filename="../main_window.py" line="203"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="249"/>
+        <location filename="../main_window.py" line="250"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="309"/>
+        <location filename="../main_window.py" line="310"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="401"/>
+        <location filename="../main_window.py" line="404"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="429"/>
-        <location filename="../main_window.py" line="450"/>
+        <location filename="../main_window.py" line="432"/>
+        <location filename="../main_window.py" line="453"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="207"/>
+        <location filename="../main_window.py" line="208"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="213"/>
+        <location filename="../main_window.py" line="214"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="323"/>
+        <location filename="../main_window.py" line="324"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -520,22 +550,22 @@
 <context>
     <name>MemberActionDialog</name>
     <message>
-        <location filename="../members.py" line="228"/>
+        <location filename="../members.py" line="233"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="229"/>
+        <location filename="../members.py" line="234"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../members.py" line="230"/>
+        <location filename="../members.py" line="235"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="246"/>
+        <location filename="../members.py" line="251"/>
         <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
         <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
     </message>
@@ -594,39 +624,168 @@
     </message>
 </context>
 <context>
+    <name>MemberProfileDialog</name>
+    <message>
+        <location filename="../member_profile.py" line="70"/>
+        <source>Member profile</source>
+        <translation>会员资料</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="71"/>
+        <source>Balance</source>
+        <translation>余额</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="72"/>
+        <source>Phone</source>
+        <translation>手机</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="73"/>
+        <source>Cards</source>
+        <translation>卡</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="74"/>
+        <source>Top-ups (recent)</source>
+        <translation>充值（近期）</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="75"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="77"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="77"/>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="77"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="77"/>
+        <source>Refunded</source>
+        <translation>已退款</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="77"/>
+        <source>Balance after</source>
+        <translation>交易后余额</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="78"/>
+        <source>Terminal</source>
+        <translation>终端</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="78"/>
+        <source>Receipt number</source>
+        <translation>小票号</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="87"/>
+        <source>No account %1 on the central server.</source>
+        <translation>中心服务器上没有账户 %1。</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="89"/>
+        <source>The profile was refused: %1</source>
+        <translation>资料被拒绝：%1</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="91"/>
+        <source>The profile could not be read (no connection to the central server): close this and try again.</source>
+        <translation>无法读取资料（未连接中心服务器）：请关闭后重试。</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="98"/>
+        <source>Reading the member&apos;s profile…</source>
+        <translation>正在读取会员资料…</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="104"/>
+        <source>%1 (principal %2, bonus %3)</source>
+        <translation>%1（本金 %2，赠送 %3）</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="106"/>
+        <location filename="../member_profile.py" line="117"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="110"/>
+        <source>%1: blocked (%2)</source>
+        <translation>%1：已挂失（%2）</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="113"/>
+        <source>%1: active</source>
+        <translation>%1：正常</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="114"/>
+        <source>none (the account id is used as its card)</source>
+        <translation>无（以账户号作卡）</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="116"/>
+        <source>%1: %2 top-up(s), %3</source>
+        <translation>%1：%2 笔充值，%3</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="121"/>
+        <source>No recent operations of this account on the central server.</source>
+        <translation>中心服务器上没有此账户的近期操作。</translation>
+    </message>
+</context>
+<context>
     <name>MembersDialog</name>
     <message>
-        <location filename="../members.py" line="171"/>
+        <location filename="../members.py" line="175"/>
         <source>Member</source>
         <translation>会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="173"/>
+        <location filename="../members.py" line="177"/>
         <source>Account on screen: %1</source>
         <translation>当前账户：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="174"/>
+        <location filename="../members.py" line="178"/>
         <source>No account on screen: look a member up first to change a card or close an account.</source>
         <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="176"/>
+        <location filename="../members.py" line="180"/>
+        <source>Member profile…</source>
+        <translation>会员资料…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="181"/>
         <source>New member and card…</source>
         <translation>新会员开卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="177"/>
+        <location filename="../members.py" line="182"/>
         <source>Lost card / new card…</source>
         <translation>挂失 / 补卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="178"/>
+        <location filename="../members.py" line="183"/>
         <source>Close account (退卡)…</source>
         <translation>退卡销户…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="179"/>
+        <location filename="../members.py" line="184"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -634,57 +793,57 @@
 <context>
     <name>NewMemberDialog</name>
     <message>
-        <location filename="../members.py" line="291"/>
+        <location filename="../members.py" line="296"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="292"/>
+        <location filename="../members.py" line="297"/>
         <source>A new member account %1. The card is optional (it can be issued later).</source>
         <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="294"/>
+        <location filename="../members.py" line="299"/>
         <source>Opening an account needs a supervisor.</source>
         <translation>开户需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="296"/>
+        <location filename="../members.py" line="301"/>
         <source>Name</source>
         <translation>姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="297"/>
+        <location filename="../members.py" line="302"/>
         <source>Phone</source>
         <translation>手机号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="298"/>
+        <location filename="../members.py" line="303"/>
         <source>Card (scan it)</source>
         <translation>卡号（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="299"/>
+        <location filename="../members.py" line="304"/>
         <source>Open account</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="305"/>
+        <location filename="../members.py" line="310"/>
         <source>Name: at most 64 characters, no control characters</source>
         <translation>姓名：最多 64 个字符，不能含控制字符</translation>
     </message>
     <message>
-        <location filename="../members.py" line="308"/>
+        <location filename="../members.py" line="313"/>
         <source>Name: enter the member&apos;s name</source>
         <translation>姓名：请输入会员姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="313"/>
+        <location filename="../members.py" line="318"/>
         <source>Phone: 5 to 20 digits (an optional leading +)</source>
         <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="315"/>
+        <location filename="../members.py" line="320"/>
         <source>Card</source>
         <translation>卡号</translation>
     </message>
