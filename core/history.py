@@ -118,8 +118,20 @@ class History:
                 pipe.hmget(part.txn(txn), "r", "f")
             return pipe.execute()
         refunded = dict(zip(charges, self.ledger.runner.with_retry(read_refunded, txn_id=None))) if charges else {}
+        # a top-up's method and bucket split are journal fields JournalEntry does not carry
+        # (the drain reads them itself): read those entries' fields in one pipeline
+        credits = [e.journal_id for e in entries if e.kind == "credit"]
+
+        def read_credits():
+            pipe = self.ledger.client.pipeline(transaction=False)
+            for jid in credits:
+                pipe.xrange(part.journal, jid, jid, 1)
+            return pipe.execute()
+        extra = {jid: (page[0][1] if page else {}) for jid, page in
+                 zip(credits, self.ledger.runner.with_retry(read_credits, txn_id=None))} if credits else {}
         out = []
         for e in entries:
+            fields = extra.get(e.journal_id, {})
             r, fingerprint = refunded.get(e.txn_id, (None, None))
             # a charge whose record has expired can no longer be refunded: say so by
             # counting it as refunded in full (refund.lua would answer ORIGINAL_NOT_FOUND)
@@ -129,7 +141,7 @@ class History:
                 status="APPLIED", balance_after_minor=e.balance_after_minor, journal_id=e.journal_id,
                 occurred_ms=e.occurred_ms, refunded_minor=abs(e.amount_minor) if gone else int(r or 0),
                 original_txn_id=e.original_txn_id, terminal_id=e.terminal_id, cashier_id=e.cashier_id,
-                principal_delta_minor=getattr(e, "principal_delta_minor", None),
-                bonus_delta_minor=getattr(e, "bonus_delta_minor", None),
-                method=getattr(e, "method", "") or "", has_entry=True))
+                principal_delta_minor=_optional_int(fields.get("pd")),
+                bonus_delta_minor=_optional_int(fields.get("bd")),
+                method=fields.get("m", ""), has_entry=True))
         return out

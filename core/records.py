@@ -65,9 +65,6 @@ class JournalEntry:
     card_reason: str = ""       # card_block: lost | damaged | stolen | other
     setting: str = ""           # setting: spend_order | balance_cap | promo:<id>
     setting_value: str = ""     # setting: the new value ('' = removed)
-    method: str = ""            # credit: how the top-up was paid (cash, wechat, ...)
-    principal_delta_minor: int | None = None    # what the entry took from (gave to) each bucket,
-    bonus_delta_minor: int | None = None        # where the script journaled it (pd/bd)
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -79,8 +76,7 @@ class JournalEntry:
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
-                   f.get("set", ""), f.get("val", ""), f.get("m", ""),
-                   int(f["pd"]) if "pd" in f else None, int(f["bd"]) if "bd" in f else None)
+                   f.get("set", ""), f.get("val", ""))
 
 
 # ---------------------------------------------------------------- answers of the member layer
