@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from ..reports import book, render
 from ..reports.commands import build
-from . import auth
+from . import auth, views
 from .throttle import LoginThrottle
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -130,6 +130,31 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         recent = book.discrepancies(engine, limit=10)
         return render_template("index.html", today=today, header=header, rows=rows, footer=footer,
                                balanced=rep.balanced, discrepancies=recent)
+
+    memo: dict = {}        # sums of cut UTC days for the charts (book.grouped_series), per database
+
+    @app.get("/dashboard")
+    def dashboard():
+        today = datetime.now(zone).date()
+        return render_template("dashboard.html", today=today, money=render.money,
+                               **views.dashboard(engine, zone, today, memo))
+
+    @app.get("/charts/")
+    @app.get("/charts/<name>")
+    def chart(name="sales"):
+        granularity = request.args.get("by", "day")
+        if name not in views.CHARTS:
+            abort(404)
+        try:
+            if granularity not in views.GRANULARITIES:
+                raise book.ReportError("by", f"one of {', '.join(views.GRANULARITIES)}")
+            last = (book.parse_date(request.args["to"], "to") if request.args.get("to")
+                    else datetime.now(zone).date())
+            page = views.chart_page(name, engine, zone, lang(), granularity, last, memo)
+        except book.ReportError as exc:
+            return render_template("error.html", message=str(exc)), 400
+        return render_template("chart.html", page=page, charts=views.CHARTS, granularities=views.GRANULARITIES,
+                               money=render.money, to=request.args.get("to", ""))
 
     @app.get("/search")
     def search():
