@@ -164,6 +164,7 @@ def _day_start(d: date) -> datetime:
 
 
 def _raw_groups(conn: Connection, out: dict, a: datetime | None, b: datetime | None) -> None:
+    a, b = (x and x.astimezone(timezone.utc) for x in (a, b))      # SQLite compares the text, written in UTC
     for table, dup in ((LedgerEntry, False), (DuplicateEntry, True)):
         conds = [table.kind.notin_(BOOK_ONLY_KINDS)]
         if a is not None:
@@ -309,6 +310,15 @@ def _utc_date(ts: datetime) -> date:
     return ts.astimezone(timezone.utc).date()
 
 
+def _utc_bounds(bounds: list[datetime]) -> list[datetime]:
+    """The bounds in UTC (SQLite compares the text of a time, so every bound the entries
+    are compared with must be written in UTC, as they are), checked to increase."""
+    bounds = [b.astimezone(timezone.utc) for b in bounds]
+    if len(bounds) < 2 or any(b <= a for a, b in zip(bounds, bounds[1:])):
+        raise ReportError("period", "the bounds of the periods must increase")
+    return bounds
+
+
 def _pieces(bounds: list[datetime], first: date, last: date) -> dict[date, list[tuple[datetime, datetime, int]]]:
     """Each UTC day first..last cut at the bounds: (start, end, bucket) where bucket -1 is
     before bounds[0], len(bounds) - 1 at or after bounds[-1]."""
@@ -402,8 +412,7 @@ def grouped_series(conn: Connection, bounds: list[datetime], memo: dict | None =
     """(everything before bounds[0], [each [bounds[i], bounds[i+1])], everything at or
     after bounds[-1]) as `grouped_sums` gives them: (kind, method, duplicate) ->
     [principal, bonus, entries]."""
-    if len(bounds) < 2 or any(b <= a for a, b in zip(bounds, bounds[1:])):
-        raise ReportError("period", "the bounds of the periods must increase")
+    bounds = _utc_bounds(bounds)
     n = len(bounds) - 1
     first, last = _utc_date(bounds[0]), _utc_date(bounds[-1])
     days = _day_groups(conn, first, last)
@@ -471,8 +480,7 @@ def breakdown_series(engine: Engine, bounds: list[datetime], by: str,
     day piece at a time, each piece's sums kept in `memo` while its UTC day's daily totals
     stay the same."""
     key = _breakdown_key(by)
-    if len(bounds) < 2 or any(b <= a for a, b in zip(bounds, bounds[1:])):
-        raise ReportError("period", "the bounds of the periods must increase")
+    bounds = _utc_bounds(bounds)
     first, last = _utc_date(bounds[0]), _utc_date(bounds[-1])
     out = [defaultdict(lambda: defaultdict(lambda: [0, 0, 0])) for _ in bounds[1:]]
     with snapshot(engine) as conn:
@@ -496,6 +504,7 @@ def tills_seen(engine: Engine, start: datetime, end: datetime) -> list[dict]:
     how many entries (any kind, Z records included). The book knows a till only by what
     it journaled; a till's sign-ins and pings live in Redis, which the back office does
     not read."""
+    start, end = _utc_bounds([start, end])
     with snapshot(engine) as conn:
         rows = conn.execute(select(LedgerEntry.terminal_id, func.max(LedgerEntry.occurred_at), func.count())
                             .where(LedgerEntry.occurred_at >= start, LedgerEntry.occurred_at < end,
@@ -543,6 +552,7 @@ def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10)
     """The members who spent most in [start, end) (deductions and captures, net of
     nothing), with what they spent from each bucket and how often."""
     spent = (-func.sum(LedgerEntry.amount_minor)).label("spent")
+    start, end = _utc_bounds([start, end])
     with snapshot(engine) as conn:
         q = (select(LedgerEntry.account_id, spent, -func.sum(LedgerEntry.principal_delta_minor),
                     -func.sum(LedgerEntry.bonus_delta_minor), func.count())

@@ -208,6 +208,35 @@ def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[li
     return header, body, [f"{L('discrepancies_title')}: {len(rows) or L('none')}"]
 
 
+BREAKDOWN_SECTIONS = ("spent", "refunds", "topup", "bonus_granted")
+
+
+def breakdown_table(sums: dict, by: str, lang: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """A period's sums per terminal / cashier / promotion (book.breakdown): spent (from
+    both buckets, positive), refunds, top-ups' principal, bonus granted, entries."""
+    L = lambda k: label(lang, k)
+    first = {"terminal": L("terminal"), "cashier": L("cashier"), "promotion": L("item")}[by]
+    header = [first, L("sales"), L("spent_principal"), L("spent_bonus"), L("refunds"), L("topups"),
+              L("bonus_granted"), L("entries_n")]
+    rows = []
+    for key in sorted(sums):
+        v = sums[key]
+        get = lambda s, i: v.get(s, [0, 0, 0])[i]
+        name = L(f"topups_{key}") if by == "promotion" else (key or L(f"no_{by}"))
+        rows.append([name, yuan(-get("spent", 0) - get("spent", 1)), yuan(-get("spent", 0)), yuan(-get("spent", 1)),
+                     yuan(get("refunds", 0) + get("refunds", 1)), yuan(get("topup", 0)), yuan(get("topup", 1)),
+                     str(sum(x[2] for x in v.values()))])
+    return header, rows, [f"{first}: {len(rows) or L('none')}"]
+
+
+def members_table(rows: list[dict], lang: str) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("account"), L("holder"), L("spent"), L("principal"), L("bonus"), L("count")]
+    body = [[r["account_id"], r["holder_name"] or "", yuan(r["spent_minor"]), yuan(r["principal_minor"]),
+             yuan(r["bonus_minor"]), str(r["entries"])] for r in rows]
+    return header, body, [f"{L('top_members')}: {len(rows) or L('none')}"]
+
+
 # ---------------------------------------------------------------- formats
 
 def as_text(title: str, header: list[str], rows: list[list[str]], footer: list[str]) -> str:
