@@ -18,7 +18,11 @@ closing with the accounts table: sum of accounts' principal_minor / bonus_minor 
 less every entry that occurred at or after `end` (nothing, for a period ending now).
 Whole UTC days are summed from `daily_totals` (kept with the entries in one
 transaction), the partial days at a period's edges from the entries, so a report costs
-the same over a million entries as over a thousand. On PostgreSQL all of it is read in
+the same over a million entries as over a thousand. `liability_series` makes the report
+of consecutive periods at once (the page's charts; `liability` is its one-period case)
+and can keep the partial days' sums in a memo while their daily totals stay the same.
+Beside the liability: a period's sums per terminal, cashier or promotion (`breakdown`),
+its biggest spenders (`top_members`), the tills in the book (`tills_seen`). On PostgreSQL all of it is read in
 one REPEATABLE READ snapshot. The liability report also carries each partition's
 hash-chain head (seq and the first 16 hex digits, `anchors.head_digits`), printed in
 its footer: the paper copy anchors the book's tail.
@@ -548,18 +552,41 @@ def period_bounds(periods: list[tuple[date, date]], zone: ZoneInfo) -> list[date
     return [day_bounds(f, l, zone)[0] for f, l in periods] + [day_bounds(*periods[-1], zone)[1]]
 
 
-def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10) -> list[dict]:
-    """The members who spent most in [start, end) (deductions and captures, net of
-    nothing), with what they spent from each bucket and how often."""
-    spent = (-func.sum(LedgerEntry.amount_minor)).label("spent")
+def _spent_by_account(conn: Connection, start: datetime, end: datetime) -> dict[str, tuple[int, int, int]]:
+    """account -> (principal, bonus, entries) spent in [start, end), spending positive."""
+    q = (select(LedgerEntry.account_id, func.sum(LedgerEntry.principal_delta_minor),
+                func.sum(LedgerEntry.bonus_delta_minor), func.count())
+         .where(LedgerEntry.kind.in_(SPEND_KINDS), LedgerEntry.occurred_at >= start, LedgerEntry.occurred_at < end)
+         .group_by(LedgerEntry.account_id))
+    return {a: (-int(p), -int(b), int(n)) for a, p, b, n in conn.execute(q)}
+
+
+def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10,
+                memo: dict | None = None) -> list[dict]:
+    """The members who spent most in [start, end) (deductions and captures), with what
+    they spent from each bucket and how often; ties by account id. With `memo`, the
+    part of the period before today's UTC day is summed once and kept while those days'
+    daily totals stay the same; only today's UTC day is read again."""
     start, end = _utc_bounds([start, end])
     with snapshot(engine) as conn:
-        q = (select(LedgerEntry.account_id, spent, -func.sum(LedgerEntry.principal_delta_minor),
-                    -func.sum(LedgerEntry.bonus_delta_minor), func.count())
-             .where(LedgerEntry.kind.in_(SPEND_KINDS), LedgerEntry.occurred_at >= start, LedgerEntry.occurred_at < end)
-             .group_by(LedgerEntry.account_id).order_by(spent.desc(), LedgerEntry.account_id).limit(limit))
-        rows = [dict(account_id=a, spent_minor=int(s), principal_minor=int(p), bonus_minor=int(b), entries=int(n))
-                for a, s, p, b, n in conn.execute(q)]
+        split = min(end, max(start, _day_start(_utc_date(utcnow()))))
+        if memo is not None and split > start:
+            days = _day_groups(conn, _utc_date(start), _utc_date(split - timedelta(microseconds=1)))
+            fp = tuple((d, _fingerprint(days[d])) for d in sorted(days))
+            hit = memo.get(("members", start, split))
+            if hit is None or hit[0] != fp:
+                if len(memo) > MEMO_LIMIT:
+                    memo.clear()
+                hit = memo[("members", start, split)] = (fp, _spent_by_account(conn, start, split))
+            totals = dict(hit[1])
+            for acct, (p, b, n) in (_spent_by_account(conn, split, end) if split < end else {}).items():
+                q = totals.get(acct, (0, 0, 0))
+                totals[acct] = (q[0] + p, q[1] + b, q[2] + n)
+        else:
+            totals = _spent_by_account(conn, start, end)
+        best = sorted(totals.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:limit]
+        rows = [dict(account_id=a, spent_minor=p + b, principal_minor=p, bonus_minor=b, entries=n)
+                for a, (p, b, n) in best]
         names = dict(conn.execute(select(Account.account_id, Account.holder_name)
                                   .where(Account.account_id.in_([r["account_id"] for r in rows]))).all()) if rows else {}
     for r in rows:

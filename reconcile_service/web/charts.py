@@ -66,7 +66,7 @@ def nice_ticks(low: int, high: int, count: int = 5) -> list[int]:
 
 
 def _attrs(**kw) -> str:
-    return " ".join(f'{k.replace("_", "-")}="{escape(str(v))}"' for k, v in kw.items())
+    return " ".join(f'{k.rstrip("_").replace("_", "-")}="{escape(str(v))}"' for k, v in kw.items())
 
 
 class _Frame:
@@ -95,15 +95,22 @@ class _Frame:
 
 
 def _svg(chart_id: str, title: str, width: int, height: int, body: list[str], legend: list[Series]) -> Markup:
+    """The chart's <svg>: the legend under the plot, in as many rows as it needs (the
+    view box grows by a row's height for each row after the first)."""
+    items, x, row = [], 74, 0
+    for s in legend:
+        w = 26 + 7 * _text_width(s.label)
+        if x + w > width and x > 74:
+            x, row = 74, row + 1
+        y = height - 14 + 17 * row
+        items.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{s.color}"/>'
+                     f'<text x="{x + 14}" y="{y + 9}" class="legend">{escape(s.label)}</text>')
+        x += w
+    height += 17 * row
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" {_attrs(id=chart_id, class_="chart", role="img")} '
             f'viewBox="0 0 {width} {height}" width="100%" preserveAspectRatio="xMinYMin meet" '
             f'font-family="Noto Sans CJK SC, Noto Sans, sans-serif" font-size="11">'
             f"<title>{escape(title)}</title>")
-    items, x = [], 74
-    for s in legend:
-        items.append(f'<rect x="{x}" y="{height - 14}" width="10" height="10" fill="{s.color}"/>'
-                     f'<text x="{x + 14}" y="{height - 5}" class="legend">{escape(s.label)}</text>')
-        x += 26 + 7 * _text_width(s.label)
     return Markup(head + "".join(body) + "".join(items) + "</svg>")
 
 

@@ -96,7 +96,7 @@ def chart_page(name: str, engine, zone, lang: str, granularity: str, last: date,
             page.charts.append(Chart(chart_id, hbar_chart(chart_id, title, rows, lang=lang, series_key="spent"),
                                      [("spent", L("spent"))], [(k, [v]) for k, v in rows], title))
     elif name == "members":
-        top = book.top_members(engine, bounds[0], bounds[-1], TOP_MEMBERS)
+        top = book.top_members(engine, bounds[0], bounds[-1], TOP_MEMBERS, memo)
         label = lambda r: r["account_id"] + (f" {r['holder_name']}" if r["holder_name"] else "")
         rows = [(label(r), r["spent_minor"]) for r in top]
         page.charts.append(Chart("chart-members", hbar_chart("chart-members", L("top_members"), rows, lang=lang,

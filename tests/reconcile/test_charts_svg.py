@@ -19,7 +19,7 @@ NS = "{http://www.w3.org/2000/svg}"
 
 def parse(svg) -> ET.Element:
     root = ET.fromstring(str(svg))
-    assert root.tag == NS + "svg"
+    assert root.tag == NS + "svg" and root.get("class") == "chart" and root.get("id")
     return root
 
 
@@ -87,6 +87,18 @@ def test_chinese_and_markup_labels_are_text():
     assert not list(root.iter("b")) and not list(root.iter(NS + "b"))
     root = parse(hbar_chart("h", "会员", [("VIP-8 王小明", 50_000)], lang="zh_CN"))
     assert "VIP-8 王小明" in [e.text for e in root.iter(NS + "text")]
+
+
+def test_a_long_legend_wraps_inside_the_chart():
+    series = [Series(f"s{i}", f"充值 · 未记录支付方式 {i}", [i + 1]) for i in range(9)]
+    root = parse(bar_chart("c", "t", ["d"], series, lang="zh_CN", width=500))
+    _, _, w, h = (float(x) for x in root.get("viewBox").split())
+    legend = [e for e in root.iter(NS + "text") if e.get("class") == "legend"]
+    assert len(legend) == 9 and h > 280
+    for e in legend:
+        x = float(e.get("x"))
+        assert x + 7 * 2 * 9 <= w + 30 and float(e.get("y")) < h
+    assert len({e.get("y") for e in legend}) >= 3
 
 
 def test_stacked_negative_values_go_below_zero():

@@ -142,6 +142,20 @@ def test_breakdown_and_top_members_equal_the_entries(month_book):
     assert [(t["account_id"], t["spent_minor"]) for t in top] == \
         sorted(spent.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     assert all(t["principal_minor"] + t["bonus_minor"] == t["spent_minor"] for t in top)
+    # through the page's memo: the same, also after a late spend lands in a remembered day
+    assert book.top_members(month_book, start, end, 5, memo) == top == book.top_members(month_book, start, end, 5,
+                                                                                          memo)
+    assert any(k[0] == "members" for k in memo)
+    runner_up = top[1]
+    late = datetime(y, m, 9, 3, 0, tzinfo=timezone.utc)
+    ms = int(late.timestamp() * 1000)
+    extra = top[0]["spent_minor"] - runner_up["spent_minor"] + 1
+    fields = {"txn": "late-spend", "kind": "deduct", "acct": runner_up["account_id"], "amt": str(-extra),
+              "bal": "0", "ts": str(ms), "term": "T1", "cash": "c1", "pd": str(-extra), "bd": "0"}
+    assert apply_batch(month_book, 0, [(f"{ms}-999998", fields)]).quarantined == 0
+    again = book.top_members(month_book, start, end, 5, memo)
+    assert again == book.top_members(month_book, start, end, 5)
+    assert again[0]["account_id"] == runner_up["account_id"] and again[0]["spent_minor"] == top[0]["spent_minor"] + 1
 
 
 def test_report_breakdown_and_members_print_the_functions(month_book, capsys):
