@@ -68,12 +68,12 @@ def chart_page(name: str, engine, zone, lang: str, granularity: str, last: date,
             refunds = [Series("refunds", L("refunds"), [line(r, "refunds").total_minor for r in reps])]
             page.charts.append(_series_chart("chart-refunds", L("refunds"), cats, refunds, lang, height=200))
         elif name == "topups":
-            methods = [m for m in (*book.METHODS, book.UNSPECIFIED, *sorted({x.detail for r in reps for x in r.lines
-                                                                              if x.key == "topup"}))]
-            methods = list(dict.fromkeys(m for m in methods if any(line(r, "topup", m) for r in reps)))
+            # the report's top-up lines, a method in the order the report prints them; a
+            # method without a top-up in any period is left out
+            topup = lambda r, m: sum(x.principal_minor for x in r.lines if x.key == "topup" and x.detail == m)
+            methods = dict.fromkeys(x.detail for r in reps for x in r.lines if x.key == "topup")
             series = [Series(f"topup_{m}", f"{L('topup')} · {render.method_label(lang, m)}",
-                             [(line(r, "topup", m).principal_minor if line(r, "topup", m) else 0) for r in reps])
-                      for m in methods]
+                             [topup(r, m) for r in reps]) for m in methods if any(topup(r, m) for r in reps)]
             series.append(Series("bonus_granted", L("bonus_granted"),
                                  [line(r, "bonus_granted").bonus_minor for r in reps], color="#c9a227"))
             page.charts.append(_series_chart("chart-topups", page.title, cats, series, lang))
