@@ -131,7 +131,9 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         return render_template("index.html", today=today, header=header, rows=rows, footer=footer,
                                balanced=rep.balanced, discrepancies=recent)
 
-    memo: dict = {}        # sums of cut UTC days for the charts (book.grouped_series), per database
+    # the report functions' memo (grouped_series, breakdown_series, top_members): sums of UTC
+    # days, kept while their daily totals stay the same; one per app, so per database
+    memo: dict = {}
 
     @app.get("/dashboard")
     def dashboard():
