@@ -135,6 +135,16 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
     # days, kept while their daily totals stay the same; one per app, so per database
     memo: dict = {}
 
+    def warm() -> None:
+        """Fill the memo for today's dashboard and every chart's first view (by day), so the
+        first person to open them does not wait while a month of entries is read."""
+        today = datetime.now(zone).date()
+        views.dashboard(engine, zone, today, memo)
+        for name in views.CHARTS:
+            views.chart_page(name, engine, zone, "en", "day", today, memo)
+
+    app.extensions["backoffice_warm"] = warm
+
     @app.get("/dashboard")
     def dashboard():
         today = datetime.now(zone).date()

@@ -1,11 +1,13 @@
 """Serving the back-office page from the daemon: waitress (a production WSGI server) on
 its own port, in a background thread, bound to 127.0.0.1 unless `backoffice_host` says
-otherwise. `BackofficeServer(...).start()` / `.close()`."""
+otherwise; another thread reads the charts' sums once at start (app.py `warm`), so their
+first view is quick too. `BackofficeServer(...).start()` / `.close()`."""
 from __future__ import annotations
 
 import ipaddress
 import logging
 import threading
+import time
 
 from waitress.server import create_server
 
@@ -23,6 +25,8 @@ class BackofficeServer:
         self.port = self.server.effective_port
         self.host = host
         self.thread = threading.Thread(target=self._serve, name="backoffice-http", daemon=True)
+        self.warmed = threading.Event()         # set when the charts' sums were read (or could not be)
+        self.warm_s: float | None = None
 
     def _serve(self) -> None:
         try:
@@ -33,7 +37,21 @@ class BackofficeServer:
     def start(self) -> "BackofficeServer":
         self.thread.start()
         log.info("back-office page listening", extra={"host": self.host, "port": self.port})
+        threading.Thread(target=self._warm, name="backoffice-warm", daemon=True).start()
         return self
+
+    def _warm(self) -> None:
+        """The charts' sums read once in the background (app.py `warm`); a failure (the
+        database not reachable yet) only means the first request reads them instead."""
+        started = time.perf_counter()
+        try:
+            self.app.extensions["backoffice_warm"]()
+            self.warm_s = time.perf_counter() - started
+            log.info("back-office charts ready", extra={"seconds": round(self.warm_s, 2)})
+        except Exception as exc:      # noqa: BLE001 - nothing depends on it
+            log.warning("back-office charts not prepared in advance", extra={"error": str(exc)[:200]})
+        finally:
+            self.warmed.set()
 
     def close(self) -> None:
         self.server.close()

@@ -2,15 +2,22 @@
 PostgreSQL database of record: both need a sign-in; an empty book draws every chart
 as "no data" (the liability as a line at zero; the dashboard as zeros) instead of failing; the first and last days a
 report may name work at every granularity; a wrong granularity, date or chart name is
-answered 400 / 404 with the reason."""
+answered 400 / 404 with the reason; warming (done by the server at start) reads the
+entries before the first view instead of during it."""
 from __future__ import annotations
 
 import re
+import time
+from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import event
 
+from reconcile_service.store import apply_batch
+from reconcile_service.web.app import create_app
+from reconcile_service.web.throttle import LoginThrottle
 from reconcile_service.web.views import CHARTS, GRANULARITIES
-from tests.reconcile.test_backoffice_hardening import client, clock, engine, signed_in  # noqa: F401
+from tests.reconcile.test_backoffice_hardening import PASSWORD, client, clock, engine, login, signed_in  # noqa: F401
 
 
 @pytest.mark.parametrize("path", ["/dashboard", "/charts/sales", "/charts/members?by=week"])
@@ -53,3 +60,33 @@ def test_bad_input_is_a_400_with_the_reason(signed_in, query, reason):
 def test_an_unknown_chart_is_404(signed_in):
     assert signed_in.get("/charts/nope").status_code == 404
     assert signed_in.get("/charts/").status_code == 200          # the first chart
+
+
+def _entries_read(engine, client, path: str) -> int:
+    """How many statements that GET sends to the database that read ledger_entries (a
+    SQLAlchemy event on the real engine)."""
+    seen = []
+    listen = lambda conn, cursor, statement, *rest: seen.append(statement)
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        assert client.get(path).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    return sum("ledger_entries" in s for s in seen)
+
+
+def test_warming_reads_the_entries_before_the_first_view(engine, signed_in, clock):
+    now_ms = int(time.time() * 1000)
+    batch = [(f"{now_ms - k * 3_600_000}-{k}",
+              {"txn": f"w{k}", "kind": "deduct" if k % 3 else "credit", "acct": f"W-{k % 4}", "amt": "-5" if k % 3
+               else "500", "bal": "0", "ts": str(now_ms - k * 3_600_000), "term": f"T{k % 2}", "cash": "c1",
+               "pd": "-5" if k % 3 else "450", "bd": "0" if k % 3 else "50", **({} if k % 3 else {"m": "cash"})})
+             for k in range(0, 24 * 20)]
+    assert apply_batch(engine, 0, batch).quarantined == 0
+    paths = ["/charts/tills?by=day", "/charts/promotions?by=day", "/charts/sales?by=day"]
+    assert all(_entries_read(engine, signed_in, p) for p in paths)          # cold: the entries are read
+    assert not any(_entries_read(engine, signed_in, p) for p in paths)      # then kept
+    other = create_app(engine, ZoneInfo("Asia/Shanghai"), throttle=LoginThrottle(clock=clock)).test_client()
+    assert login(other, PASSWORD).status_code == 302
+    other.application.extensions["backoffice_warm"]()
+    assert not any(_entries_read(engine, other, p) for p in paths)         # warmed: not read on the first view
