@@ -15,6 +15,7 @@ from ..reports.book import shop_zone
 from .app import create_app
 
 log = logging.getLogger(__name__)
+WARM_ATTEMPTS, WARM_RETRY_S = 24, 5.0      # the charts' first read: tried for about two minutes
 
 
 class BackofficeServer:
@@ -26,6 +27,7 @@ class BackofficeServer:
         self.host = host
         self.thread = threading.Thread(target=self._serve, name="backoffice-http", daemon=True)
         self.warmed = threading.Event()         # set when the charts' sums were read (or could not be)
+        self.closing = threading.Event()
         self.warm_s: float | None = None
 
     def _serve(self) -> None:
@@ -40,23 +42,33 @@ class BackofficeServer:
         threading.Thread(target=self._warm, name="backoffice-warm", daemon=True).start()
         return self
 
-    def _warm(self) -> None:
-        """The charts' sums read once in the background (app.py `warm`); a failure (the
-        database not reachable yet) only means the first request reads them instead."""
-        started = time.perf_counter()
+    def _warm(self, attempts: int = WARM_ATTEMPTS, every_s: float = WARM_RETRY_S) -> None:
+        """The charts' sums read once in the background (app.py `warm`). The daemon may
+        still be migrating or waiting for the database: tried again every `every_s`; if
+        it never works the first request reads them instead (nothing depends on it)."""
         try:
-            self.app.extensions["backoffice_warm"]()
-            self.warm_s = time.perf_counter() - started
-            log.info("back-office charts ready", extra={"seconds": round(self.warm_s, 2)})
-        except Exception as exc:      # noqa: BLE001 - nothing depends on it
-            log.warning("back-office charts not prepared in advance", extra={"error": str(exc)[:200]})
+            for attempt in range(attempts):
+                started = time.perf_counter()
+                try:
+                    self.app.extensions["backoffice_warm"]()
+                except Exception as exc:      # noqa: BLE001
+                    if attempt == attempts - 1:
+                        log.warning("back-office charts not prepared in advance", extra={"error": str(exc)[:200]})
+                    elif self.closing.wait(every_s):
+                        return
+                    continue
+                self.warm_s = time.perf_counter() - started
+                log.info("back-office charts ready", extra={"seconds": round(self.warm_s, 2)})
+                return
         finally:
             self.warmed.set()
 
     def close(self) -> None:
+        self.closing.set()
         self.server.close()
         self.server.task_dispatcher.shutdown()
-        self.thread.join(timeout=5)
+        if self.thread.ident is not None:        # started
+            self.thread.join(timeout=5)
 
 
 def is_loopback(host: str) -> bool:

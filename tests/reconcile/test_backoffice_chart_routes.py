@@ -7,6 +7,7 @@ entries before the first view instead of during it."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from zoneinfo import ZoneInfo
 
@@ -90,3 +91,28 @@ def test_warming_reads_the_entries_before_the_first_view(engine, signed_in, cloc
     assert login(other, PASSWORD).status_code == 302
     other.application.extensions["backoffice_warm"]()
     assert not any(_entries_read(engine, other, p) for p in paths)         # warmed: not read on the first view
+
+
+def test_warming_waits_for_the_schema_and_gives_up_quietly(pg_url):
+    """The daemon starts the page before it migrates: the first tries fail, a later one
+    reads the charts; a database that never comes up leaves it to the first request."""
+    from reconcile_service import db as dbmod
+    from reconcile_service.web.server import BackofficeServer
+    bare = dbmod.make_engine(pg_url)
+    try:
+        never = BackofficeServer(bare, "127.0.0.1", 0, "Asia/Shanghai")
+        never._warm(attempts=2, every_s=0.05)
+        assert never.warmed.is_set() and never.warm_s is None
+        never.close()
+
+        later = BackofficeServer(bare, "127.0.0.1", 0, "Asia/Shanghai")
+        worker = threading.Thread(target=later._warm, kwargs=dict(attempts=100, every_s=0.1))
+        worker.start()
+        time.sleep(0.5)
+        assert not later.warmed.is_set()             # still trying: no tables yet
+        dbmod.migrate(bare)
+        assert later.warmed.wait(30) and later.warm_s is not None
+        worker.join(5)
+        later.close()
+    finally:
+        bare.dispose()
