@@ -323,24 +323,26 @@ def _utc_bounds(bounds: list[datetime]) -> list[datetime]:
     return bounds
 
 
-def _pieces(bounds: list[datetime], first: date, last: date) -> dict[date, list[tuple[datetime, datetime, int]]]:
-    """Each UTC day first..last cut at the bounds: (start, end, bucket) where bucket -1 is
+def _pieces(bounds: list[datetime], days) -> dict[date, list[tuple[datetime, datetime, int]]]:
+    """Each of the UTC `days` cut at the bounds: (start, end, bucket) where bucket -1 is
     before bounds[0], len(bounds) - 1 at or after bounds[-1]."""
     from bisect import bisect_right
     out = {}
-    d = first
-    while d <= last:
+    for d in days:
         a, z = _day_start(d), _day_start(d + timedelta(days=1))
         edges = [a] + [x for x in bounds if a < x < z] + [z]
         out[d] = [(x, y, bisect_right(bounds, x) - 1) for x, y in zip(edges, edges[1:])]
-        d += timedelta(days=1)
     return out
 
 
-def _day_groups(conn: Connection, first: date, last: date) -> dict[date, dict[tuple, list[int]]]:
+def _day_groups(conn: Connection, first: date, last: date, only: list[date] | None = None
+                ) -> dict[date, dict[tuple, list[int]]]:
+    """The daily totals of the UTC days first..last that have entries (or of the days
+    `only`), by day."""
     q = (select(DailyTotal.day, DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate,
                 func.sum(DailyTotal.principal_minor), func.sum(DailyTotal.bonus_minor), func.sum(DailyTotal.entries))
-         .where(DailyTotal.kind.notin_(BOOK_ONLY_KINDS), DailyTotal.day >= first, DailyTotal.day <= last)
+         .where(DailyTotal.kind.notin_(BOOK_ONLY_KINDS),
+                *((DailyTotal.day.in_(only),) if only is not None else (DailyTotal.day >= first, DailyTotal.day <= last)))
          .group_by(DailyTotal.day, DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate))
     out: dict[date, dict] = defaultdict(dict)
     for day, kind, method, dup, p, b, n in conn.execute(q):
@@ -350,14 +352,21 @@ def _day_groups(conn: Connection, first: date, last: date) -> dict[date, dict[tu
     return out
 
 
-def _sum_days(conn: Connection, day_cond) -> dict[tuple, list[int]]:
-    out: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    q = (select(DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate, func.sum(DailyTotal.principal_minor),
-                func.sum(DailyTotal.bonus_minor), func.sum(DailyTotal.entries))
-         .where(DailyTotal.kind.notin_(BOOK_ONLY_KINDS), day_cond)
-         .group_by(DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate))
-    for kind, method, dup, p, b, n in conn.execute(q):
-        out[(kind, method or "", bool(dup))] = [int(p), int(b), int(n)]
+def _whole_days(conn: Connection, ranges: list[tuple[date | None, date | None]]) -> list[dict]:
+    """The daily totals summed over each range of whole UTC days [lo, hi) (None: open),
+    in one query: [(kind, method, duplicate) -> [principal, bonus, entries]] per range."""
+    from sqlalchemy import case, literal_column
+    out = [defaultdict(lambda: [0, 0, 0]) for _ in ranges]
+    conds = [and_(*((DailyTotal.day >= lo,) if lo else ()), *((DailyTotal.day < hi,) if hi else ()))
+             for lo, hi in ranges]
+    bucket = case(*[(c, i) for i, c in enumerate(conds)]).label("bucket")
+    q = (select(bucket, DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate,
+                func.sum(DailyTotal.principal_minor), func.sum(DailyTotal.bonus_minor), func.sum(DailyTotal.entries))
+         .where(DailyTotal.kind.notin_(BOOK_ONLY_KINDS))
+         .group_by(literal_column("bucket"), DailyTotal.kind, DailyTotal.method, DailyTotal.duplicate))
+    for i, kind, method, dup, p, b, n in conn.execute(q):
+        if i is not None:
+            out[i][(kind, method or "", bool(dup))] = [int(p), int(b), int(n)]
     return out
 
 
@@ -418,9 +427,10 @@ def grouped_series(conn: Connection, bounds: list[datetime], memo: dict | None =
     [principal, bonus, entries]."""
     bounds = _utc_bounds(bounds)
     n = len(bounds) - 1
-    first, last = _utc_date(bounds[0]), _utc_date(bounds[-1])
-    days = _day_groups(conn, first, last)
-    pieces = _pieces(bounds, first, last)
+    # the UTC days a bound cuts (one not at midnight): read apart; the others are whole
+    cut = sorted({_utc_date(b) for b in bounds if b != _day_start(_utc_date(b))})
+    days = _day_groups(conn, None, None, only=cut) if cut else {}
+    pieces = _pieces(bounds, cut)
     buckets: list[dict] = [defaultdict(lambda: [0, 0, 0]) for _ in range(n + 2)]    # [-1] before, [n] after
 
     def add(bucket: int, groups: dict, sign: int = 1) -> None:
@@ -447,8 +457,13 @@ def grouped_series(conn: Connection, bounds: list[datetime], memo: dict | None =
     for (bucket, longest_bucket), groups in zip(owners, _cached_pieces(conn, wanted, memo)):
         add(bucket, groups)
         add(longest_bucket, groups, -1)
-    add(-1, _sum_days(conn, DailyTotal.day < first))
-    add(n, _sum_days(conn, DailyTotal.day > last))
+    # whole days: from the first day that starts at or after a bound to the day of the next
+    # bound (which ends at or before it); a cut day is in none of these ranges
+    starts = [_utc_date(b) if b == _day_start(_utc_date(b)) else _utc_date(b) + timedelta(days=1) for b in bounds]
+    stops = [_utc_date(b) for b in bounds]
+    ranges = [(None, stops[0])] + [(starts[i], stops[i + 1]) for i in range(n)] + [(starts[n], None)]
+    for i, groups in enumerate(_whole_days(conn, ranges)):
+        add(i - 1, groups)                   # range 0 is before bounds[0]: bucket -1
     clean = lambda g: {k: v for k, v in g.items() if any(v)}
     return clean(buckets[-1]), [clean(g) for g in buckets[:n]], clean(buckets[n])
 
@@ -490,7 +505,7 @@ def breakdown_series(engine: Engine, bounds: list[datetime], by: str,
     with snapshot(engine) as conn:
         days = _day_groups(conn, first, last)
         wanted, owners = [], []
-        for d, ps in _pieces(bounds, first, last).items():
+        for d, ps in _pieces(bounds, sorted(days)).items():
             if days.get(d):
                 for a, b, bucket in ps:
                     if 0 <= bucket < len(out):
