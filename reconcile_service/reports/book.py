@@ -580,25 +580,28 @@ def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10,
                 memo: dict | None = None) -> list[dict]:
     """The members who spent most in [start, end) (deductions and captures), with what
     they spent from each bucket and how often; ties by account id. With `memo`, the
-    part of the period before today's UTC day is summed once and kept while those days'
-    daily totals stay the same; only today's UTC day is read again."""
+    period is summed in two parts, before today's UTC day and from it, each kept while
+    its days' daily totals stay the same: a sale today re-reads today's part only."""
     start, end = _utc_bounds([start, end])
     with snapshot(engine) as conn:
-        split = min(end, max(start, _day_start(_utc_date(utcnow()))))
-        if memo is not None and split > start:
-            days = _day_groups(conn, _utc_date(start), _utc_date(split - timedelta(microseconds=1)))
-            fp = tuple((d, _fingerprint(days[d])) for d in sorted(days))
-            hit = memo.get(("members", start, split))
-            if hit is None or hit[0] != fp:
-                if len(memo) > MEMO_LIMIT:
-                    memo.clear()
-                hit = memo[("members", start, split)] = (fp, _spent_by_account(conn, start, split))
-            totals = dict(hit[1])
-            for acct, (p, b, n) in (_spent_by_account(conn, split, end) if split < end else {}).items():
-                q = totals.get(acct, (0, 0, 0))
-                totals[acct] = (q[0] + p, q[1] + b, q[2] + n)
-        else:
+        if memo is None:
             totals = _spent_by_account(conn, start, end)
+        else:
+            split = min(end, max(start, _day_start(_utc_date(utcnow()))))
+            totals: dict[str, tuple[int, int, int]] = {}
+            for a, b in ((start, split), (split, end)):
+                if a >= b:
+                    continue
+                days = _day_groups(conn, _utc_date(a), _utc_date(b - timedelta(microseconds=1)))
+                fp = tuple((d, _fingerprint(days[d])) for d in sorted(days))
+                hit = memo.get(("members", a, b))
+                if hit is None or hit[0] != fp:
+                    if len(memo) > MEMO_LIMIT:
+                        memo.clear()
+                    hit = memo[("members", a, b)] = (fp, _spent_by_account(conn, a, b))
+                for acct, (p, bonus, n) in hit[1].items():
+                    q = totals.get(acct, (0, 0, 0))
+                    totals[acct] = (q[0] + p, q[1] + bonus, q[2] + n)
         best = sorted(totals.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:limit]
         rows = [dict(account_id=a, spent_minor=p + b, principal_minor=p, bonus_minor=b, entries=n)
                 for a, (p, b, n) in best]

@@ -211,3 +211,25 @@ def test_the_widest_period_reads_no_day_by_day(month_book):
 def _raw_all(engine) -> dict:
     with engine.connect() as conn:
         return _raw(conn, None, None)
+
+
+def test_top_members_see_a_sale_made_today(month_book):
+    """The memo keeps today's part too, with today's daily totals: the next sale is seen."""
+    now = datetime.now(timezone.utc)
+    start, end = now - timedelta(days=3), now + timedelta(hours=1)
+
+    def spend(n: int, acct: str, amount: int, at: datetime) -> None:
+        ms = int(at.timestamp() * 1000)
+        fields = {"txn": f"today-{n}", "kind": "deduct", "acct": acct, "amt": str(-amount), "bal": "0",
+                  "ts": str(ms), "term": "T1", "cash": "c1", "pd": str(-amount), "bd": "0"}
+        assert apply_batch(month_book, 0, [(f"{ms}-{900000 + n}", fields)]).quarantined == 0
+
+    spend(1, "TODAY-A", 500, now - timedelta(days=1))
+    spend(2, "TODAY-B", 300, now - timedelta(seconds=5))
+    memo: dict = {}
+    first = book.top_members(month_book, start, end, 3, memo)
+    assert [(r["account_id"], r["spent_minor"]) for r in first] == [("TODAY-A", 500), ("TODAY-B", 300)]
+    spend(3, "TODAY-B", 250, now - timedelta(seconds=1))
+    again = book.top_members(month_book, start, end, 3, memo)
+    assert again == book.top_members(month_book, start, end, 3)
+    assert [(r["account_id"], r["spent_minor"]) for r in again] == [("TODAY-B", 550), ("TODAY-A", 500)]
