@@ -584,11 +584,12 @@ def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10,
     its days' daily totals stay the same: a sale today re-reads today's part only."""
     start, end = _utc_bounds([start, end])
     with snapshot(engine) as conn:
+        best_of = lambda totals: sorted(totals.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:limit]
         if memo is None:
-            totals = _spent_by_account(conn, start, end)
+            best = best_of(_spent_by_account(conn, start, end))
         else:
             split = min(end, max(start, _day_start(_utc_date(utcnow()))))
-            totals: dict[str, tuple[int, int, int]] = {}
+            parts, fps = [], []
             for a, b in ((start, split), (split, end)):
                 if a >= b:
                     continue
@@ -599,10 +600,19 @@ def top_members(engine: Engine, start: datetime, end: datetime, limit: int = 10,
                     if len(memo) > MEMO_LIMIT:
                         memo.clear()
                     hit = memo[("members", a, b)] = (fp, _spent_by_account(conn, a, b))
-                for acct, (p, bonus, n) in hit[1].items():
-                    q = totals.get(acct, (0, 0, 0))
-                    totals[acct] = (q[0] + p, q[1] + bonus, q[2] + n)
-        best = sorted(totals.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))[:limit]
+                parts.append(hit[1])
+                fps.append(fp)
+            done = memo.get(("members-top", start, end, limit))
+            if done is not None and done[0] == fps:       # neither part changed: the same ranking
+                best = done[1]
+            else:
+                totals = dict(parts[0]) if parts else {}
+                for part in parts[1:]:
+                    for acct, (p, bonus, n) in part.items():
+                        q = totals.get(acct, (0, 0, 0))
+                        totals[acct] = (q[0] + p, q[1] + bonus, q[2] + n)
+                best = best_of(totals)
+                memo[("members-top", start, end, limit)] = (fps, best)
         rows = [dict(account_id=a, spent_minor=p + b, principal_minor=p, bonus_minor=b, entries=n)
                 for a, (p, b, n) in best]
         names = dict(conn.execute(select(Account.account_id, Account.holder_name)
