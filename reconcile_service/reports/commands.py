@@ -6,6 +6,8 @@ database of record, never Redis.
     report statement ACCOUNT [--from D] [--to D]
     report shifts --date D
     report discrepancies [--all]
+    report breakdown --by terminal|cashier|promotion --date D | --from D --to D
+    report members --date D | --from D --to D [--top N]
     resolve ID --note TEXT
     backoffice-user NAME            (password from stdin: a login of the back-office page)
 
@@ -48,6 +50,18 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     stm.add_argument("--to", dest="date_to", help="last day (inclusive)")
     sh = kinds.add_parser("shifts", parents=[common, out], help="the terminals' shift closes (Z records) of a day")
     sh.add_argument("--date", required=True, help="the day (YYYY-MM-DD, shop time)")
+    bd = kinds.add_parser("breakdown", parents=[common, out],
+                          help="a period's sales, refunds and top-ups per terminal, cashier or promotion")
+    bd.add_argument("--by", choices=book.BREAKDOWNS, required=True,
+                    help="terminal, cashier, or promotion (top-ups with a bonus against those without)")
+    bd.add_argument("--date", help="one day (YYYY-MM-DD, shop time)")
+    bd.add_argument("--from", dest="date_from", help="first day")
+    bd.add_argument("--to", dest="date_to", help="last day (inclusive)")
+    mb = kinds.add_parser("members", parents=[common, out], help="the members who spent most in a period")
+    mb.add_argument("--date", help="one day (YYYY-MM-DD, shop time)")
+    mb.add_argument("--from", dest="date_from", help="first day")
+    mb.add_argument("--to", dest="date_to", help="last day (inclusive)")
+    mb.add_argument("--top", type=int, default=10, help="how many members (default 10)")
     di = kinds.add_parser("discrepancies", parents=[common, out], help="open discrepancies with their evidence")
     di.add_argument("--all", action="store_true", help="resolved ones too")
     res = sub.add_parser("resolve", parents=[common], help="close a discrepancy with a note")
@@ -92,17 +106,41 @@ def run_command(args, settings) -> int:
         engine.dispose()
 
 
+def _days(date, date_from, date_to):
+    if date:
+        first = last = book.parse_date(date, "date")
+    elif date_from and date_to:
+        first, last = book.parse_date(date_from, "from"), book.parse_date(date_to, "to")
+    else:
+        raise book.ReportError("date", "give --date YYYY-MM-DD or both --from and --to")
+    return first, last
+
+
 def build(kind: str, engine, zone, lang: str, fmt: str, *, date=None, date_from=None, date_to=None,
-          account=None, include_resolved=False) -> tuple[bytes, object]:
+          account=None, include_resolved=False, by=None, top=10) -> tuple[bytes, object]:
     """One report as bytes in `fmt`, and the report object (shared by the CLI and the page)."""
     L = lambda k: render.label(lang, k)
-    if kind == "liability":
-        if date:
-            first = last = book.parse_date(date, "date")
-        elif date_from and date_to:
-            first, last = book.parse_date(date_from, "from"), book.parse_date(date_to, "to")
+    if kind in ("breakdown", "members"):
+        first, last = _days(date, date_from, date_to)
+        start, end = book.day_bounds(first, last, zone)
+        span = f"{first}" + (f" .. {last}" if last != first else "")
+        if kind == "breakdown":
+            rep = book.breakdown(engine, start, end, by or "")
+            title = f"{L('by_' + by) if by != 'promotion' else L('chart_promotions')} {span}"
+            table = lambda: render.breakdown_table(rep, by, lang)
+            data = lambda: {"by": by, "from": first.isoformat(), "to": last.isoformat(), "sums": rep}
         else:
-            raise book.ReportError("date", "give --date YYYY-MM-DD or both --from and --to")
+            if not 1 <= top <= 1000:
+                raise book.ReportError("top", "1..1000")
+            rep = book.top_members(engine, start, end, top)
+            title = f"{L('top_members')} {span}"
+            table = lambda: render.members_table(rep, lang)
+            data = lambda: {"from": first.isoformat(), "to": last.isoformat(), "members": rep}
+        if fmt == "json":
+            return (json.dumps(data(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"), rep
+        return render.render(kind, fmt, title, table()), rep
+    if kind == "liability":
+        first, last = _days(date, date_from, date_to)
         start, end = book.day_bounds(first, last, zone)
         rep = book.liability(engine, start, end)
         title = f"{L('liability_title')} {first}" + (f" .. {last}" if last != first else "")
@@ -143,7 +181,8 @@ def _report(args, settings, engine) -> int:
     payload, rep = build(args.report, engine, zone, args.lang, args.format,
                          date=getattr(args, "date", None), date_from=getattr(args, "date_from", None),
                          date_to=getattr(args, "date_to", None), account=getattr(args, "account", None),
-                         include_resolved=getattr(args, "all", False))
+                         include_resolved=getattr(args, "all", False), by=getattr(args, "by", None),
+                         top=getattr(args, "top", 10))
     if args.output:
         try:
             with open(args.output, "wb") as fh:

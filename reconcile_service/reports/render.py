@@ -45,6 +45,21 @@ LABELS = {
         "spent_split": "Spent principal / bonus",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
         "evidence": "Evidence", "chain_head": "Chain head (partition: row, hash)",
+        # the back-office page's dashboard and charts
+        "home": "Home", "dashboard": "Today", "charts": "Charts", "today": "Today",
+        "sales_today": "Sales (spent)", "topups_today": "Top-ups", "liability_now": "Liability at the end of today",
+        "chart_sales": "Daily sales", "chart_topups": "Top-ups by method and bonus granted",
+        "chart_liability": "Liability over time", "chart_tills": "Per terminal and per cashier",
+        "chart_members": "Top members", "chart_promotions": "Promotions' cost",
+        "by_day": "Day", "by_week": "Week", "by_month": "Month",
+        "spent_principal": "Spent from principal", "spent_bonus": "Spent from bonus",
+        "closing_principal": "Principal owed", "closing_bonus": "Bonus outstanding",
+        "topups_with_bonus": "Top-ups that earned a bonus", "topups_without_bonus": "Top-ups without bonus",
+        "bonus_per_100": "Bonus per ¥100 topped up", "by_terminal": "Sales per terminal",
+        "by_cashier": "Sales per cashier", "top_members": "Members who spent most", "member": "Member",
+        "tills_seen": "Tills in the book today", "last_entry": "Last entry", "open_discrepancies": "Open discrepancies",
+        "all_discrepancies": "all", "period_shown": "Periods shown", "no_terminal": "(no terminal)",
+        "no_cashier": "(no cashier)", "entries_n": "Entries",
     },
     "zh_CN": {
         "liability_title": "储值负债表", "period": "期间", "generated": "生成时间",
@@ -65,6 +80,20 @@ LABELS = {
         "spent_split": "消费 本金 / 赠送金",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
         "evidence": "证据", "chain_head": "链头（分区：行号，哈希）",
+        "home": "首页", "dashboard": "今日", "charts": "图表", "today": "今日",
+        "sales_today": "销售（消费）", "topups_today": "充值", "liability_now": "今日结束时的负债",
+        "chart_sales": "每日销售", "chart_topups": "充值（按支付方式）与赠送金",
+        "chart_liability": "负债走势", "chart_tills": "按终端与收银员",
+        "chart_members": "消费最多的会员", "chart_promotions": "促销成本",
+        "by_day": "日", "by_week": "周", "by_month": "月",
+        "spent_principal": "消费 本金", "spent_bonus": "消费 赠送金",
+        "closing_principal": "应付本金", "closing_bonus": "未用赠送金",
+        "topups_with_bonus": "带赠送的充值", "topups_without_bonus": "无赠送的充值",
+        "bonus_per_100": "每充值¥100赠送", "by_terminal": "各终端销售",
+        "by_cashier": "各收银员销售", "top_members": "消费最多的会员", "member": "会员",
+        "tills_seen": "今日账本中的终端", "last_entry": "最后一笔", "open_discrepancies": "未解决差异",
+        "all_discrepancies": "全部", "period_shown": "显示期间", "no_terminal": "（无终端）",
+        "no_cashier": "（无收银员）", "entries_n": "笔数",
     },
 }
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
@@ -87,6 +116,14 @@ def kind_label(lang: str, kind: str) -> str:
 
 def yuan(minor: int | None) -> str:
     return "" if minor is None else format_minor(minor)
+
+
+def money(minor: int | None) -> str:
+    """¥1,234.56 (the page's way; exact, formatted only here)."""
+    if minor is None:
+        return ""
+    whole, cents = divmod(abs(int(minor)), 100)
+    return f"{'-' if minor < 0 else ''}¥{whole:,}.{cents:02d}"
 
 
 def local(ts: datetime | None, zone: ZoneInfo) -> str:
@@ -169,6 +206,35 @@ def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[li
              r["status"], r["cause"], json.dumps(r["evidence"], ensure_ascii=False, sort_keys=True)]
             for r in rows]
     return header, body, [f"{L('discrepancies_title')}: {len(rows) or L('none')}"]
+
+
+BREAKDOWN_SECTIONS = ("spent", "refunds", "topup", "bonus_granted")
+
+
+def breakdown_table(sums: dict, by: str, lang: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """A period's sums per terminal / cashier / promotion (book.breakdown): spent (from
+    both buckets, positive), refunds, top-ups' principal, bonus granted, entries."""
+    L = lambda k: label(lang, k)
+    first = {"terminal": L("terminal"), "cashier": L("cashier"), "promotion": L("item")}[by]
+    header = [first, L("sales"), L("spent_principal"), L("spent_bonus"), L("refunds"), L("topups"),
+              L("bonus_granted"), L("entries_n")]
+    rows = []
+    for key in sorted(sums):
+        v = sums[key]
+        get = lambda s, i: v.get(s, [0, 0, 0])[i]
+        name = L(f"topups_{key}") if by == "promotion" else (key or L(f"no_{by}"))
+        rows.append([name, yuan(-get("spent", 0) - get("spent", 1)), yuan(-get("spent", 0)), yuan(-get("spent", 1)),
+                     yuan(get("refunds", 0) + get("refunds", 1)), yuan(get("topup", 0)), yuan(get("topup", 1)),
+                     str(sum(x[2] for x in v.values()))])
+    return header, rows, [f"{first}: {len(rows) or L('none')}"]
+
+
+def members_table(rows: list[dict], lang: str) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("account"), L("holder"), L("spent"), L("principal"), L("bonus"), L("count")]
+    body = [[r["account_id"], r["holder_name"] or "", yuan(r["spent_minor"]), yuan(r["principal_minor"]),
+             yuan(r["bonus_minor"]), str(r["entries"])] for r in rows]
+    return header, body, [f"{L('top_members')}: {len(rows) or L('none')}"]
 
 
 # ---------------------------------------------------------------- formats

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from ..reports import book, render
 from ..reports.commands import build
-from . import auth
+from . import auth, views
 from .throttle import LoginThrottle
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -130,6 +130,43 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         recent = book.discrepancies(engine, limit=10)
         return render_template("index.html", today=today, header=header, rows=rows, footer=footer,
                                balanced=rep.balanced, discrepancies=recent)
+
+    # the report functions' memo (grouped_series, breakdown_series, top_members): sums of UTC
+    # days, kept while their daily totals stay the same; one per app, so per database
+    memo: dict = {}
+
+    def warm() -> None:
+        """Fill the memo for today's dashboard and every chart's first view (by day), so the
+        first person to open them does not wait while a month of entries is read."""
+        today = datetime.now(zone).date()
+        views.dashboard(engine, zone, today, memo)
+        for name in views.CHARTS:
+            views.chart_page(name, engine, zone, "en", "day", today, memo)
+
+    app.extensions["backoffice_warm"] = warm
+
+    @app.get("/dashboard")
+    def dashboard():
+        today = datetime.now(zone).date()
+        return render_template("dashboard.html", today=today, money=render.money,
+                               **views.dashboard(engine, zone, today, memo))
+
+    @app.get("/charts/")
+    @app.get("/charts/<name>")
+    def chart(name="sales"):
+        granularity = request.args.get("by", "day")
+        if name not in views.CHARTS:
+            abort(404)
+        try:
+            if granularity not in views.GRANULARITIES:
+                raise book.ReportError("by", f"one of {', '.join(views.GRANULARITIES)}")
+            last = (book.parse_date(request.args["to"], "to") if request.args.get("to")
+                    else datetime.now(zone).date())
+            page = views.chart_page(name, engine, zone, lang(), granularity, last, memo)
+        except book.ReportError as exc:
+            return render_template("error.html", message=str(exc)), 400
+        return render_template("chart.html", page=page, charts=views.CHARTS, granularities=views.GRANULARITIES,
+                               money=render.money, to=request.args.get("to", ""))
 
     @app.get("/search")
     def search():

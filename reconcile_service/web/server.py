@@ -1,11 +1,13 @@
 """Serving the back-office page from the daemon: waitress (a production WSGI server) on
 its own port, in a background thread, bound to 127.0.0.1 unless `backoffice_host` says
-otherwise. `BackofficeServer(...).start()` / `.close()`."""
+otherwise; another thread reads the charts' sums once at start (app.py `warm`), so their
+first view is quick too. `BackofficeServer(...).start()` / `.close()`."""
 from __future__ import annotations
 
 import ipaddress
 import logging
 import threading
+import time
 
 from waitress.server import create_server
 
@@ -13,6 +15,7 @@ from ..reports.book import shop_zone
 from .app import create_app
 
 log = logging.getLogger(__name__)
+WARM_ATTEMPTS, WARM_RETRY_S = 24, 5.0      # the charts' first read: tried for about two minutes
 
 
 class BackofficeServer:
@@ -23,6 +26,9 @@ class BackofficeServer:
         self.port = self.server.effective_port
         self.host = host
         self.thread = threading.Thread(target=self._serve, name="backoffice-http", daemon=True)
+        self.warmed = threading.Event()         # set when the charts' sums were read (or could not be)
+        self.closing = threading.Event()
+        self.warm_s: float | None = None
 
     def _serve(self) -> None:
         try:
@@ -33,12 +39,36 @@ class BackofficeServer:
     def start(self) -> "BackofficeServer":
         self.thread.start()
         log.info("back-office page listening", extra={"host": self.host, "port": self.port})
+        threading.Thread(target=self._warm, name="backoffice-warm", daemon=True).start()
         return self
 
+    def _warm(self, attempts: int = WARM_ATTEMPTS, every_s: float = WARM_RETRY_S) -> None:
+        """The charts' sums read once in the background (app.py `warm`). The daemon may
+        still be migrating or waiting for the database: tried again every `every_s`; if
+        it never works the first request reads them instead (nothing depends on it)."""
+        try:
+            for attempt in range(attempts):
+                started = time.perf_counter()
+                try:
+                    self.app.extensions["backoffice_warm"]()
+                except Exception as exc:      # noqa: BLE001
+                    if attempt == attempts - 1:
+                        log.warning("back-office charts not prepared in advance", extra={"error": str(exc)[:200]})
+                    elif self.closing.wait(every_s):
+                        return
+                    continue
+                self.warm_s = time.perf_counter() - started
+                log.info("back-office charts ready", extra={"seconds": round(self.warm_s, 2)})
+                return
+        finally:
+            self.warmed.set()
+
     def close(self) -> None:
+        self.closing.set()
         self.server.close()
         self.server.task_dispatcher.shutdown()
-        self.thread.join(timeout=5)
+        if self.thread.ident is not None:        # started
+            self.thread.join(timeout=5)
 
 
 def is_loopback(host: str) -> bool:
