@@ -18,6 +18,11 @@ from core.result import Result, Status
 
 API_VERSION = "v1"
 MAX_BODY_BYTES = 64 * 1024
+# POST /v1/ops/deduct_many: the most items one batch may carry (the gateway answers a longer
+# one 413 `too_many_items`, nothing decided). Twice core's BATCH_ITEMS_PER_CALL: one
+# request is at most two deduct_batch calls per partition, and its body stays well under
+# MAX_BODY_BYTES (an item of the longest ids is about 260 bytes).
+MAX_BATCH_ITEMS = 100
 SESSION_HEADER = "X-Cashier-Session"
 VERSION_HEADER = "X-Terminal-Version"
 
@@ -75,6 +80,18 @@ def decode_result(data: dict) -> Result:
     return _build(cls, data)
 
 
+def decode_batch_item(data: dict, txn_id: str | None = None) -> Result | LedgerError:
+    """One item of a `deduct_many` answer: its `Result`, or (an item refused or not
+    decided) the exception instance core's `Ledger.deduct_many` places at its position."""
+    if "error" not in data:
+        return _build(Result, data)
+    try:
+        raise_error(ERROR_STATUS.get(data.get("error"), 400), data, txn_id)
+    except LedgerError as exc:
+        return exc
+    raise AssertionError("raise_error always raises")      # pragma: no cover
+
+
 def decode_account(data: dict) -> AccountInfo:
     return _build(AccountInfo, data)
 
@@ -128,7 +145,7 @@ ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
     "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404,
     "method_not_allowed": 405,
-    "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
+    "body_too_large": 413, "too_many_items": 413, "unsupported_media_type": 415, "request_timeout": 408,
     "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
     "kind_refused": 403, "internal_txn_refused": 403, "approval_required": 403,
@@ -198,8 +215,8 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
     raise GatewayRefused(code, field, message, status_code, **detail)
 
 
-__all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
+__all__ = ["API_VERSION", "MAX_BODY_BYTES", "MAX_BATCH_ITEMS", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
            "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn", "GatewayRefused",
-           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_account", "decode_card",
+           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_batch_item", "decode_account", "decode_card",
            "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of", "raise_error",
            "LedgerError"]
