@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 
 from core.errors import InvalidRequest
-from core.validation import check_amount, check_id
+from core.validation import MAX_AMOUNT_MINOR, check_amount, check_id
 
 from .wire import MAX_BATCH_ITEMS, GatewayRefused
 
@@ -56,6 +56,7 @@ APPROVAL_REQUEST = OpSpec({"supervisor_id": str, "pin": str}, {"kind": str})
 # POST /v1/ops/deduct_many: who (as any operation's) and the items; a batch carries no approval
 DEDUCT_MANY = OpSpec({"items": list}, {"terminal_id": str, "cashier_id": str})
 DEDUCT_ITEM = OpSpec(OPS["deduct"].required, OPS["deduct"].optional)     # a deduct's own fields only
+_PLAIN_ITEM = {"txn_id": 0, "account_id": 0, "amount_minor": 0}.keys()   # an item without card_no
 
 _TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
 
@@ -125,6 +126,12 @@ def check_batch(data: dict) -> list[dict]:
         if type(item) is not dict:
             raise GatewayRefused("wrong_type", f"items[{index}]", "must be an object", 400, index=index)
         try:
+            amount = item.get("amount_minor")
+            if item.keys() == _PLAIN_ITEM and type(amount) is int and 0 < amount <= MAX_AMOUNT_MINOR \
+                    and type(item["txn_id"]) is str and type(item["account_id"]) is str:
+                check_plain_id(item["txn_id"], "txn_id")      # the common item, fast: the same checks
+                check_plain_id(item["account_id"], "account_id")
+                continue
             check_fields(item, DEDUCT_ITEM, common=False)
         except GatewayRefused as exc:
             raise GatewayRefused(exc.code, f"items[{index}].{exc.field}", exc.reason, exc.status_code,

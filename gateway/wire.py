@@ -57,6 +57,10 @@ class SignIn:
 
 def encode(value) -> object:
     """A dataclass answer (Result, AccountInfo, Card...) as a JSON object; Status as its name."""
+    if type(value) is Result:            # the common answer (every item of a batch): no generic walk
+        data = {name: getattr(value, name) for name in _RESULT_FIELDS}
+        data["status"] = value.status.value
+        return data
     if dataclasses.is_dataclass(value):
         return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Status):
@@ -66,11 +70,20 @@ def encode(value) -> object:
     return value
 
 
+_FIELD_NAMES: dict[type, frozenset] = {}
+_STATUSES = {s.value: s for s in Status}
+
+
 def _build(cls, data: dict):
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
     values = {k: v for k, v in data.items() if k in names}
     if "status" in values and cls is not AccountInfo and cls is not MemberMatch:
-        values["status"] = Status(values["status"])
+        status = values["status"]
+        values["status"] = _STATUSES.get(status) if type(status) is str else None
+        if values["status"] is None:
+            values["status"] = Status(status)           # raises ValueError naming the value
     return cls(**values)
 
 

@@ -1,10 +1,17 @@
-"""Issue 24: what the ledger gateway adds to a charge on loopback. One till-like client
-charges in a closed loop, alternating a direct `Ledger.deduct` (till -> Redis) and a
-`GatewayLedger.deduct` (till -> gateway -> Redis, one uvicorn process, plain HTTP with
-keep-alive, a signed-in session), so both see the same machine. Then throughput: 4
-client processes charging as fast as they can through one gateway process, next to 4
-calling `Ledger.deduct` directly. Targets (issue 24): the gateway adds at most 1 ms to
-the p99; one gateway process serves at least 5,000 charges/s from 4 clients.
+"""Issue 24: what the ledger gateway costs, next to the direct path, in one run.
+
+1. Latency: one till-like client charges in a closed loop, alternating a direct
+   `Ledger.deduct` (till -> Redis) and a `GatewayLedger.deduct` (till -> gateway -> Redis,
+   one uvicorn process, plain HTTP with keep-alive, a signed-in session), so both see the
+   same machine. Target: the gateway adds at most 1 ms to the p99.
+2. Throughput, back to back: 4 client processes charging as fast as they can calling
+   `Ledger.deduct` directly, then through one gateway process, then spread over two
+   gateway processes (clients 0, 2 on one port, 1, 3 on the other). Targets: one gateway
+   process serves at least 5,000 charges/s; two serve at least 1.7x one.
+3. Batches, back to back: 4 client processes calling `Ledger.deduct_many` (batches of
+   100) directly, then `GatewayLedger.deduct_many` (POST /v1/ops/deduct_many) through one
+   gateway process. Target: at least 0.8x direct.
+Every measurement checks the balances afterwards (opening - what the clients saw applied).
 """
 from __future__ import annotations
 
@@ -20,7 +27,10 @@ from ..stats import percentile_ns
 
 TARGET_ADDED_P99_MS = 1.0
 TARGET_GATEWAY_PER_S = 5_000
+TARGET_TWO_GATEWAYS_RATIO = 1.7
+TARGET_BATCH_RATIO = 0.8
 CLIENT_PROCS = 4
+BATCH = 100                       # as part 3's deduct_many (bench/parts/client.py)
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT = "G0"
 
@@ -100,12 +110,18 @@ def run(ctx) -> None:
 
 
 class GatewayDriver(_Base):
-    """`GatewayLedger.deduct` per request through the gateway at `gateway_url`."""
-    name = "GatewayLedger.deduct"
+    """`GatewayLedger.deduct` per request (batch 1) or `GatewayLedger.deduct_many` of
+    `batch` through the gateways at `gateway_urls`: worker i talks to gateway i mod n."""
 
-    def __init__(self, url: str, accounts: tuple[str, ...]):
-        super().__init__(url, accounts)
-        self.gateway_url, self.token = "", ""
+    def __init__(self, url: str, accounts: tuple[str, ...], batch: int = 1):
+        super().__init__(url, accounts, batch)
+        self.gateway_urls: list[str] = []
+        self.token = ""
+
+    @property
+    def name(self) -> str:
+        many = f"GatewayLedger.deduct_many({self.batch})" if self.batch > 1 else "GatewayLedger.deduct"
+        return f"{many} via {len(self.gateway_urls)} gateway(s)"
 
     def prepare(self, procs: int) -> None:
         super().prepare(procs)
@@ -119,38 +135,82 @@ class GatewayDriver(_Base):
 
     def worker(self, index: int, procs: int):
         from core import Status
+        from core.records import DeductRequest
         from gateway.client import GatewayLedger
-        client = GatewayLedger(urls=[self.gateway_url], token=self.token)
+        client = GatewayLedger(urls=[self.gateway_urls[index % len(self.gateway_urls)]], token=self.token)
         assert client.sign_in("bench", "1234").ok
         reqs = self._requests(index)
+        applied = Status.APPLIED
+        if self.batch == 1:
+            def step():
+                account_id, txn_id = next(reqs)
+                r = client.deduct(account_id, AMOUNT_MINOR, txn_id=f"BENCH-{txn_id}")
+                return (1, 0, 0, AMOUNT_MINOR) if r.status is applied else (1, 0, 0, 0)
+            return step
+        batch = self.batch
 
-        def step():
-            account_id, txn_id = next(reqs)
-            r = client.deduct(account_id, AMOUNT_MINOR, txn_id=f"BENCH-{txn_id}")
-            return (1, 0, 0, AMOUNT_MINOR) if r.status is Status.APPLIED else (1, 0, 0, 0)
-        return step
+        def step_many():
+            items = [DeductRequest(a, AMOUNT_MINOR, f"BENCH-{t}") for a, t in (next(reqs) for _ in range(batch))]
+            ok = sum(1 for r in client.deduct_many(items) if getattr(r, "status", None) is applied)
+            return batch, 0, batch - ok, ok * AMOUNT_MINOR
+        return step_many
+
+
+def _via_gateways(driver: GatewayDriver, gateways: int, seconds: float):
+    """`driver` run by CLIENT_PROCS processes against `gateways` fresh gateway processes."""
+    driver.prepare(CLIENT_PROCS)
+    procs = []
+    try:
+        for _ in range(gateways):
+            port = _free_port()
+            procs.append(_start_gateway(driver.url, port))
+            driver.gateway_urls.append(f"http://127.0.0.1:{port}")
+        driver.prepare = lambda n: None           # prepared above, before the gateways started
+        return load.run(driver, CLIENT_PROCS, seconds)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(15)
 
 
 def _throughput(ctx) -> None:
     url = ctx.redis.url
     accounts = spread_accounts()
     seconds = 1.0 if ctx.smoke else max(2.0, ctx.duration_s / 2)
+    cores = os.cpu_count()
     direct = load.run(LedgerDriver(url, accounts), CLIENT_PROCS, seconds)
-    driver = GatewayDriver(url, accounts)
-    driver.prepare(CLIENT_PROCS)
-    port = _free_port()
-    proc = _start_gateway(url, port)
-    driver.gateway_url = f"http://127.0.0.1:{port}"
-    driver.prepare = lambda procs: None               # prepared above, with the gateway running
-    try:
-        via = load.run(driver, CLIENT_PROCS, seconds)
-    finally:
-        proc.terminate()
-        proc.wait(15)
-    ctx.data["gateway_throughput"] = {"direct": direct.throughput_per_s, "gateway": via.throughput_per_s}
-    exact = via.extra.get("exact")
+    one = _via_gateways(GatewayDriver(url, accounts), 1, seconds)
+    two = _via_gateways(GatewayDriver(url, accounts), 2, seconds)
+    ctx.data["gateway_throughput"] = {"direct": direct.throughput_per_s, "gateway": one.throughput_per_s,
+                                      "two_gateways": two.throughput_per_s}
     ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes, one gateway process vs direct",
-            f"gateway {via.throughput_per_s:,.0f}/s, direct {direct.throughput_per_s:,.0f}/s",
-            ratio=f"{via.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
-            target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=via.throughput_per_s >= TARGET_GATEWAY_PER_S, issue=24,
-            note=f"balances exact: {exact}; clients, gateway and Redis share this machine's {os.cpu_count()} cores")
+            f"gateway {one.throughput_per_s:,.0f}/s, direct {direct.throughput_per_s:,.0f}/s",
+            ratio=f"{one.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
+            target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=one.throughput_per_s >= TARGET_GATEWAY_PER_S, issue=24,
+            note=f"balances exact: {one.extra.get('exact')} (direct {direct.extra.get('exact')}); clients, "
+                 f"gateway and Redis share this machine's {cores} cores")
+    ratio = two.throughput_per_s / max(one.throughput_per_s, 1)
+    ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes spread over two gateway "
+            "processes vs all on one",
+            f"two gateways {two.throughput_per_s:,.0f}/s, one {one.throughput_per_s:,.0f}/s, direct "
+            f"{direct.throughput_per_s:,.0f}/s",
+            ratio=f"{ratio:.2f}× one gateway; {two.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
+            target=f"≥ {TARGET_TWO_GATEWAYS_RATIO:g}× one", met=ratio >= TARGET_TWO_GATEWAYS_RATIO,
+            finding="gateway_two_processes", issue=24,
+            note=f"balances exact: {two.extra.get('exact')}; {cores} cores for 4 clients, 2 gateways and Redis")
+    _batches(ctx, url, accounts, seconds)
+
+
+def _batches(ctx, url: str, accounts: tuple[str, ...], seconds: float) -> None:
+    direct = load.run(LedgerDriver(url, accounts, BATCH), CLIENT_PROCS, seconds)
+    via = _via_gateways(GatewayDriver(url, accounts, BATCH), 1, seconds)
+    ctx.data["gateway_batches"] = {"direct": direct.throughput_per_s, "gateway": via.throughput_per_s}
+    ratio = via.throughput_per_s / max(direct.throughput_per_s, 1)
+    ctx.row("issue 24 gateway", f"deduct_many, batches of {BATCH}, from {CLIENT_PROCS} client processes, "
+            "one gateway process vs direct",
+            f"gateway {via.throughput_per_s:,.0f} deductions/s, direct {direct.throughput_per_s:,.0f}/s",
+            ratio=f"{ratio:.2f}× direct", target=f"≥ {TARGET_BATCH_RATIO:g}× direct",
+            met=ratio >= TARGET_BATCH_RATIO, finding="gateway_deduct_many", issue=24,
+            note=f"batch p50 {via.latency_ms_p50:.2f} ms (direct {direct.latency_ms_p50:.2f} ms); balances exact: "
+                 f"{via.extra.get('exact')} (direct {direct.extra.get('exact')})")
