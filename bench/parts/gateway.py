@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -156,8 +157,93 @@ class GatewayDriver(_Base):
         return step_many
 
 
-def _via_gateways(driver: GatewayDriver, gateways: int, seconds: float):
-    """`driver` run by CLIENT_PROCS processes against `gateways` fresh gateway processes."""
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` used so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
+
+
+def _children() -> list[int]:
+    """The pids whose parent is this process (the load's worker processes, the gateways)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == me:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return found
+
+
+def _machine_busy() -> tuple[float, float]:
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) * _TICK_S, (sum(values) - idle) * _TICK_S
+
+
+class CpuSampler:
+    """Cores busy per component over the middle of a load run (after the workers started
+    and signed in, before they stop): the gateway process(es), the client processes, the
+    private redis-server, and the whole machine (others' jobs included). From a thread of
+    the parent, reading /proc twice `window_s` apart."""
+
+    def __init__(self, seconds: float, redis_pid: int, gateway_pids: list[int]):
+        self.redis_pid, self.gateway_pids = redis_pid, gateway_pids
+        self.start_after_s = min(1.5, seconds * 0.3) + 0.5        # workers start, sign in, warm up
+        self.window_s = max(0.5, seconds * 0.5)
+        self.cores: dict[str, float] = {}
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _snapshot(self) -> dict[str, float]:
+        clients = [p for p in _children() if p not in self.gateway_pids]
+        total, busy = _machine_busy()
+        return {"gateway": sum(_proc_cpu_s(p) for p in self.gateway_pids),
+                "clients": sum(_proc_cpu_s(p) for p in clients), "redis": _proc_cpu_s(self.redis_pid),
+                "machine": busy, "machine_total": total, "_clients": tuple(clients)}
+
+    def _sample(self) -> None:
+        time.sleep(self.start_after_s)
+        a = self._snapshot()
+        time.sleep(self.window_s)
+        b = self._snapshot()
+        if a["_clients"] != b["_clients"]:       # a worker ended inside the window: no reading
+            return
+        wall = self.window_s
+        self.cores = {k: (b[k] - a[k]) / wall for k in ("gateway", "clients", "redis", "machine")}
+        self.cores["machine_cores"] = (b["machine_total"] - a["machine_total"]) / wall
+
+    def __enter__(self) -> "CpuSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._thread.join(30)
+
+    def describe(self, per_s: float) -> str:
+        c = self.cores
+        if not c:
+            return "CPU not sampled"
+        per = (lambda k: f"{c[k] * 1e3 / per_s:.2f}" if per_s else "?")
+        ours = c["gateway"] + c["clients"] + c["redis"]
+        return (f"cores busy: gateway {c['gateway']:.2f}, clients {c['clients']:.2f}, Redis {c['redis']:.2f} "
+                f"(ms CPU per deduction {per('gateway')} + {per('clients')} + {per('redis')}); "
+                f"machine {c['machine']:.2f} of {c['machine_cores']:.1f} (others' jobs "
+                f"{max(c['machine'] - ours, 0):.2f})")
+
+
+def _via_gateways(ctx, driver: GatewayDriver | LedgerDriver, gateways: int, seconds: float):
+    """`driver` run by CLIENT_PROCS processes against `gateways` fresh gateway processes
+    (0: direct), with the CPU each component used: (Measurement, CpuSampler)."""
     driver.prepare(CLIENT_PROCS)
     procs = []
     try:
@@ -166,7 +252,9 @@ def _via_gateways(driver: GatewayDriver, gateways: int, seconds: float):
             procs.append(_start_gateway(driver.url, port))
             driver.gateway_urls.append(f"http://127.0.0.1:{port}")
         driver.prepare = lambda n: None           # prepared above, before the gateways started
-        return load.run(driver, CLIENT_PROCS, seconds)
+        with CpuSampler(seconds, ctx.redis.proc.pid, [p.pid for p in procs]) as cpu:
+            m = load.run(driver, CLIENT_PROCS, seconds)
+        return m, cpu
     finally:
         for proc in procs:
             proc.terminate()
@@ -179,17 +267,20 @@ def _throughput(ctx) -> None:
     accounts = spread_accounts()
     seconds = 1.0 if ctx.smoke else max(2.0, ctx.duration_s / 2)
     cores = os.cpu_count()
-    direct = load.run(LedgerDriver(url, accounts), CLIENT_PROCS, seconds)
-    one = _via_gateways(GatewayDriver(url, accounts), 1, seconds)
-    two = _via_gateways(GatewayDriver(url, accounts), 2, seconds)
+    direct, direct_cpu = _via_gateways(ctx, LedgerDriver(url, accounts), 0, seconds)
+    one, one_cpu = _via_gateways(ctx, GatewayDriver(url, accounts), 1, seconds)
+    two, two_cpu = _via_gateways(ctx, GatewayDriver(url, accounts), 2, seconds)
     ctx.data["gateway_throughput"] = {"direct": direct.throughput_per_s, "gateway": one.throughput_per_s,
-                                      "two_gateways": two.throughput_per_s}
+                                      "two_gateways": two.throughput_per_s,
+                                      "cpu": {"direct": direct_cpu.cores, "one": one_cpu.cores,
+                                              "two": two_cpu.cores}}
     ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes, one gateway process vs direct",
             f"gateway {one.throughput_per_s:,.0f}/s, direct {direct.throughput_per_s:,.0f}/s",
             ratio=f"{one.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
             target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=one.throughput_per_s >= TARGET_GATEWAY_PER_S, issue=24,
-            note=f"balances exact: {one.extra.get('exact')} (direct {direct.extra.get('exact')}); clients, "
-                 f"gateway and Redis share this machine's {cores} cores")
+            note=f"balances exact: {one.extra.get('exact')} (direct {direct.extra.get('exact')}); "
+                 f"one gateway: {one_cpu.describe(one.throughput_per_s)}; direct: "
+                 f"{direct_cpu.describe(direct.throughput_per_s)}; {cores} cores")
     ratio = two.throughput_per_s / max(one.throughput_per_s, 1)
     ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes spread over two gateway "
             "processes vs all on one",
@@ -198,14 +289,16 @@ def _throughput(ctx) -> None:
             ratio=f"{ratio:.2f}× one gateway; {two.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
             target=f"≥ {TARGET_TWO_GATEWAYS_RATIO:g}× one", met=ratio >= TARGET_TWO_GATEWAYS_RATIO,
             finding="gateway_two_processes", issue=24,
-            note=f"balances exact: {two.extra.get('exact')}; {cores} cores for 4 clients, 2 gateways and Redis")
+            note=f"balances exact: {two.extra.get('exact')}; two gateways: {two_cpu.describe(two.throughput_per_s)}; "
+                 f"{cores} cores")
     _batches(ctx, url, accounts, seconds)
 
 
 def _batches(ctx, url: str, accounts: tuple[str, ...], seconds: float) -> None:
-    direct = load.run(LedgerDriver(url, accounts, BATCH), CLIENT_PROCS, seconds)
-    via = _via_gateways(GatewayDriver(url, accounts, BATCH), 1, seconds)
-    ctx.data["gateway_batches"] = {"direct": direct.throughput_per_s, "gateway": via.throughput_per_s}
+    direct, direct_cpu = _via_gateways(ctx, LedgerDriver(url, accounts, BATCH), 0, seconds)
+    via, via_cpu = _via_gateways(ctx, GatewayDriver(url, accounts, BATCH), 1, seconds)
+    ctx.data["gateway_batches"] = {"direct": direct.throughput_per_s, "gateway": via.throughput_per_s,
+                                   "cpu": {"direct": direct_cpu.cores, "gateway": via_cpu.cores}}
     ratio = via.throughput_per_s / max(direct.throughput_per_s, 1)
     ctx.row("issue 24 gateway", f"deduct_many, batches of {BATCH}, from {CLIENT_PROCS} client processes, "
             "one gateway process vs direct",
@@ -213,4 +306,5 @@ def _batches(ctx, url: str, accounts: tuple[str, ...], seconds: float) -> None:
             ratio=f"{ratio:.2f}× direct", target=f"≥ {TARGET_BATCH_RATIO:g}× direct",
             met=ratio >= TARGET_BATCH_RATIO, finding="gateway_deduct_many", issue=24,
             note=f"batch p50 {via.latency_ms_p50:.2f} ms (direct {direct.latency_ms_p50:.2f} ms); balances exact: "
-                 f"{via.extra.get('exact')} (direct {direct.extra.get('exact')})")
+                 f"{via.extra.get('exact')} (direct {direct.extra.get('exact')}); gateway: "
+                 f"{via_cpu.describe(via.throughput_per_s)}; direct: {direct_cpu.describe(direct.throughput_per_s)}")
