@@ -277,7 +277,8 @@ def _throughput(ctx) -> None:
     ctx.row("issue 24 gateway", f"charges/s from {CLIENT_PROCS} client processes, one gateway process vs direct",
             f"gateway {one.throughput_per_s:,.0f}/s, direct {direct.throughput_per_s:,.0f}/s",
             ratio=f"{one.throughput_per_s / max(direct.throughput_per_s, 1):.2f}× direct",
-            target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=one.throughput_per_s >= TARGET_GATEWAY_PER_S, issue=24,
+            target=f"≥ {TARGET_GATEWAY_PER_S:,}/s", met=one.throughput_per_s >= TARGET_GATEWAY_PER_S,
+            finding="gateway_throughput", issue=24,
             note=f"balances exact: {one.extra.get('exact')} (direct {direct.extra.get('exact')}); "
                  f"one gateway: {one_cpu.describe(one.throughput_per_s)}; direct: "
                  f"{direct_cpu.describe(direct.throughput_per_s)}; {cores} cores")
