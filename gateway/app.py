@@ -32,10 +32,10 @@ from starlette.routing import Route
 from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
 from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
-from core.records import DeductRequest
 from core.connection import is_sentinel
 from core.history import History, OperationNotFound
 from core.keys import META_KEY
+from core.records import DeductRequest
 from core.shifts import ShiftTotals, close_shift
 
 from . import schema

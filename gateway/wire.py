@@ -1,6 +1,8 @@
 """The gateway's JSON schema, shared by the server (gateway/app.py) and the till's client
-(gateway/client.py): how a core `Result` and the read answers travel, and how an error
-travels and turns back into core's exception.
+(gateway/client.py): how a core `Result` and the read answers travel, how an error
+travels and turns back into core's exception, and how an item of a `deduct_many` batch
+travels (its Result, or its error turned back into the exception instance core places at
+that position).
 
 Redis-free on purpose: a till imports this and must hold no Redis client. The read
 answers are core's own classes from core/records.py (Redis-free), so a till decodes into
@@ -228,8 +230,9 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
     raise GatewayRefused(code, field, message, status_code, **detail)
 
 
-__all__ = ["API_VERSION", "MAX_BODY_BYTES", "MAX_BATCH_ITEMS", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
-           "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn", "GatewayRefused",
-           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_batch_item", "decode_account", "decode_card",
-           "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of", "raise_error",
-           "LedgerError"]
+__all__ = ["API_VERSION", "MAX_BODY_BYTES", "MAX_BATCH_ITEMS", "SESSION_HEADER", "VERSION_HEADER", "CloseResult",
+           "AccountInfo", "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn",
+           "GatewayRefused",
+           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_batch_item", "decode_account",
+           "decode_card", "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of",
+           "raise_error", "LedgerError"]
