@@ -143,6 +143,34 @@ FINDINGS: dict[str, str] = {
         "records per key without a per-record TTL (hashes by generation, dropped by age), which changes every "
         "reader of txn records (refund's original, hold state, history, the reconcile checks) and the retention "
         "semantics: not done in issue 17."),
+    "gateway_two_processes": (
+        "Issue 24, measured 2026-12-07 with the CPU of each component sampled from /proc (the row's note): the whole "
+        "machine was busy (2.0 of 2.0 cores; other sessions' jobs took 0.75-1.19 of them), and a charge through a "
+        "gateway costs about 0.56-0.65 ms of gateway CPU plus 0.59-0.85 ms of client CPU (httpx) plus 0.07 ms of "
+        "Redis: about 1.3 ms of CPU per charge, so the cores left to the run (about 1) serve at most about "
+        "600-1,000 charges/s however many gateway processes share them. Two gateways gave 0.90-1.51x one: a second "
+        "process can only take CPU away from the clients. On a server PC with 4 free cores and the tills on their "
+        "own PCs, each gateway process has a core of its own (0.6 ms per charge: about 1,700 charges/s each), so "
+        "two processes serve about 2x one; this machine cannot show it."),
+    "gateway_deduct_many": (
+        "Issue 24: CPU-bound on 2 saturated cores. Through the gateway a batch of 100 costs the gateway process "
+        "2.9-3.3 ms of CPU (core's deduct_many itself about 1.2 ms, mostly redis-py packing 1,400 command "
+        "arguments; HTTP, JSON both ways and the item checks the rest) plus 1.4-1.6 ms in the client, against "
+        "1.2-1.4 ms in a client calling Ledger.deduct_many directly (one client, 200 batches, private Redis, "
+        "process CPU time). With the cores shared, the ratio is about the CPU ratio: 0.55 and 0.61 in two runs "
+        "(0.89 and 0.95 in two others, where other jobs took 1.4-1.6 of the 2 cores and starved both paths "
+        "alike). The gateway's own share was cut from about 0.8 to 0.3 ms "
+        "per batch (a Result encoded without the dataclass walk, statuses and field names looked up once, a "
+        "plain-item fast path in schema.check_batch). Also: one gateway process runs core's per-item work for every "
+        "till, where direct tills each run their own, so on a server PC with free cores one process caps at about "
+        "30,000-35,000 deductions/s (3 ms per batch of 100): batches from many tills need two gateway processes, "
+        "as single charges do."),
+    "gateway_throughput": (
+        "Issue 24: one gateway process spends about 0.6 ms of CPU per charge (h11 parsing, Starlette, the "
+        "thread-pool hop, core's deduct) and each httpx client about 0.6-0.7 ms: 5,000 charges/s needs 3 cores for "
+        "the gateways alone at that cost. Measured 595-870/s here with the machine saturated by other jobs. Next: "
+        "uvicorn's httptools parser (not installed in this environment), a leaner till client, and several "
+        "gateway processes per server (the two-process row)."),
 }
 
 # Printed under part 4: why the bench has no split-account rows any more.

@@ -8,6 +8,11 @@ Supervisor approvals are checked here, for one operation each. Bodies are checke
 (gateway/schema.py) before core, and core runs unchanged: the till's txn id goes to
 core as it is, so a retry of a request gets the first answer (`replayed`) whichever
 gateway it reaches. Errors are JSON {"error", "field", "message"}: never a traceback.
+
+`POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
+(one call): every item checked as a single deduct, a refusal that concerns one item only
+(the approval threshold: a batch carries no approval) answered at that item's position,
+as core answers an item it could not decide; anything else refuses the whole batch.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from core.connection import is_sentinel
 from core.history import History, OperationNotFound
 from core.members import mask_phone
 from core.keys import META_KEY
+from core.records import DeductRequest
 from core.shifts import ShiftTotals, close_shift
 
 from . import schema
@@ -284,6 +290,58 @@ class Gateway:
             answer["approved_by"] = approved_by
         return answer
 
+    def deduct_many(self, request: Request, body: dict) -> dict:
+        """Thread: POST /v1/ops/deduct_many. `{"results": [...]}`, one per item in order: its
+        Result, or the error of an item refused or not decided (`{"error", "field",
+        "message", ...}`: `approval_required` above the threshold, `txn_conflict`,
+        `ledger_unavailable`...). Core's `deduct_many` runs once, for the items not refused.
+
+        The whole batch is refused (nothing decided) for a bad credential, a bad body (any
+        item: schema, `@` ids, too many items) or a body naming another terminal or cashier.
+        With no valid session, items this terminal had decided get their first decision
+        (the outbox rule of `operation`) and the others `session_required`/`session_invalid`;
+        a batch with no decided item is refused as a whole."""
+        terminal_id = self.terminal_of(request)
+        items = schema.check_batch(body)
+        self.check_claims(body, terminal_id, None)
+        refused: dict[int, GatewayRefused] = {}
+        try:
+            session = self.session_of(request, terminal_id)
+            self.check_claims(body, terminal_id, session.cashier_id)
+            cashier_id = session.cashier_id
+        except GatewayRefused as exc:
+            if exc.code not in REPLAYABLE_REFUSALS:
+                raise
+            refused = {i: exc for i, item in enumerate(items) if not self.decided_for(item["txn_id"], terminal_id)}
+            if len(refused) == len(items):
+                raise
+            cashier_id = ""
+        threshold = self.settings.approval_above_minor
+        if threshold and cashier_id:
+            for i, item in enumerate(items):
+                if item["amount_minor"] > threshold and not self.decided_for(item["txn_id"], terminal_id):
+                    refused[i] = GatewayRefused("approval_required", "approval", "a deduction above "
+                                                f"{threshold} minor units needs a supervisor's PIN: send it "
+                                                "alone (POST /v1/ops/deduct), not in a batch")
+        run = [i for i in range(len(items)) if i not in refused]
+        answers = self.ledger.deduct_many([
+            DeductRequest(item["account_id"], item["amount_minor"], item["txn_id"], terminal_id, cashier_id,
+                          item.get("card_no")) for item in (items[i] for i in run)])
+        results: list = [None] * len(items)
+        for i, exc in refused.items():
+            results[i] = error_of(exc)[1]
+        counts = {"applied": 0, "declined": 0, "replayed": 0, "errors": len(refused)}
+        for i, answer in zip(run, answers):
+            if isinstance(answer, Exception):
+                results[i] = error_of(answer)[1]
+                counts["errors"] += 1
+                continue
+            results[i] = encode(answer)
+            counts["replayed" if answer.replayed else "applied" if answer.applied else "declined"] += 1
+        log.info("deduct_many of %d by %s@%s: %s", len(items), cashier_id, terminal_id,
+                 ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+        return {"results": results}
+
     def stated_shift_close(self, body: dict, terminal_id: str) -> dict:
         """A Z record sent on the terminal's credential alone: the till journals a shift's
         totals whenever the ledger is back, often after its cashier signed out (and after a
@@ -458,6 +516,12 @@ def create_app(gateway: Gateway) -> Starlette:
             return _json(200, await run_in_threadpool(gateway.operation, request, kind, body))
         return await guarded(work)
 
+    async def deduct_many(request: Request):
+        async def work():
+            body = await _body(request, limit)
+            return _json(200, await run_in_threadpool(gateway.deduct_many, request, body))
+        return await guarded(work)
+
     async def sessions(request: Request):
         async def work():
             if request.method == "DELETE":
@@ -502,6 +566,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/ping", ping, methods=["GET"]),
         Route(f"{v}/sessions", sessions, methods=["POST", "DELETE"]),
         Route(f"{v}/approvals", approvals, methods=["POST"]),
+        Route(f"{v}/ops/deduct_many", deduct_many, methods=["POST"]),      # before ops/{kind}
         Route(f"{v}/ops/{{kind}}", operation, methods=["POST"]),
         Route(f"{v}/accounts/{{account_id}}", reader("account", "account_id"), methods=["GET"]),
         Route(f"{v}/accounts/{{account_id}}/balances", reader("balances", "account_id"), methods=["GET"]),

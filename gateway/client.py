@@ -7,6 +7,7 @@ HTTPS to one of a list of gateways. It imports no Redis client.
     ledger.deduct("A1", 500, txn_id="T1-d-...")    # core.Result
     _, grant = ledger.approve("sup", "9876", kind="refund")   # a supervisor's approval, checked there
     ledger.refund("A1", 200, txn_id="T1-r-...", original_txn_id="T1-d-...", approval_grant=grant.grant)
+    ledger.deduct_many([DeductRequest("A1", 100, "T1-d-1"), ...])   # [Result | LedgerError], in order
 
 Sessions: one per signed-in cashier (several may be signed in at one till: a lock
 screen handed to the next cashier). A money call that names `cashier_id=` goes with
@@ -18,7 +19,10 @@ opened. A Z record with `closed_by=` goes on the terminal's credential alone.
 Outcomes: a decision is a core `Result` (`replayed=True` on a retry); a request the
 gateway refused before deciding raises InvalidRequest (bad input) or its subclass
 `GatewayRefused` (credential, session, approval, rights); a reused txn id raises
-TxnConflict. No answer (connection refused or dropped, timeout, a gateway restart, HTTP
+TxnConflict. `deduct_many` answers as core's: a list in the requests' order, each a
+`Result` or the exception instance of an item refused or not decided (`approval_required`
+above the threshold, `TxnConflict`...); the whole batch raises as a single call does. No
+answer (connection refused or dropped, timeout, a gateway restart, HTTP
 5xx) raises core's `LedgerUnavailable` carrying the txn id: the outcome is unknown and
 the till retries with the same txn id and the same request, which is always safe (core
 decides each txn id once). On a transport failure the next URL of the list is tried
@@ -38,7 +42,8 @@ from urllib.parse import quote
 
 import httpx
 
-from core.errors import InvalidRequest, LedgerUnavailable, OperationNotFound
+from core.errors import InvalidRequest, LedgerError, LedgerUnavailable, OperationNotFound
+from core.records import DeductRequest
 from core.result import Result
 
 from . import wire
@@ -229,6 +234,44 @@ class GatewayLedger:
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
                         card_no=card_no, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
+
+    def deduct_many(self, requests: Sequence[DeductRequest], *,
+                    cashier_id: str | None = None) -> list[Result | LedgerError]:
+        """core.Ledger.deduct_many through the gateway (POST /v1/ops/deduct_many): one request
+        for the batch (at most wire.MAX_BATCH_ITEMS), its answer one item per request in the
+        same order, each a `Result` or the exception instance for an item refused or not
+        decided. A batch carries no approval: an item above the gateway's approval threshold
+        is answered `GatewayRefused('approval_required')` (send it alone with `deduct`).
+
+        The batch goes with the session of `cashier_id` (else of the one cashier the requests
+        name, else the last opened); requests naming different terminals or cashiers are
+        refused here, as one batch is one session's. No answer raises LedgerUnavailable for
+        the whole batch: re-send it as it was, each item is then decided once (`replayed`)."""
+        items, terminals, cashiers = [], set(), set()
+        for req in requests:
+            item = {"txn_id": req.txn_id, "account_id": req.account_id, "amount_minor": req.amount_minor}
+            if req.card_no is not None:
+                item["card_no"] = req.card_no
+            items.append(item)
+            if req.terminal_id:
+                terminals.add(req.terminal_id)
+            if req.cashier_id:
+                cashiers.add(req.cashier_id)
+        if cashier_id:
+            cashiers.add(cashier_id)
+        if len(terminals) > 1 or len(cashiers) > 1:
+            raise InvalidRequest("terminal_id" if len(terminals) > 1 else "cashier_id",
+                                 "a batch is one terminal's and one cashier's")
+        body: dict = {"items": items}
+        if terminals:
+            body["terminal_id"] = terminals.pop()
+        if cashiers:
+            body["cashier_id"] = cashier_id = cashiers.pop()
+        _, data = self._request("POST", "/ops/deduct_many", body=body, session=self.session_for(cashier_id))
+        results = data["results"] if isinstance(data, dict) else None
+        if not isinstance(results, list) or len(results) != len(items):
+            raise LedgerUnavailable("the gateway answered the batch without one result per item", None)
+        return [wire.decode_batch_item(r, item["txn_id"]) for r, item in zip(results, items)]
 
     def credit(self, account_id: str, amount_minor: int, *, txn_id: str, method: str = "cash",
                bonus_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None,

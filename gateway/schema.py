@@ -4,16 +4,19 @@ and the checks that run before anything reaches core (docs/gateway.md is the ref
 A body is one JSON object: unknown fields, missing fields, wrong types (a bool or a float
 for an amount), duplicate keys, NaN, and ids of the ledger's reserved '@' namespace are
 refused with an error code naming the field. Values are then checked with
-core.validation (ids, amounts), so core only ever sees well-formed requests.
+core.validation (ids, amounts), so core only ever sees well-formed requests. A batch
+(`deduct_many`) is checked item by item with a single deduct's rules; an error names the
+item's field as `items[<index>].<field>`, and refuses the whole batch.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 
-from core.validation import check_amount, check_id
+from core.errors import InvalidRequest
+from core.validation import MAX_AMOUNT_MINOR, check_amount, check_id
 
-from .wire import GatewayRefused
+from .wire import MAX_BATCH_ITEMS, GatewayRefused
 
 # fields every operation may carry: who (must equal the credential's / session's) and an approval
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
@@ -50,8 +53,12 @@ SIGN_IN = OpSpec({"cashier_id": str, "pin": str}, {"terminal_id": str})
 APPROVAL = OpSpec({"supervisor_id": str, "pin": str})
 APPROVAL_GRANT = OpSpec({"grant": str})                      # an approval POST /v1/approvals gave
 APPROVAL_REQUEST = OpSpec({"supervisor_id": str, "pin": str}, {"kind": str})
+# POST /v1/ops/deduct_many: who (as any operation's) and the items; a batch carries no approval
+DEDUCT_MANY = OpSpec({"items": list}, {"terminal_id": str, "cashier_id": str})
+DEDUCT_ITEM = OpSpec(OPS["deduct"].required, OPS["deduct"].optional)     # a deduct's own fields only
+_PLAIN_ITEM = {"txn_id": 0, "account_id": 0, "amount_minor": 0}.keys()   # an item without card_no
 
-_TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object"}
+_TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
 
 
 def _no_duplicates(pairs):
@@ -105,6 +112,34 @@ def check_fields(data: dict, spec: OpSpec, *, common: bool = True) -> dict:
         if name in data:
             check_amount(data[name], name, allow_zero=zero_ok)
     return data
+
+
+def check_batch(data: dict) -> list[dict]:
+    """A `deduct_many` body checked: its items (at most MAX_BATCH_ITEMS, each checked as a
+    single deduct's fields), or GatewayRefused naming the item's field (`items[3].txn_id`)."""
+    check_fields(data, DEDUCT_MANY, common=False)
+    items = data["items"]
+    if len(items) > MAX_BATCH_ITEMS:
+        raise GatewayRefused("too_many_items", "items", f"a batch carries at most {MAX_BATCH_ITEMS} items "
+                             f"(this one {len(items)})", 413, max_items=MAX_BATCH_ITEMS)
+    for index, item in enumerate(items):
+        if type(item) is not dict:
+            raise GatewayRefused("wrong_type", f"items[{index}]", "must be an object", 400, index=index)
+        try:
+            amount = item.get("amount_minor")
+            if item.keys() == _PLAIN_ITEM and type(amount) is int and 0 < amount <= MAX_AMOUNT_MINOR \
+                    and type(item["txn_id"]) is str and type(item["account_id"]) is str:
+                check_plain_id(item["txn_id"], "txn_id")      # the common item, fast: the same checks
+                check_plain_id(item["account_id"], "account_id")
+                continue
+            check_fields(item, DEDUCT_ITEM, common=False)
+        except GatewayRefused as exc:
+            raise GatewayRefused(exc.code, f"items[{index}].{exc.field}", exc.reason, exc.status_code,
+                                 index=index, **exc.detail) from None
+        except InvalidRequest as exc:
+            raise GatewayRefused("invalid_request", f"items[{index}].{exc.field}", exc.reason, 400,
+                                 index=index) from None
+    return items
 
 
 def check_plain_id(value: str, name: str) -> str:

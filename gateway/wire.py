@@ -1,6 +1,8 @@
 """The gateway's JSON schema, shared by the server (gateway/app.py) and the till's client
-(gateway/client.py): how a core `Result` and the read answers travel, and how an error
-travels and turns back into core's exception.
+(gateway/client.py): how a core `Result` and the read answers travel, how an error
+travels and turns back into core's exception, and how an item of a `deduct_many` batch
+travels (its Result, or its error turned back into the exception instance core places at
+that position).
 
 Redis-free on purpose: a till imports this and must hold no Redis client. The read
 answers are core's own classes from core/records.py (Redis-free), so a till decodes into
@@ -18,6 +20,11 @@ from core.result import Result, Status
 
 API_VERSION = "v1"
 MAX_BODY_BYTES = 64 * 1024
+# POST /v1/ops/deduct_many: the most items one batch may carry (the gateway answers a longer
+# one 413 `too_many_items`, nothing decided). Twice core's BATCH_ITEMS_PER_CALL: one
+# request is at most two deduct_batch calls per partition, and its body stays well under
+# MAX_BODY_BYTES (an item of the longest ids is about 260 bytes).
+MAX_BATCH_ITEMS = 100
 SESSION_HEADER = "X-Cashier-Session"
 VERSION_HEADER = "X-Terminal-Version"
 
@@ -52,6 +59,10 @@ class SignIn:
 
 def encode(value) -> object:
     """A dataclass answer (Result, AccountInfo, Card...) as a JSON object; Status as its name."""
+    if type(value) is Result:            # the common answer (every item of a batch): no generic walk
+        data = {name: getattr(value, name) for name in _RESULT_FIELDS}
+        data["status"] = value.status.value
+        return data
     if dataclasses.is_dataclass(value):
         return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Status):
@@ -61,11 +72,20 @@ def encode(value) -> object:
     return value
 
 
+_FIELD_NAMES: dict[type, frozenset] = {}
+_STATUSES = {s.value: s for s in Status}
+
+
 def _build(cls, data: dict):
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
     values = {k: v for k, v in data.items() if k in names}
     if "status" in values and cls is not AccountInfo and cls is not MemberMatch:
-        values["status"] = Status(values["status"])
+        status = values["status"]
+        values["status"] = _STATUSES.get(status) if type(status) is str else None
+        if values["status"] is None:
+            values["status"] = Status(status)           # raises ValueError naming the value
     return cls(**values)
 
 
@@ -73,6 +93,18 @@ def decode_result(data: dict) -> Result:
     """A core `Result` (a `CloseResult` when the answer carries a payout)."""
     cls = CloseResult if "payout_minor" in data else Result
     return _build(cls, data)
+
+
+def decode_batch_item(data: dict, txn_id: str | None = None) -> Result | LedgerError:
+    """One item of a `deduct_many` answer: its `Result`, or (an item refused or not
+    decided) the exception instance core's `Ledger.deduct_many` places at its position."""
+    if "error" not in data:
+        return _build(Result, data)
+    try:
+        raise_error(ERROR_STATUS.get(data.get("error"), 400), data, txn_id)
+    except LedgerError as exc:
+        return exc
+    raise AssertionError("raise_error always raises")      # pragma: no cover
 
 
 def decode_account(data: dict) -> AccountInfo:
@@ -128,7 +160,7 @@ ERROR_STATUS = {
     "malformed_json": 400, "unknown_field": 400, "missing_field": 400, "wrong_type": 400,
     "invalid_request": 400, "account_not_found": 404, "operation_not_found": 404, "not_found": 404,
     "method_not_allowed": 405,
-    "body_too_large": 413, "unsupported_media_type": 415, "request_timeout": 408,
+    "body_too_large": 413, "too_many_items": 413, "unsupported_media_type": 415, "request_timeout": 408,
     "unauthorized": 401, "session_required": 401, "session_invalid": 401, "sign_in_refused": 401,
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
     "kind_refused": 403, "internal_txn_refused": 403, "approval_required": 403,
@@ -198,8 +230,9 @@ def raise_error(status_code: int, body: object, txn_id: str | None) -> None:
     raise GatewayRefused(code, field, message, status_code, **detail)
 
 
-__all__ = ["API_VERSION", "MAX_BODY_BYTES", "SESSION_HEADER", "VERSION_HEADER", "CloseResult", "AccountInfo",
-           "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn", "GatewayRefused",
-           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_account", "decode_card",
-           "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of", "raise_error",
-           "LedgerError"]
+__all__ = ["API_VERSION", "MAX_BODY_BYTES", "MAX_BATCH_ITEMS", "SESSION_HEADER", "VERSION_HEADER", "CloseResult",
+           "AccountInfo", "Card", "MemberMatch", "Promotion", "PastOperation", "CashierView", "SignIn",
+           "GatewayRefused",
+           "GatewayUnauthorized", "ERROR_STATUS", "encode", "decode_result", "decode_batch_item", "decode_account",
+           "decode_card", "decode_match", "decode_promotion", "decode_operation", "error_body", "error_of",
+           "raise_error", "LedgerError"]

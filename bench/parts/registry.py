@@ -23,5 +23,5 @@ PARTS = {
     "members": (members.run, "issue 14: find_members over 100,000 members; memory per member"),
     "capacity": (capacity.run, "issue 33: Redis memory per operation by part, against core.capacity"),
     "soak": (soak.run, "issue 33: open-loop soak with the daemon; memory per operation, lag, RSS over time"),
-    "gateway": (gateway.run, "issue 24: charge p99 through the ledger gateway vs direct"),
+    "gateway": (gateway.run, "issue 24: gateway vs direct: charge p99, charges/s on 1 and 2 gateways, deduct_many"),
 }

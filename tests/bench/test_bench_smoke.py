@@ -59,3 +59,16 @@ def test_drain_instructions_counts_one_batch(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     per_entry = int(proc.stdout.strip().splitlines()[-1].split()[0].replace(",", ""))
     assert raw.exists() and 10_000 < per_entry < 1_000_000, proc.stdout     # an entry is tens of thousands
+
+
+def test_gateway_part_smoke(tmp_path):
+    """Issue 24's part runs end to end (gateway processes, one and two of them, batches) and
+    writes its four rows with the balances checked; no figure is asserted."""
+    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--parts", "gateway", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    text = (tmp_path / "benchmarks.md").read_text() if (tmp_path / "benchmarks.md").exists() else ""
+    rows = [line for line in text.splitlines() if line.startswith("| issue 24 gateway |")]
+    assert len(rows) == 4 and "FAILED" not in text, proc.stdout + proc.stderr
+    assert "two gateway processes" in text and "deduct_many, batches of 100" in text
+    assert text.count("balances exact: True") >= 3 and "balances exact: False" not in text
+    assert proc.returncode == 0, proc.stdout + proc.stderr

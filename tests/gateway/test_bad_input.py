@@ -41,9 +41,15 @@ DEDUCT = {"txn_id": "T1-d-1", "account_id": "A1", "amount_minor": 100}
 
 
 @pytest.mark.parametrize("kind", ["compensate", "restore", "restore_account", "expire_holds", "setting",
-                                  "freeze", "unfreeze", "shop_setting", "deduct_many", "cashier_pin_attempt"])
+                                  "freeze", "unfreeze", "shop_setting", "cashier_pin_attempt"])
 def test_internal_and_admin_kinds_refused(http, kind):
     _assert_clean(http.post(f"/ops/{kind}", json=DEDUCT), 403, "kind_refused")
+
+
+def test_deduct_many_takes_items_not_a_single_deduct(http):
+    """deduct_many is a till's batch endpoint (tests/gateway/test_batches.py): a single
+    deduct's body is refused cleanly, naming the first field it does not know."""
+    _assert_clean(http.post("/ops/deduct_many", json=DEDUCT), 400, "unknown_field", "txn_id")
 
 
 @pytest.mark.parametrize("field,value", [("txn_id", "@cmp:x:1"), ("account_id", "@rst:A1"),
