@@ -12,7 +12,8 @@ the shift's Z / X slips, added to the main window in one call (`install(window, 
   drawer table (desktop/outbox.py), never sent to the ledger; the shift report and the
   Z record it journals (core/shifts.py, through the outbox) add them up.
 - Close shift: the close dialog (desktop/report.py CloseShiftDialog) asks for the
-  drawer counted and shows the cash expected and over/short before confirming.
+  drawer counted (the typed total, or By denomination…: `DenominationDialog`) and shows
+  the cash expected and over/short before confirming.
 - X report (F11 on the sale screen, or X report in the Cash in / cash out dialog): the
   report of the shift still open (nothing closed), printable.
 - Slips: Print slip in the report dialogs prints the Z slip (closed) or the X slip
@@ -26,9 +27,9 @@ import logging
 import time
 
 from PySide6.QtCore import QCoreApplication, QLocale, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtGui import QIntValidator, QKeySequence, QPixmap, QShortcut
+from PySide6.QtWidgets import (QDialog, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from . import money
 from .i18n import Retranslates
@@ -149,7 +150,7 @@ class CashMoveDialog(TillDialog):
         layout.addWidget(self.message)
         layout.addWidget(self.keypad)
         layout.addLayout(buttons)
-        self.setMinimumWidth(620)
+        self.setMinimumWidth(700)
         self.retranslate()
         self.amount_input.setFocus()
 
@@ -223,24 +224,95 @@ class CashMoveDialog(TillDialog):
         self.accept()
 
 
-class SlipPreview(QDialog):
-    """The slip as it would print, for a till without a receipt printer."""
+DENOMINATIONS_MINOR = (10_000, 5_000, 2_000, 1_000, 500, 100, 50, 10)    # ¥100 … ¥0.1 notes and coins
+MAX_PIECES = 99_999
 
-    def __init__(self, text: str, parent=None):
+
+class DenominationDialog(TillDialog):
+    """The drawer counted note by note: how many of each denomination; the total (in
+    fen, integer arithmetic only) goes back to the close dialog with the pieces
+    (`counted(total_minor, {denomination_minor: pieces})`)."""
+    counted = Signal(int, object)
+
+    def __init__(self, parent=None, pieces: dict[int, int] | None = None):
+        super().__init__(parent)
+        self.setObjectName("denominationDialog")
+        self.inputs: dict[int, QLineEdit] = {}
+        self.labels: dict[int, QLabel] = {}
+        grid = QGridLayout()
+        for i, minor in enumerate(DENOMINATIONS_MINOR):
+            field = QLineEdit(objectName=f"denomination_{minor}")
+            field.setMaxLength(len(str(MAX_PIECES)))
+            field.setValidator(QIntValidator(0, MAX_PIECES, field))
+            if pieces and pieces.get(minor):
+                field.setText(str(pieces[minor]))
+            field.textChanged.connect(lambda _t: self._show_total())
+            self.inputs[minor], self.labels[minor] = field, QLabel()
+            grid.addWidget(self.labels[minor], i % 4, (i // 4) * 2)
+            grid.addWidget(field, i % 4, (i // 4) * 2 + 1)
+        self.total = QLabel(objectName="denominationTotal")
+        self.message = QLabel(objectName="denominationMessage", wordWrap=True)
+        self.message.setProperty("tone", "error")
+        self.confirm_button = QPushButton(objectName="denominationConfirmButton", clicked=self.confirm)
+        self.confirm_button.setProperty("role", "primary")
+        self.cancel_button = QPushButton(objectName="denominationCancelButton", clicked=self.reject)
+        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.keypad = Keypad(lambda: self.focused_line_edit(self.inputs[DENOMINATIONS_MINOR[0]]), with_point=False)
+        buttons = self.button_row()
+        layout = QVBoxLayout(self)
+        layout.addLayout(grid)
+        layout.addWidget(self.total)
+        layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(520)
+        self.retranslate()
+
+    def pieces(self) -> dict[int, int]:
+        return {minor: int(f.text()) for minor, f in self.inputs.items() if f.text().isdigit() and int(f.text())}
+
+    def total_minor(self) -> int:
+        return sum(minor * n for minor, n in self.pieces().items())
+
+    def _show_total(self) -> None:
+        self.total.setText(self.tr("Total: %1").replace("%1", money.format_minor(self.total_minor(), QLocale())))
+
+    def retranslate(self) -> None:
+        loc = QLocale()
+        self.setWindowTitle(self.tr("Count by denomination"))
+        for minor, label in self.labels.items():
+            label.setText(money.format_minor(minor, loc) + " ×")
+        self.confirm_button.setText(self.tr("Use this total"))
+        self.cancel_button.setText(self.tr("Cancel"))
+        self._show_total()
+
+    def confirm(self) -> None:
+        self.accept()
+        self.counted.emit(self.total_minor(), self.pieces())
+
+
+class SlipPreview(QDialog):
+    """The slip as it would print (drawn like the receipt preview), for a till without a
+    receipt printer; `text` is the same slip as text."""
+
+    def __init__(self, items: list, columns: int, text: str, parent=None):
+        from .receipts.preview import render_items
         super().__init__(parent)
         self.setObjectName("slipPreview")
+        self.text = text
         self.setWindowTitle(QCoreApplication.translate("DrawerActions", "Slip"))
-        self.view = QPlainTextEdit(text, objectName="slipPreviewText", readOnly=True)
-        font = self.view.font()
-        font.setStyleHint(font.StyleHint.Monospace)
-        font.setFamily("monospace")
-        self.view.setFont(font)
+        picture = QLabel(objectName="slipPreviewImage")
+        picture.setPixmap(QPixmap.fromImage(render_items(items, columns)))
+        picture.setToolTip(text)
+        area = QScrollArea(objectName="slipPreviewArea")
+        area.setWidget(picture)
+        area.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         close = QPushButton(QCoreApplication.translate("DrawerActions", "Close"), objectName="slipPreviewClose",
                             clicked=self.accept)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.view)
+        layout.addWidget(area)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
-        self.resize(460, 640)
+        self.resize(min(picture.pixmap().width() + 60, 700), 640)
 
 
 class DrawerActions(Retranslates, QWidget):
@@ -343,9 +415,11 @@ class DrawerHook:
         from .receipts.shift_slip import slip_text
         service = self._service()
         if not service.config.enabled:
-            self.slip_preview = SlipPreview(slip_text(report, service.config.columns, service.language,
-                                                      shop_name=service.options.shop_name,
-                                                      printed_ms=int(time.time() * 1000)), self.window)
+            columns, now = service.config.columns, int(time.time() * 1000)
+            self.slip_preview = SlipPreview(self.slip_items(report, columns), columns,
+                                            slip_text(report, columns, service.language,
+                                                      shop_name=service.options.shop_name, printed_ms=now),
+                                            self.window)
             self.slip_preview.open()
             return QCoreApplication.translate("DrawerActions", "No receipt printer is set up: the slip is shown instead.")
         dialog = self.window.report_dialog if report.shift.closed_ms is not None else self.x_report_dialog

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,8 +35,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLocale, Signal
 from PySide6.QtGui import QPageSize, QTextDocument
-from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QTextBrowser, QVBoxLayout)
+from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QScrollArea, QTextBrowser, QVBoxLayout)
 
 from core import kinds
 from core.members import PAYMENT_METHODS
@@ -45,7 +46,7 @@ from . import money
 from .till_dialog import TillDialog
 from .keypad import Keypad
 from .supervisor_fields import SupervisorFields
-from .outbox import ABANDONED, DrawerEntry, Op, Shift
+from .outbox import ABANDONED, DrawerEntry, Op, Shift, now_ms
 from .texts import amount_error_words, drawer_reason_words, kind_words, method_words
 from .i18n import Retranslates
 
@@ -53,6 +54,7 @@ from .i18n import Retranslates
 MONEY_MOVING_KINDS = kinds.TILL_MONEY_MOVING_KINDS
 KIND_ORDER = MONEY_MOVING_KINDS + tuple(k for k in kinds.MONEY_KINDS if k not in MONEY_MOVING_KINDS)
 COUNTED_KINDS = kinds.MEMBER_COUNTED_KINDS      # member operations: counted, no money moves
+SUMMARY_MAX_HEIGHT = 300                         # px of the close dialog's totals before they scroll
 
 
 @dataclass
@@ -366,7 +368,9 @@ class ShiftReportDialog(Retranslates, QDialog):
                                      .replace("%2", str(r.shift.shift_id))) + "<br>"
                  + html.escape(self.tr("Opened %1 by %2").replace("%1", _time(r.shift.opened_ms))
                                .replace("%2", r.shift.opened_by)) + "<br>"
-                 + html.escape(self.tr("Closed %1 by %2").replace("%1", _time(r.shift.closed_ms))
+                 + html.escape(self.tr("As of %1: the shift is still open").replace("%1", _time(now_ms()))
+                               if self.is_x else
+                               self.tr("Closed %1 by %2").replace("%1", _time(r.shift.closed_ms))
                                .replace("%2", closed_by_words(r.shift.closed_by))) + "</p>",
                  f"<h3>{html.escape(all_cashiers)}</h3>",
                  "<table cellspacing='0' cellpadding='6' border='1'>" + head(cols)]
@@ -482,12 +486,20 @@ class CloseShiftDialog(TillDialog):
         self.cashier = cashier
         self.needs_supervisor = needs_supervisor
         self.summary = QLabel(objectName="closeShiftSummary", wordWrap=True)
+        # the totals scroll when a busy shift has many lines: the count and the buttons stay on a 768 px screen
+        self.summary_area = QScrollArea(objectName="closeShiftSummaryArea", widgetResizable=True,
+                                        frameShape=QFrame.Shape.NoFrame)
+        self.summary_area.setWidget(self.summary)
         self.who = QLabel(objectName="closeShiftWho", wordWrap=True)
         self.counted_label = QLabel()
         self.counted_input = QLineEdit(objectName="closeShiftCountedInput")
         self.counted_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
         self.over_short = QLabel(objectName="closeShiftOverShort", wordWrap=True)
         self.counted_input.textChanged.connect(lambda _t: self._show_over_short())
+        self.pieces: dict[int, int] = {}         # the count by denomination, when made so
+        self.denominations_button = QPushButton(objectName="closeShiftDenominationsButton",
+                                                clicked=self.count_by_denomination)
+        self.denomination_dialog = None
         self.supervisor = SupervisorFields()
         self.supervisor_input, self.pin_input = self.supervisor.supervisor_input, self.supervisor.pin_input
         self.message = QLabel(objectName="closeShiftMessage", wordWrap=True)
@@ -495,16 +507,19 @@ class CloseShiftDialog(TillDialog):
         self.confirm_button = QPushButton(objectName="closeShiftConfirmButton", clicked=self.confirm)
         self.confirm_button.setProperty("role", "primary")
         self.cancel_button = QPushButton(objectName="closeShiftCancelButton", clicked=self.reject)
-        self.quiet_buttons(self.confirm_button, self.cancel_button)
+        self.quiet_buttons(self.confirm_button, self.cancel_button, self.denominations_button)
         form = QFormLayout()
-        form.addRow(self.counted_label, self.counted_input)
+        counted_row = QHBoxLayout()
+        counted_row.addWidget(self.counted_input, 1)
+        counted_row.addWidget(self.denominations_button)
+        form.addRow(self.counted_label, counted_row)
         self.supervisor.add_to(form)
         self.supervisor.set_visible(needs_supervisor)
         # touch-only tills: digits into the field with the cursor (the count by default)
         self.keypad = Keypad(lambda: self.focused_line_edit(self.counted_input))
         buttons = self.button_row()
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
+        layout.addWidget(self.summary_area)
         layout.addWidget(self.who)
         layout.addLayout(form)
         layout.addWidget(self.over_short)
@@ -530,9 +545,14 @@ class CloseShiftDialog(TillDialog):
                          .replace("%2", fmt(r.open_holds.sum_minor)))
         lines.append(self.tr("Net: %1").replace("%1", fmt(r.net_minor)))
         lines += [f"{label}: {value}" for label, value in member_lines(r, loc)]
-        lines += [f"{label}: {value}" for label, value in drawer_lines(r, loc)[:6]]     # not an earlier count
+        lines.append(self.tr("Drawer: float %1 · cash in %2 · cash out %3")
+                     .replace("%1", fmt(r.float_minor)).replace("%2", fmt(r.cash_in.sum_minor))
+                     .replace("%3", fmt(r.cash_out.sum_minor)))
         self.summary.setText("\n".join(lines))
+        self.summary_area.setFixedHeight(min(self.summary.heightForWidth(max(self.width(), 480) - 40) + 4,
+                                             SUMMARY_MAX_HEIGHT))
         self.counted_label.setText(self.tr("Cash counted in the drawer"))
+        self.denominations_button.setText(self.tr("By denomination…"))
         self._show_over_short()
         if self.needs_supervisor:
             self.who.setText(self.tr("Shift opened by %1: closing it needs a supervisor.")
@@ -543,6 +563,18 @@ class CloseShiftDialog(TillDialog):
         self.confirm_button.setText(self.tr("Close shift"))
         self.cancel_button.setText(self.tr("Cancel"))
 
+    def count_by_denomination(self):
+        from .drawer import DenominationDialog
+        self.denomination_dialog = DenominationDialog(self, self.pieces)
+        self.denomination_dialog.counted.connect(self._counted_by_denomination)
+        self.denomination_dialog.open()
+        return self.denomination_dialog
+
+    def _counted_by_denomination(self, total_minor: int, pieces: dict) -> None:
+        self.counted_input.setText(money.format_plain(total_minor))
+        self.pieces = dict(pieces)             # after setText: a typed change forgets them
+        self.counted_input.setFocus()
+
     def counted_minor(self) -> int | None:
         """The typed count (0 allowed), or None while it is not an amount."""
         try:
@@ -551,6 +583,8 @@ class CloseShiftDialog(TillDialog):
             return None
 
     def _show_over_short(self) -> None:
+        if self.pieces and self.counted_minor() != sum(m * n for m, n in self.pieces.items()):
+            self.pieces = {}                   # the total typed over: not that count any more
         loc = QLocale()
         expected = money.format_minor(self.report.cash_expected_minor, loc)
         counted = self.counted_minor()
@@ -576,7 +610,9 @@ class CloseShiftDialog(TillDialog):
 
     def _approved(self, supervisor_id: str) -> None:
         shift = self.report.shift
+        detail = json.dumps({"pieces": {str(m): n for m, n in sorted(self.pieces.items(), reverse=True)}}) \
+            if self.pieces else ""
         self.engine.outbox.add_drawer(shift.shift_id, "count", self.counted, self.cashier.cashier_id,
-                                      approved_by=supervisor_id)
+                                      approved_by=supervisor_id, detail=detail)
         self.accept()
         self.closeConfirmed.emit(supervisor_id)

@@ -118,7 +118,7 @@ def drawer_reason_words(reason: str) -> str:
     """Why cash was put into or taken out of the drawer (desktop/drawer.py)."""
     return {
         "change": QCoreApplication.translate("Texts", "Change"),
-        "safe_drop": QCoreApplication.translate("Texts", "Safe drop / bank"),
+        "safe_drop": QCoreApplication.translate("Texts", "Safe drop"),
         "expense": QCoreApplication.translate("Texts", "Expense"),
         "correction": QCoreApplication.translate("Texts", "Correction"),
         "other": QCoreApplication.translate("Texts", "Other"),

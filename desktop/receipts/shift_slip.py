@@ -22,6 +22,12 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
 
 
+def _counted(count: int, amount: str) -> str:
+    """'(2) ¥160.50': ASCII only around the amount (a middle dot is one column here but
+    two on a GB18030 printer, which would push the amount off the line)."""
+    return f"({count}) {amount}"
+
+
 def slip_layout(report, columns: int, language: str = "zh_CN", *, shop_name: str = "",
                 printed_ms: int | None = None) -> list:
     """The Z slip (the report's shift closed) or X slip (still open) of `report`
@@ -49,7 +55,7 @@ def slip_layout(report, columns: int, language: str = "zh_CN", *, shop_name: str
     out.append(RULE)
     for kind in SLIP_KINDS:
         tally = report.by_kind[kind]
-        out += _pair(t(f"slip.kind.{kind}"), f"{tally.count} · {fmt(tally.sum_minor)}", columns)
+        out += _pair(t(f"slip.kind.{kind}"), _counted(tally.count, fmt(tally.sum_minor)), columns)
     out += _pair(t("slip.declined"), str(report.declined_count), columns)
     out += _pair(t("slip.net"), fmt(report.net_minor), columns, bold=True)
     out.append(RULE)
@@ -57,8 +63,8 @@ def slip_layout(report, columns: int, language: str = "zh_CN", *, shop_name: str
     out += _pair(t("slip.float"), fmt(report.float_minor), columns)
     out += _pair(t("slip.cash_topups"), fmt(report.topups_by_method["cash"].sum_minor), columns)
     out += _pair(t("slip.closes_paid_out"), fmt(report.by_kind["close"].sum_minor), columns)
-    out += _pair(t("slip.cash_in"), f"{report.cash_in.count} · {fmt(report.cash_in.sum_minor)}", columns)
-    out += _pair(t("slip.cash_out"), f"{report.cash_out.count} · {fmt(report.cash_out.sum_minor)}", columns)
+    out += _pair(t("slip.cash_in"), _counted(report.cash_in.count, fmt(report.cash_in.sum_minor)), columns)
+    out += _pair(t("slip.cash_out"), _counted(report.cash_out.count, fmt(report.cash_out.sum_minor)), columns)
     out += _pair(t("slip.expected"), fmt(report.cash_expected_minor), columns, bold=True)
     if report.counted_minor is not None:
         out += _pair(t("slip.counted"), fmt(report.counted_minor), columns, bold=True)

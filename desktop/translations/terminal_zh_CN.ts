@@ -53,66 +53,66 @@
 <context>
     <name>CashMoveDialog</name>
     <message>
-        <location filename="../drawer.py" line="165"/>
+        <location filename="../drawer.py" line="166"/>
         <source>Cash in / cash out</source>
         <translation>存入 / 取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="166"/>
+        <location filename="../drawer.py" line="167"/>
         <source>Cash put into or taken out of the drawer (no member&apos;s balance changes). Above %1 a supervisor approves.</source>
         <translation>放入或取出钱箱的现金（不改变会员余额）。超过 %1 需主管审批。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="169"/>
+        <location filename="../drawer.py" line="170"/>
         <source>Drawer</source>
         <translation>钱箱</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="170"/>
-        <location filename="../drawer.py" line="182"/>
-        <location filename="../drawer.py" line="208"/>
+        <location filename="../drawer.py" line="171"/>
+        <location filename="../drawer.py" line="183"/>
+        <location filename="../drawer.py" line="209"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="171"/>
-        <location filename="../drawer.py" line="182"/>
-        <location filename="../drawer.py" line="208"/>
+        <location filename="../drawer.py" line="172"/>
+        <location filename="../drawer.py" line="183"/>
+        <location filename="../drawer.py" line="209"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="172"/>
+        <location filename="../drawer.py" line="173"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="173"/>
+        <location filename="../drawer.py" line="174"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="176"/>
+        <location filename="../drawer.py" line="177"/>
         <source>Note</source>
         <translation>备注</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="177"/>
+        <location filename="../drawer.py" line="178"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="178"/>
+        <location filename="../drawer.py" line="179"/>
         <source>X report  (F11)</source>
         <translation>X 报表  (F11)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="203"/>
+        <location filename="../drawer.py" line="204"/>
         <source>Say what the cash is for (Note).</source>
         <translation>请在备注中说明这笔现金的用途。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="207"/>
+        <location filename="../drawer.py" line="208"/>
         <source>%1 of %2 needs a supervisor (above %3).</source>
         <translation>%1 %2 需主管审批（超过 %3）。</translation>
     </message>
@@ -149,73 +149,83 @@
 <context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="521"/>
-        <location filename="../report.py" line="543"/>
+        <location filename="../report.py" line="536"/>
+        <location filename="../report.py" line="563"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="522"/>
+        <location filename="../report.py" line="537"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="527"/>
+        <location filename="../report.py" line="542"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="529"/>
+        <location filename="../report.py" line="544"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="531"/>
+        <location filename="../report.py" line="546"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="535"/>
+        <location filename="../report.py" line="548"/>
+        <source>Drawer: float %1 · cash in %2 · cash out %3</source>
+        <translation>钱箱：备用金 %1 · 存入 %2 · 取出 %3</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="554"/>
         <source>Cash counted in the drawer</source>
         <translation>钱箱实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="538"/>
+        <location filename="../report.py" line="555"/>
+        <source>By denomination…</source>
+        <translation>按面额清点…</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="558"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="541"/>
+        <location filename="../report.py" line="561"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="542"/>
+        <location filename="../report.py" line="562"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="542"/>
+        <location filename="../report.py" line="562"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="544"/>
+        <location filename="../report.py" line="564"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../report.py" line="558"/>
+        <location filename="../report.py" line="592"/>
         <source>Cash expected: %1. Count the drawer and type the total.</source>
         <translation>应有现金：%1。请清点钱箱并输入合计。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="561"/>
+        <location filename="../report.py" line="595"/>
         <source>Cash expected: %1 · counted: %2 · %3</source>
         <translation>应有现金：%1 · 实点：%2 · %3</translation>
     </message>
     <message>
-        <location filename="../report.py" line="569"/>
+        <location filename="../report.py" line="603"/>
         <source>Count the drawer and type the total (0 if it is empty).</source>
         <translation>请清点钱箱并输入合计（空钱箱输入 0）。</translation>
     </message>
@@ -268,39 +278,62 @@
     </message>
 </context>
 <context>
+    <name>DenominationDialog</name>
+    <message>
+        <location filename="../drawer.py" line="278"/>
+        <source>Total: %1</source>
+        <translation>合计：%1</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="282"/>
+        <source>Count by denomination</source>
+        <translation>按面额清点</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="285"/>
+        <source>Use this total</source>
+        <translation>使用此合计</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="286"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
     <name>DrawerActions</name>
     <message>
-        <location filename="../drawer.py" line="232"/>
+        <location filename="../drawer.py" line="303"/>
         <source>Slip</source>
         <translation>小票</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="238"/>
+        <location filename="../drawer.py" line="310"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="262"/>
+        <location filename="../drawer.py" line="334"/>
         <source>Cash drawer…  (F10)</source>
         <translation>钱箱…  (F10)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="350"/>
+        <location filename="../drawer.py" line="424"/>
         <source>No receipt printer is set up: the slip is shown instead.</source>
         <translation>未设置小票打印机：改为显示小票。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="356"/>
+        <location filename="../drawer.py" line="430"/>
         <source>Slip printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="357"/>
+        <location filename="../drawer.py" line="431"/>
         <source>Slip not printed: %1</source>
         <translation>小票未打印：%1</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="358"/>
+        <location filename="../drawer.py" line="432"/>
         <source>Printing the slip…</source>
         <translation>正在打印小票…</translation>
     </message>
@@ -489,28 +522,28 @@
 <context>
     <name>FloatDialog</name>
     <message>
-        <location filename="../drawer.py" line="88"/>
-        <location filename="../drawer.py" line="91"/>
+        <location filename="../drawer.py" line="89"/>
+        <location filename="../drawer.py" line="92"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="89"/>
+        <location filename="../drawer.py" line="90"/>
         <source>Shift %1 opens: count the cash in the drawer and type it (0 if it is empty).</source>
         <translation>班次 %1 开班：请清点钱箱中的现金并输入（空钱箱输入 0）。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="92"/>
+        <location filename="../drawer.py" line="93"/>
         <source>Start the shift</source>
         <translation>开始本班</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="93"/>
+        <location filename="../drawer.py" line="94"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="99"/>
+        <location filename="../drawer.py" line="100"/>
         <source>Type the float (0 if the drawer is empty).</source>
         <translation>请输入备用金（空钱箱输入 0）。</translation>
     </message>
@@ -1620,304 +1653,309 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="259"/>
+        <location filename="../report.py" line="261"/>
         <source>%1, approved by %2</source>
         <translation>%1（%2 批准）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="287"/>
+        <location filename="../report.py" line="289"/>
         <source>Holds still open</source>
         <translation>仍未结束的预授权</translation>
     </message>
     <message>
-        <location filename="../report.py" line="347"/>
-        <location filename="../report.py" line="363"/>
+        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="365"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="348"/>
+        <location filename="../report.py" line="350"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="350"/>
+        <location filename="../report.py" line="352"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="351"/>
+        <location filename="../report.py" line="353"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="352"/>
+        <location filename="../report.py" line="354"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="359"/>
-        <location filename="../report.py" line="391"/>
+        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="395"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="359"/>
+        <location filename="../report.py" line="361"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="359"/>
-        <location filename="../report.py" line="391"/>
+        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="395"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="278"/>
-        <location filename="../report.py" line="360"/>
+        <location filename="../report.py" line="280"/>
+        <location filename="../report.py" line="362"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="284"/>
-        <location filename="../report.py" line="360"/>
+        <location filename="../report.py" line="286"/>
+        <location filename="../report.py" line="362"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="363"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="289"/>
-        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="291"/>
+        <location filename="../report.py" line="363"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="206"/>
-        <location filename="../report.py" line="292"/>
+        <location filename="../report.py" line="208"/>
+        <location filename="../report.py" line="294"/>
         <source>Top-ups by %1</source>
         <translation>充值（%1）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="208"/>
-        <location filename="../report.py" line="294"/>
+        <location filename="../report.py" line="210"/>
+        <location filename="../report.py" line="296"/>
         <source>Bonus granted</source>
         <translation>赠送金额</translation>
     </message>
     <message>
-        <location filename="../report.py" line="209"/>
-        <location filename="../report.py" line="295"/>
+        <location filename="../report.py" line="211"/>
+        <location filename="../report.py" line="297"/>
         <source>Spent from principal</source>
         <translation>消费：本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="210"/>
-        <location filename="../report.py" line="296"/>
+        <location filename="../report.py" line="212"/>
+        <location filename="../report.py" line="298"/>
         <source>Spent from bonus</source>
         <translation>消费：赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="212"/>
+        <location filename="../report.py" line="214"/>
         <source>Refunded to principal · to bonus</source>
         <translation>退款：退回本金 · 退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="215"/>
+        <location filename="../report.py" line="217"/>
         <source>Accounts closed: cash paid out</source>
         <translation>退卡：退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="217"/>
-        <location filename="../report.py" line="299"/>
+        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="301"/>
         <source>Bonus forfeited</source>
         <translation>赠送金额作废</translation>
     </message>
     <message>
-        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="221"/>
         <source>Members opened · cards replaced</source>
         <translation>新开会员 · 补卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="222"/>
+        <location filename="../report.py" line="224"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
     </message>
     <message>
-        <location filename="../report.py" line="229"/>
+        <location filename="../report.py" line="231"/>
         <source>Over %1</source>
         <translation>长款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="231"/>
+        <location filename="../report.py" line="233"/>
         <source>Short %1</source>
         <translation>短款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="232"/>
+        <location filename="../report.py" line="234"/>
         <source>Even</source>
         <translation>相符</translation>
     </message>
     <message>
-        <location filename="../report.py" line="239"/>
-        <location filename="../report.py" line="300"/>
+        <location filename="../report.py" line="241"/>
+        <location filename="../report.py" line="302"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="240"/>
+        <location filename="../report.py" line="242"/>
         <source>(not entered)</source>
         <translation>（未录入）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="241"/>
+        <location filename="../report.py" line="243"/>
         <source>Cash top-ups</source>
         <translation>现金充值</translation>
     </message>
     <message>
-        <location filename="../report.py" line="242"/>
+        <location filename="../report.py" line="244"/>
         <source>Cash paid out on card closes</source>
         <translation>销卡退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="243"/>
-        <location filename="../report.py" line="301"/>
-        <location filename="../report.py" line="394"/>
+        <location filename="../report.py" line="245"/>
+        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="398"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="244"/>
-        <location filename="../report.py" line="302"/>
-        <location filename="../report.py" line="394"/>
+        <location filename="../report.py" line="246"/>
+        <location filename="../report.py" line="304"/>
+        <location filename="../report.py" line="398"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="245"/>
-        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="247"/>
+        <location filename="../report.py" line="305"/>
         <source>Cash expected in the drawer</source>
         <translation>钱箱应有现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="247"/>
-        <location filename="../report.py" line="306"/>
+        <location filename="../report.py" line="249"/>
+        <location filename="../report.py" line="308"/>
         <source>Counted</source>
         <translation>实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="248"/>
-        <location filename="../report.py" line="307"/>
+        <location filename="../report.py" line="250"/>
+        <location filename="../report.py" line="309"/>
         <source>Over / short</source>
         <translation>长短款</translation>
     </message>
     <message>
-        <location filename="../report.py" line="297"/>
+        <location filename="../report.py" line="299"/>
         <source>Refunded to principal</source>
         <translation>退回本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="298"/>
+        <location filename="../report.py" line="300"/>
         <source>Refunded to bonus</source>
         <translation>退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="347"/>
-        <location filename="../report.py" line="363"/>
+        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="365"/>
         <source>X report (shift still open)</source>
         <translation>X 报表（班次未交班）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="351"/>
         <source>Print slip</source>
         <translation>打印小票</translation>
     </message>
     <message>
-        <location filename="../report.py" line="362"/>
+        <location filename="../report.py" line="364"/>
         <source>(reserved only)</source>
         <translation>（仅预授权，未扣款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="365"/>
+        <location filename="../report.py" line="367"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="367"/>
+        <location filename="../report.py" line="369"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="369"/>
+        <location filename="../report.py" line="371"/>
+        <source>As of %1: the shift is still open</source>
+        <translation>截至 %1：本班次尚未交班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="373"/>
         <source>Closed %1 by %2</source>
         <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="391"/>
+        <location filename="../report.py" line="395"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../report.py" line="391"/>
+        <location filename="../report.py" line="395"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../report.py" line="401"/>
+        <location filename="../report.py" line="405"/>
         <source>Member cards</source>
         <translation>会员卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="409"/>
+        <location filename="../report.py" line="413"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="413"/>
+        <location filename="../report.py" line="417"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="392"/>
-        <location filename="../report.py" line="416"/>
+        <location filename="../report.py" line="396"/>
+        <location filename="../report.py" line="420"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="452"/>
+        <location filename="../report.py" line="456"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="456"/>
+        <location filename="../report.py" line="460"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="456"/>
+        <location filename="../report.py" line="460"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="457"/>
+        <location filename="../report.py" line="461"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="463"/>
+        <location filename="../report.py" line="467"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="465"/>
+        <location filename="../report.py" line="469"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="285"/>
-        <location filename="../report.py" line="378"/>
+        <location filename="../report.py" line="287"/>
+        <location filename="../report.py" line="382"/>
         <source>Abandoned (too old to re-send)</source>
         <translation>已放弃（过久无法重发）</translation>
     </message>
@@ -2445,11 +2483,6 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>找零备用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="121"/>
-        <source>Safe drop / bank</source>
-        <translation>存入保险柜 / 银行</translation>
-    </message>
-    <message>
         <location filename="../texts.py" line="122"/>
         <source>Expense</source>
         <translation>杂项支出</translation>
@@ -2783,6 +2816,11 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <location filename="../texts.py" line="83"/>
         <source>Abandoned</source>
         <translation>已放弃</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="121"/>
+        <source>Safe drop</source>
+        <translation>上缴保险柜</translation>
     </message>
     <message>
         <location filename="../texts.py" line="165"/>

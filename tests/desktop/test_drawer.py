@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 
 from core.shifts import shift_txn_id
 from desktop.outbox import Outbox
@@ -192,7 +192,8 @@ def test_a_counted_close_shows_and_journals_over_or_short(qtbot, terminal, ledge
     shift = terminal.shift
     dialog = terminal.close_shift()
     qtbot.waitUntil(dialog.isVisible, timeout=3000)
-    assert "Cash expected in the drawer: ¥220.00" in dialog.summary.text()   # 100 + 150 + 20 - 50
+    assert "float ¥100.00 · cash in ¥20.00 · cash out ¥50.00" in dialog.summary.text()
+    assert "Cash expected: ¥220.00" in dialog.over_short.text()             # 100 + 150 + 20 - 50
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)       # not counted: refused
     assert dialog.isVisible() and "Count the drawer" in dialog.message.text()
     dialog.counted_input.setText(counted)
@@ -299,7 +300,8 @@ def test_the_x_slip_prints_mid_shift_and_a_till_without_printer_shows_it(qtbot, 
     qtbot.mouseClick(dialog.slip_button, Qt.MouseButton.LeftButton)         # no printer set up: shown
     preview = terminal.drawer_hook.slip_preview
     assert preview is not None and preview.objectName() == "slipPreview"
-    assert "X REPORT" in preview.view.toPlainText() or "X 报表" in preview.view.toPlainText()
+    assert "X REPORT (SHIFT OPEN)" in preview.text and "120.00" in preview.text
+    assert preview.findChild(QLabel, "slipPreviewImage").pixmap().width() == 48 * 12 + 2 * 16       # 80 mm, the default paper
     device = tmp_path / "lp0"
     device.write_bytes(b"")
     terminal.receipts.config = PrinterConfig(connection="file", address=str(device), paper_mm=58)
@@ -348,3 +350,26 @@ def test_report_shifts_shows_the_drawer_after_the_book_is_made(qtbot, terminal, 
                    database_url=pg_url) == 0
     zh = capsys.readouterr().out
     assert "备用金" in zh and "长短款" in zh and "实点现金" in zh
+
+
+def test_the_drawer_counted_by_denomination_is_the_count_of_the_z_record(qtbot, terminal, ledger):
+    sign_in(qtbot, terminal, opening_float="200")
+    shift = terminal.shift
+    dialog = terminal.close_shift()
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    qtbot.mouseClick(dialog.denominations_button, Qt.MouseButton.LeftButton)
+    pieces = dialog.denomination_dialog
+    assert pieces is not None and pieces.objectName() == "denominationDialog"
+    qtbot.waitUntil(pieces.isVisible, timeout=3000)
+    for minor, n in ((10_000, 1), (5_000, 1), (2_000, 2), (500, 1), (50, 3), (10, 4)):    # ¥196.90
+        pieces.findChild(QLineEdit, f"denomination_{minor}").setText(str(n))
+    assert "¥196.90" in pieces.total.text()
+    qtbot.mouseClick(pieces.confirm_button, Qt.MouseButton.LeftButton)
+    assert dialog.counted_input.text() == "196.90" and "Short ¥3.10" in dialog.over_short.text()
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: terminal.shift is None, timeout=5000)
+    count = terminal.engine.outbox.drawer_of_shift(shift.shift_id)[-1]
+    assert (count.kind, count.amount_minor) == ("count", 19690)
+    assert json.loads(count.detail)["pieces"] == {"10000": 1, "5000": 1, "2000": 2, "500": 1, "50": 3, "10": 4}
+    z = z_record(qtbot, terminal, ledger, shift)
+    assert (z["drawer_counted_minor"], z["over_short_minor"]) == (19690, -310)
