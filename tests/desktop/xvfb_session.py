@@ -165,9 +165,11 @@ def main(argv=None) -> int:
         # the shift opens: the drawer's opening float (desktop/drawer.py), typed and Enter
         wait(lambda: visible_window("floatDialog") is not None, "opening float")
         check("opening float")
+        shot("opening-float")
         QTest.keyClicks(visible_window("floatDialog").amount_input, "100", Qt.KeyboardModifier.NoModifier, 30)
         QTest.keyClick(visible_window("floatDialog"), Qt.Key.Key_Return)
-        wait(lambda: visible_window("floatDialog") is None and window.isActiveWindow(), "float entered")
+        wait(lambda: visible_window("floatDialog") is None and window.isActiveWindow()
+             and QApplication.focusWidget() is window.sale_page.account_input, "float entered")
         sale = window.sale_page
         for account, amount in (("6222020000005678", "25.00"), ("6222020000001234", "36.80")):
             QTest.keyClicks(QApplication.focusWidget(), account)          # the scanner
@@ -219,6 +221,7 @@ def main(argv=None) -> int:
         check("close shift dialog")
         counted = visible_window("closeShiftDialog").counted_input           # the drawer counted
         QTest.keyClicks(counted, "100", Qt.KeyboardModifier.NoModifier, 30)
+        shot("close-shift-count")
         QTest.keyClick(visible_window("closeShiftDialog"), Qt.Key.Key_Return)
         wait(lambda: visible_window("shiftReportDialog") is not None, "shift report")
         check("shift report")
