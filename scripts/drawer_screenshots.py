@@ -33,7 +33,7 @@ def main() -> int:
 
     from desktop import i18n
     from desktop.drawer import CashMoveDialog
-    from desktop.outbox import RESOLVED, Op, Outbox
+    from desktop.outbox import Op, Outbox
     from desktop.receipts.preview import render_items
     from desktop.receipts.shift_slip import slip_layout
     from desktop.report import CloseShiftDialog, ShiftReportDialog, build_report
