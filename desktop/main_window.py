@@ -13,7 +13,9 @@ supervisor may close it (another cashier needs a supervisor's PIN; the report na
 who closed it). Closing a shift also journals its Z record (core/shifts.py) through the outbox, so a
 shift closed while Redis is away is recorded once it is back. Member… (F7) opens a
 member account with its card, changes a lost card, closes an account
-(desktop/members.py); each one's end is shown in an outcome dialog. A look-up that
+(desktop/members.py); each one's end is shown in an outcome dialog. The cash drawer
+(opening float at a sign-in that opens a shift, Cash drawer… F10, X report F11, the
+count at close, Z / X slips) is desktop/drawer.py's hook. A look-up that
 finds several members opens the pick list. Settings need a supervisor's PIN. Card scans are recognised wherever
 the focus is in the window (desktop/scanner.py). The window fits 1024x768 and scales
 its type and controls with the screen (style.scale_for); on a screen up to 1280x800 it
@@ -42,6 +44,7 @@ from .engine import ONLINE, Engine
 from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
+from .drawer import install as install_drawer
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -155,6 +158,7 @@ class MainWindow(Retranslates, QMainWindow):
         engine.staleChanged.connect(self._stale_changed)
         engine.memoryChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
+        self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()
@@ -418,7 +422,8 @@ class MainWindow(Retranslates, QMainWindow):
 
     def _shift_report(self, shift):
         return build_report(shift, self.engine.outbox.ops_of_shift(shift.shift_id),
-                            open_holds=[h for h in self.engine.outbox.open_holds() if h.shift_id == shift.shift_id])
+                            open_holds=[h for h in self.engine.outbox.open_holds() if h.shift_id == shift.shift_id],
+                            drawer=self.engine.outbox.drawer_of_shift(shift.shift_id))
 
     def close_shift(self) -> CloseShiftDialog | None:
         """Close shift… (F8): refused while operations are unresolved; else the
@@ -463,6 +468,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.shift = None
         self.report_dialog = ShiftReportDialog(report, self)
         self.report_dialog.open()
+        self.drawer_hook.shift_closed(report)                  # the Z slip, when slips print by themselves
         self.show_sign_in()
         return self.report_dialog
 

@@ -69,6 +69,17 @@ def parse_amount_minor(text: str, *, decimal_point: str = ".", max_minor: int = 
         raise AmountError(exc.code) from None
 
 
+def parse_cash_minor(text: str, *, decimal_point: str = ".", max_minor: int = MAX_AMOUNT_MINOR) -> int:
+    """Like `parse_amount_minor`, but 0 is an amount too (a drawer's float or count may
+    be empty): '0', '0.00', '¥0' -> 0. Still refuses empty text and anything negative."""
+    try:
+        return parse_amount_minor(text, decimal_point=decimal_point, max_minor=max_minor)
+    except AmountError as exc:
+        if exc.reason == ZERO:
+            return 0
+        raise
+
+
 def format_minor(amount_minor: int, locale=None) -> str:
     """1250 -> '¥12.50', grouped by `locale` (a QLocale; plain digits without one)."""
     if isinstance(amount_minor, bool) or not isinstance(amount_minor, int):

@@ -19,7 +19,10 @@ bucket split the ledger answered (`principal_delta_minor`, `bonus_delta_minor`) 
 the shift report. A pending row too old to re-send (older than the ledger's retention
 minus an hour: desktop/engine.py) that a supervisor gives up is resolved as ABANDONED
 (`abandon`: who decided is kept in `last_error`); it is never sent again and the shift
-report counts it. Schema changes are migrated in place (PRAGMA user_version). One
+report counts it. The cash drawer's own movements (the shift's opening float, cash in /
+cash out with their reason and approver, the drawer counted at close) are rows of the
+`drawer` table: they move no member's money, so they never go to the ledger; the shift
+report and its Z record add them up. Schema changes are migrated in place (PRAGMA user_version). One
 connection, shared by the UI thread and the single operations worker under a lock;
 every call is short.
 """
@@ -47,7 +50,9 @@ MONEY_KINDS = kinds.MONEY_KINDS
 MEMBER_KINDS = kinds.MEMBER_KINDS
 KINDS = kinds.TILL_KINDS
 HOLD_RESOLUTIONS = kinds.TILL_HOLD_RESOLUTIONS        # capture, void
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+# the drawer table's kinds: the opening float, cash put in / taken out (with a reason), the count
+DRAWER_KINDS = ("float", "cash_in", "cash_out", "count")
 # A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
 # the moment Redis applied the hold differ a little, and the ledger decides anyway
 # (a late completion is declined with HOLD_EXPIRED, in words).
@@ -98,6 +103,19 @@ CREATE INDEX IF NOT EXISTS ops_state ON ops (state, created_ms);
 CREATE INDEX IF NOT EXISTS ops_shift ON ops (shift_id, created_ms);
 CREATE INDEX IF NOT EXISTS ops_original ON ops (original_txn_id);
 CREATE INDEX IF NOT EXISTS ops_kind ON ops (kind, account_id, created_ms);
+CREATE TABLE IF NOT EXISTS drawer (
+    entry_id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    shift_id     INTEGER NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('float', 'cash_in', 'cash_out', 'count')),
+    amount_minor INTEGER NOT NULL CHECK (amount_minor >= 0 AND (amount_minor > 0 OR kind IN ('float', 'count'))),
+    reason       TEXT    NOT NULL DEFAULT '',
+    note         TEXT    NOT NULL DEFAULT '',
+    cashier_id   TEXT    NOT NULL,
+    approved_by  TEXT    NOT NULL DEFAULT '',
+    created_ms   INTEGER NOT NULL,
+    detail       TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS drawer_shift ON drawer (shift_id, created_ms);
 """
 
 
@@ -162,6 +180,25 @@ class Shift:
     closed_by: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class DrawerEntry:
+    """One movement of the cash drawer (no ledger operation): `kind` one of DRAWER_KINDS;
+    `reason` and `note` for cash in / out; `detail` JSON (a count by denomination)."""
+    entry_id: int
+    shift_id: int
+    kind: str
+    amount_minor: int
+    reason: str
+    note: str
+    cashier_id: str
+    approved_by: str
+    created_ms: int
+    detail: str = ""
+
+
+_DRAWER_COLUMNS = "entry_id, shift_id, kind, amount_minor, reason, note, cashier_id, approved_by, created_ms, detail"
+
+
 _OP_COLUMNS = ("txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, created_ms, "
                "original_txn_id, approved_by, state, status, balance_after_minor, replayed, attempts, "
                "last_error, resolved_ms, recovered, ttl_s, method, bonus_minor, card_no, detail, "
@@ -193,7 +230,8 @@ class Outbox:
     def _migrate(self) -> None:
         """Bring an outbox of an earlier version up to SCHEMA_VERSION, in one transaction.
         Version 1 (no user_version) allowed only deduct/refund/credit and had no ttl_s;
-        version 2 had no member kinds, no top-up method/bonus and no bucket split. SQLite
+        version 2 had no member kinds, no top-up method/bonus and no bucket split; version
+        3 had no drawer table (created here, empty). SQLite
         cannot change a CHECK constraint, so the ops table is rebuilt, keeping every row."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         has_ops = self._db.execute(
@@ -328,6 +366,36 @@ class Outbox:
             params += (account_id,)
         holds = [_op(r) for r in self._all(sql + " ORDER BY created_ms DESC, rowid DESC", params)]
         return [h for h in holds if self.hold_state(h, at_ms) in (HOLD_OPEN, HOLD_CHECKING)]
+
+    # ---------------------------------------------------------------- the cash drawer
+
+    def add_drawer(self, shift_id: int, kind: str, amount_minor: int, cashier_id: str, *, reason: str = "",
+                   note: str = "", approved_by: str = "", detail: str = "") -> DrawerEntry:
+        """Record a drawer movement of `shift_id` (committed before this returns). A shift
+        has one opening float: a second one raises ValueError; a later count replaces an
+        earlier one in the report (the cashier counted again)."""
+        if kind not in DRAWER_KINDS:
+            raise ValueError(f"drawer kind {kind!r}")
+        if isinstance(amount_minor, bool) or not isinstance(amount_minor, int) or amount_minor < 0:
+            raise ValueError("amount_minor must be a whole number of minor units")
+        with self._lock:
+            if kind == "float" and self._db.execute(
+                    "SELECT count(*) FROM drawer WHERE shift_id = ? AND kind = 'float'", (shift_id,)).fetchone()[0]:
+                raise ValueError(f"shift {shift_id} has its opening float already")
+            cur = self._db.execute(
+                "INSERT INTO drawer (shift_id, kind, amount_minor, reason, note, cashier_id, approved_by, "
+                "created_ms, detail) VALUES (?,?,?,?,?,?,?,?,?)",
+                (shift_id, kind, amount_minor, reason, note[:200], cashier_id, approved_by, now_ms(), detail))
+            row = self._db.execute(f"SELECT {_DRAWER_COLUMNS} FROM drawer WHERE entry_id = ?",
+                                   (cur.lastrowid,)).fetchone()
+        return DrawerEntry(*row)
+
+    def drawer_of_shift(self, shift_id: int) -> list[DrawerEntry]:
+        return [DrawerEntry(*r) for r in self._all(
+            f"SELECT {_DRAWER_COLUMNS} FROM drawer WHERE shift_id = ? ORDER BY created_ms, entry_id", (shift_id,))]
+
+    def has_float(self, shift_id: int) -> bool:
+        return bool(self._all("SELECT count(*) FROM drawer WHERE shift_id = ? AND kind = 'float'", (shift_id,))[0][0])
 
     # ---------------------------------------------------------------- shifts
 

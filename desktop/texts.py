@@ -111,6 +111,20 @@ def method_words(method: str) -> str:
     }.get(method, method)
 
 
+DRAWER_REASONS = ("change", "safe_drop", "expense", "correction", "other")
+
+
+def drawer_reason_words(reason: str) -> str:
+    """Why cash was put into or taken out of the drawer (desktop/drawer.py)."""
+    return {
+        "change": QCoreApplication.translate("Texts", "Change"),
+        "safe_drop": QCoreApplication.translate("Texts", "Safe drop"),
+        "expense": QCoreApplication.translate("Texts", "Expense"),
+        "correction": QCoreApplication.translate("Texts", "Correction"),
+        "other": QCoreApplication.translate("Texts", "Other"),
+    }.get(reason, reason)
+
+
 def card_reason_words(reason: str) -> str:
     return {
         "lost": QCoreApplication.translate("Texts", "Lost"),

@@ -2,8 +2,9 @@
 a QImage for the screen) at the printer's own 8 dots/mm, and a PDF the width of the paper.
 
 Both draw `model.layout`, the same lines the ESC/POS renderer sends, in a CJK monospace
-font where one column is half a Chinese character, so a preview looks like the slip.
-For the docs, for shops without a printer, and for the reprint dialog.
+font where one column is half a Chinese character, so a preview looks like the slip
+(`render_items` draws any laid-out lines: a shift's Z / X slip too). For the docs, for
+shops without a printer, and for the reprint dialog.
 """
 from __future__ import annotations
 
@@ -97,7 +98,11 @@ def _paint(painter: QPainter, items: list, columns: int) -> None:
 def render_image(receipt: Receipt, paper_mm: int = 80, *, symbology: str = "qr") -> QImage:
     """The receipt as a white image, one pixel per printer dot."""
     columns = COLUMNS_BY_PAPER_MM.get(paper_mm, 48)
-    items = layout(receipt, columns, symbology=symbology)
+    return render_items(layout(receipt, columns, symbology=symbology), columns)
+
+
+def render_items(items: list, columns: int) -> QImage:
+    """Laid-out items (a receipt's, or a shift's Z / X slip) as a white image."""
     image = QImage(columns * COLUMN_DOTS + 2 * MARGIN_DOTS, _height(items, columns), QImage.Format.Format_RGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)

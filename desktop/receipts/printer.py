@@ -9,7 +9,8 @@ multi-byte encoding python knows (gbk, big5, shift_jis, euc_kr), or 'auto' to le
 python-escpos pick single-byte code pages (Western printers). The receipt number is a
 QR code (printed by the printer itself, or sent as an image for printers without QR
 support) or a CODE128 barcode where it fits the paper; then the paper is cut, and after
-a cash top-up the cash drawer can be kicked.
+a cash top-up the cash drawer can be kicked. A shift's Z / X slip (receipts/shift_slip.py)
+is composed and sent the same way (`print_items`).
 
 A printer that is off, unplugged or out of paper raises `ReceiptNotPrinted` with a
 reason code; the caller (the terminal) has applied the operation already and only
@@ -52,6 +53,13 @@ def _write(p, s: str, encoding: str) -> None:
 
 def compose(receipt: Receipt, config: PrinterConfig, *, kick_drawer: bool = False) -> bytes:
     """The ESC/POS bytes of `receipt` for `config`'s printer (composed with python-escpos)."""
+    return compose_items(layout(receipt, config.columns, symbology=config.symbology), config,
+                         kick_drawer=kick_drawer)
+
+
+def compose_items(items: list, config: PrinterConfig, *, kick_drawer: bool = False) -> bytes:
+    """The ESC/POS bytes of laid-out `items` (Line, RULE, Code: a receipt's or a shift
+    slip's, receipts/shift_slip.py) for `config`'s printer."""
     p = escpos_printer.Dummy(profile=config.profile or None)
     columns = config.columns
     if p.profile.profile_data["media"]["width"].get("pixels") == "Unknown":
@@ -59,7 +67,7 @@ def compose(receipt: Receipt, config: PrinterConfig, *, kick_drawer: bool = Fals
         p.profile.profile_data = copy.deepcopy(p.profile.profile_data)
         p.profile.profile_data["media"]["width"]["pixels"] = columns * 12
     p.hw("INIT")
-    for item in layout(receipt, columns, symbology=config.symbology):
+    for item in items:
         if item == RULE:
             p.set_with_default()
             _write(p, "-" * columns + "\n", config.encoding)
@@ -173,6 +181,16 @@ def print_receipt(receipt: Receipt, config: PrinterConfig) -> bytes:
     if not config.enabled:
         raise ReceiptNotPrinted(NOT_CONFIGURED, "no receipt printer is set up")
     data = compose(receipt, config, kick_drawer=kicks_drawer(receipt, config))
+    send(data, config)
+    return data
+
+
+def print_items(items: list, config: PrinterConfig) -> bytes:
+    """Compose and send laid-out items (a shift's Z / X slip); returns the bytes sent.
+    Raises ReceiptNotPrinted."""
+    if not config.enabled:
+        raise ReceiptNotPrinted(NOT_CONFIGURED, "no receipt printer is set up")
+    data = compose_items(items, config)
     send(data, config)
     return data
 

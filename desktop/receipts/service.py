@@ -9,6 +9,7 @@ never holds up the sale screen or the money operations, which have long been app
 and recorded when the receipt is composed. A failure is reported with `notPrinted`
 (the receipt stays the "last receipt" for the reprint button); nothing is retried on
 its own, because a slip printed minutes later at a busy till goes to the wrong customer.
+A shift's Z / X slip goes through the same worker (`print_items`).
 """
 from __future__ import annotations
 
@@ -113,6 +114,21 @@ class ReceiptService(QObject):
             log.info("receipt %s printed%s", receipt.txn_id, " (reprint)" if receipt.reprint else "")
             self.printed.emit(receipt)
         self.worker.run(job, done, failed)
+
+    def print_items(self, items: list, done=lambda: None, failed=lambda reason, detail: None) -> None:
+        """A shift's Z / X slip (laid-out items, receipts/shift_slip.py) on the receipts
+        worker: `done()` once sent, `failed(reason, detail)` if not (never retried)."""
+        config = self.config
+
+        def job():
+            from .printer import print_items
+            return print_items(items, config)
+
+        def not_printed(exc):
+            reason, detail = getattr(exc, "reason", "failed"), getattr(exc, "detail", str(exc))
+            log.warning("shift slip not printed: %s %s", reason, detail)
+            failed(reason, detail)
+        self.worker.run(job, lambda _data: done(), not_printed)
 
     def wait(self, timeout_ms: int = 30_000) -> bool:
         return self.worker.wait(timeout_ms)

@@ -81,6 +81,73 @@
     </message>
 </context>
 <context>
+    <name>CashMoveDialog</name>
+    <message>
+        <location filename="../drawer.py" line="166"/>
+        <source>Cash in / cash out</source>
+        <translation>存入 / 取出现金</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="167"/>
+        <source>Cash put into or taken out of the drawer (no member&apos;s balance changes). Above %1 a supervisor approves.</source>
+        <translation>放入或取出钱箱的现金（不改变会员余额）。超过 %1 需主管审批。</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="170"/>
+        <source>Drawer</source>
+        <translation>钱箱</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="171"/>
+        <location filename="../drawer.py" line="183"/>
+        <location filename="../drawer.py" line="209"/>
+        <source>Cash in</source>
+        <translation>存入现金</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="172"/>
+        <location filename="../drawer.py" line="183"/>
+        <location filename="../drawer.py" line="209"/>
+        <source>Cash out</source>
+        <translation>取出现金</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="173"/>
+        <source>Amount</source>
+        <translation>金额</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="174"/>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="177"/>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="178"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="179"/>
+        <source>X report  (F11)</source>
+        <translation>X 报表  (F11)</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="204"/>
+        <source>Say what the cash is for (Note).</source>
+        <translation>请在备注中说明这笔现金的用途。</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="208"/>
+        <source>%1 of %2 needs a supervisor (above %3).</source>
+        <translation>%1 %2 需主管审批（超过 %3）。</translation>
+    </message>
+</context>
+<context>
     <name>CloseAccountDialog</name>
     <message>
         <location filename="../members.py" line="431"/>
@@ -112,55 +179,85 @@
 <context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="412"/>
-        <location filename="../report.py" line="431"/>
+        <location filename="../report.py" line="536"/>
+        <location filename="../report.py" line="563"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="413"/>
+        <location filename="../report.py" line="537"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="418"/>
+        <location filename="../report.py" line="542"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="420"/>
+        <location filename="../report.py" line="544"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="422"/>
+        <location filename="../report.py" line="546"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="426"/>
+        <location filename="../report.py" line="548"/>
+        <source>Drawer: float %1 · cash in %2 · cash out %3</source>
+        <translation>钱箱：备用金 %1 · 存入 %2 · 取出 %3</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="554"/>
+        <source>Cash counted in the drawer</source>
+        <translation>钱箱实点现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="555"/>
+        <source>By denomination…</source>
+        <translation>按面额清点…</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="558"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="429"/>
+        <location filename="../report.py" line="561"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="430"/>
+        <location filename="../report.py" line="562"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="430"/>
+        <location filename="../report.py" line="562"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="432"/>
+        <location filename="../report.py" line="564"/>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="592"/>
+        <source>Cash expected: %1. Count the drawer and type the total.</source>
+        <translation>应有现金：%1。请清点钱箱并输入合计。</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="595"/>
+        <source>Cash expected: %1 · counted: %2 · %3</source>
+        <translation>应有现金：%1 · 实点：%2 · %3</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="603"/>
+        <source>Count the drawer and type the total (0 if it is empty).</source>
+        <translation>请清点钱箱并输入合计（空钱箱输入 0）。</translation>
     </message>
 </context>
 <context>
@@ -208,6 +305,67 @@
         <location filename="../till_dialog.py" line="282"/>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>DenominationDialog</name>
+    <message>
+        <location filename="../drawer.py" line="278"/>
+        <source>Total: %1</source>
+        <translation>合计：%1</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="282"/>
+        <source>Count by denomination</source>
+        <translation>按面额清点</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="285"/>
+        <source>Use this total</source>
+        <translation>使用此合计</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="286"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>DrawerActions</name>
+    <message>
+        <location filename="../drawer.py" line="303"/>
+        <source>Slip</source>
+        <translation>小票</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="310"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="334"/>
+        <source>Cash drawer…  (F10)</source>
+        <translation>钱箱…  (F10)</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="424"/>
+        <source>No receipt printer is set up: the slip is shown instead.</source>
+        <translation>未设置小票打印机：改为显示小票。</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="430"/>
+        <source>Slip printed.</source>
+        <translation>小票已打印。</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="431"/>
+        <source>Slip not printed: %1</source>
+        <translation>小票未打印：%1</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="432"/>
+        <source>Printing the slip…</source>
+        <translation>正在打印小票…</translation>
     </message>
 </context>
 <context>
@@ -392,6 +550,35 @@
     </message>
 </context>
 <context>
+    <name>FloatDialog</name>
+    <message>
+        <location filename="../drawer.py" line="89"/>
+        <location filename="../drawer.py" line="92"/>
+        <source>Opening float</source>
+        <translation>备用金</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="90"/>
+        <source>Shift %1 opens: count the cash in the drawer and type it (0 if it is empty).</source>
+        <translation>班次 %1 开班：请清点钱箱中的现金并输入（空钱箱输入 0）。</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="93"/>
+        <source>Start the shift</source>
+        <translation>开始本班</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="94"/>
+        <source>Later</source>
+        <translation>稍后</translation>
+    </message>
+    <message>
+        <location filename="../drawer.py" line="100"/>
+        <source>Type the float (0 if the drawer is empty).</source>
+        <translation>请输入备用金（空钱箱输入 0）。</translation>
+    </message>
+</context>
+<context>
     <name>Keypad</name>
     <message>
         <location filename="../keypad.py" line="54"/>
@@ -456,93 +643,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="183"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="184"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="185"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="193"/>
+        <location filename="../main_window.py" line="197"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197"/>
+        <location filename="../main_window.py" line="201"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="204"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203"/>
+        <location filename="../main_window.py" line="207"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="250"/>
+        <location filename="../main_window.py" line="254"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310"/>
+        <location filename="../main_window.py" line="314"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="404"/>
+        <location filename="../main_window.py" line="408"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="432"/>
-        <location filename="../main_window.py" line="453"/>
+        <location filename="../main_window.py" line="437"/>
+        <location filename="../main_window.py" line="458"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="208"/>
+        <location filename="../main_window.py" line="212"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="214"/>
+        <location filename="../main_window.py" line="218"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="324"/>
+        <location filename="../main_window.py" line="328"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -1625,218 +1812,309 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="194"/>
+        <location filename="../report.py" line="261"/>
         <source>%1, approved by %2</source>
         <translation>%1（%2 批准）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="222"/>
+        <location filename="../report.py" line="289"/>
         <source>Holds still open</source>
         <translation>仍未结束的预授权</translation>
     </message>
     <message>
-        <location filename="../report.py" line="269"/>
-        <location filename="../report.py" line="284"/>
+        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="365"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="270"/>
+        <location filename="../report.py" line="350"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="271"/>
+        <location filename="../report.py" line="352"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="272"/>
+        <location filename="../report.py" line="353"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="273"/>
+        <location filename="../report.py" line="354"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="280"/>
+        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="395"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="280"/>
+        <location filename="../report.py" line="361"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="280"/>
+        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="395"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="213"/>
-        <location filename="../report.py" line="281"/>
+        <location filename="../report.py" line="280"/>
+        <location filename="../report.py" line="362"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="183"/>
-        <location filename="../report.py" line="235"/>
-        <source>Cash expected in the drawer (cash top-ups − cash paid out)</source>
-        <translation>钱箱应有现金（现金充值 − 退还现金）</translation>
-    </message>
-    <message>
-        <location filename="../report.py" line="219"/>
-        <location filename="../report.py" line="281"/>
+        <location filename="../report.py" line="286"/>
+        <location filename="../report.py" line="362"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="282"/>
+        <location filename="../report.py" line="363"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="224"/>
-        <location filename="../report.py" line="282"/>
+        <location filename="../report.py" line="291"/>
+        <location filename="../report.py" line="363"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="166"/>
-        <location filename="../report.py" line="227"/>
+        <location filename="../report.py" line="208"/>
+        <location filename="../report.py" line="294"/>
         <source>Top-ups by %1</source>
         <translation>充值（%1）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="168"/>
-        <location filename="../report.py" line="229"/>
+        <location filename="../report.py" line="210"/>
+        <location filename="../report.py" line="296"/>
         <source>Bonus granted</source>
         <translation>赠送金额</translation>
     </message>
     <message>
-        <location filename="../report.py" line="169"/>
-        <location filename="../report.py" line="230"/>
+        <location filename="../report.py" line="211"/>
+        <location filename="../report.py" line="297"/>
         <source>Spent from principal</source>
         <translation>消费：本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="170"/>
-        <location filename="../report.py" line="231"/>
+        <location filename="../report.py" line="212"/>
+        <location filename="../report.py" line="298"/>
         <source>Spent from bonus</source>
         <translation>消费：赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="172"/>
+        <location filename="../report.py" line="214"/>
         <source>Refunded to principal · to bonus</source>
         <translation>退款：退回本金 · 退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="175"/>
+        <location filename="../report.py" line="217"/>
         <source>Accounts closed: cash paid out</source>
         <translation>退卡：退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="177"/>
-        <location filename="../report.py" line="234"/>
+        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="301"/>
         <source>Bonus forfeited</source>
         <translation>赠送金额作废</translation>
     </message>
     <message>
-        <location filename="../report.py" line="179"/>
+        <location filename="../report.py" line="221"/>
         <source>Members opened · cards replaced</source>
         <translation>新开会员 · 补卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="182"/>
+        <location filename="../report.py" line="224"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
     </message>
     <message>
-        <location filename="../report.py" line="232"/>
+        <location filename="../report.py" line="231"/>
+        <source>Over %1</source>
+        <translation>长款 %1</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="233"/>
+        <source>Short %1</source>
+        <translation>短款 %1</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="234"/>
+        <source>Even</source>
+        <translation>相符</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="241"/>
+        <location filename="../report.py" line="302"/>
+        <source>Opening float</source>
+        <translation>备用金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="242"/>
+        <source>(not entered)</source>
+        <translation>（未录入）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="243"/>
+        <source>Cash top-ups</source>
+        <translation>现金充值</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="244"/>
+        <source>Cash paid out on card closes</source>
+        <translation>销卡退还现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="245"/>
+        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="398"/>
+        <source>Cash in</source>
+        <translation>存入现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="246"/>
+        <location filename="../report.py" line="304"/>
+        <location filename="../report.py" line="398"/>
+        <source>Cash out</source>
+        <translation>取出现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="247"/>
+        <location filename="../report.py" line="305"/>
+        <source>Cash expected in the drawer</source>
+        <translation>钱箱应有现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="249"/>
+        <location filename="../report.py" line="308"/>
+        <source>Counted</source>
+        <translation>实点现金</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="250"/>
+        <location filename="../report.py" line="309"/>
+        <source>Over / short</source>
+        <translation>长短款</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="299"/>
         <source>Refunded to principal</source>
         <translation>退回本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="233"/>
+        <location filename="../report.py" line="300"/>
         <source>Refunded to bonus</source>
         <translation>退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="283"/>
+        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="365"/>
+        <source>X report (shift still open)</source>
+        <translation>X 报表（班次未交班）</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="351"/>
+        <source>Print slip</source>
+        <translation>打印小票</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="364"/>
         <source>(reserved only)</source>
         <translation>（仅预授权，未扣款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="285"/>
+        <location filename="../report.py" line="367"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="287"/>
+        <location filename="../report.py" line="369"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="289"/>
+        <location filename="../report.py" line="371"/>
+        <source>As of %1: the shift is still open</source>
+        <translation>截至 %1：本班次尚未交班</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="373"/>
         <source>Closed %1 by %2</source>
         <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="395"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="395"/>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../report.py" line="405"/>
         <source>Member cards</source>
         <translation>会员卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="311"/>
+        <location filename="../report.py" line="413"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="315"/>
+        <location filename="../report.py" line="417"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="318"/>
+        <location filename="../report.py" line="396"/>
+        <location filename="../report.py" line="420"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="349"/>
+        <location filename="../report.py" line="456"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="353"/>
+        <location filename="../report.py" line="460"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="353"/>
+        <location filename="../report.py" line="460"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="354"/>
+        <location filename="../report.py" line="461"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="360"/>
+        <location filename="../report.py" line="467"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="362"/>
+        <location filename="../report.py" line="469"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="220"/>
-        <location filename="../report.py" line="298"/>
+        <location filename="../report.py" line="287"/>
+        <location filename="../report.py" line="382"/>
         <source>Abandoned (too old to re-send)</source>
         <translation>已放弃（过久无法重发）</translation>
     </message>
@@ -2181,7 +2459,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="57"/>
-        <location filename="../texts.py" line="127"/>
+        <location filename="../texts.py" line="141"/>
         <source>Being checked</source>
         <translation>核实中</translation>
     </message>
@@ -2222,7 +2500,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="67"/>
-        <location filename="../texts.py" line="131"/>
+        <location filename="../texts.py" line="145"/>
         <source>Hold not found</source>
         <translation>找不到预授权</translation>
     </message>
@@ -2354,321 +2632,337 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="110"/>
+        <location filename="../texts.py" line="124"/>
         <source>Other</source>
         <translation>其他</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="116"/>
+        <location filename="../texts.py" line="120"/>
+        <source>Change</source>
+        <translation>找零备用</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="122"/>
+        <source>Expense</source>
+        <translation>杂项支出</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="123"/>
+        <source>Correction</source>
+        <translation>更正</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="130"/>
         <source>Lost</source>
         <translation>挂失</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="117"/>
+        <location filename="../texts.py" line="131"/>
         <source>Damaged</source>
         <translation>损坏</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="118"/>
+        <location filename="../texts.py" line="132"/>
         <source>Stolen</source>
         <translation>被盗</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="119"/>
+        <location filename="../texts.py" line="133"/>
         <source>Other reason</source>
         <translation>其他原因</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="126"/>
+        <location filename="../texts.py" line="140"/>
         <source>Held until %1</source>
         <translation>预授权至 %1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="128"/>
+        <location filename="../texts.py" line="142"/>
         <source>Completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="129"/>
+        <location filename="../texts.py" line="143"/>
         <source>Released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="130"/>
+        <location filename="../texts.py" line="144"/>
         <source>Expired</source>
         <translation>已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="138"/>
+        <location filename="../texts.py" line="152"/>
         <source>No connection to the central server: charges are refused until it is back.</source>
         <translation>与中心服务器断开：恢复连接前不能收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="140"/>
+        <location filename="../texts.py" line="154"/>
         <source>The central server is switching over: try again in a few seconds.</source>
         <translation>中心服务器切换中：请几秒后再试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="142"/>
+        <location filename="../texts.py" line="156"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="144"/>
+        <location filename="../texts.py" line="158"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="146"/>
+        <location filename="../texts.py" line="160"/>
         <source>The ledger gateway refuses this terminal&apos;s credential (revoked or replaced): call the shop&apos;s IT person. Charges are refused.</source>
         <translation>账本网关拒绝本终端的凭据（已吊销或已更换）：请联系门店 IT 人员。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="149"/>
+        <location filename="../texts.py" line="163"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="154"/>
+        <location filename="../texts.py" line="168"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔扣款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="156"/>
+        <location filename="../texts.py" line="170"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="172"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="160"/>
+        <location filename="../texts.py" line="174"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="161"/>
+        <location filename="../texts.py" line="175"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="164"/>
+        <location filename="../texts.py" line="178"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="169"/>
+        <location filename="../texts.py" line="183"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="170"/>
+        <location filename="../texts.py" line="184"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="171"/>
+        <location filename="../texts.py" line="185"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="172"/>
+        <location filename="../texts.py" line="186"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="173"/>
+        <location filename="../texts.py" line="187"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="174"/>
+        <location filename="../texts.py" line="188"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="175"/>
+        <location filename="../texts.py" line="189"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="181"/>
+        <location filename="../texts.py" line="195"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="183"/>
+        <location filename="../texts.py" line="197"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="184"/>
+        <location filename="../texts.py" line="198"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="190"/>
+        <location filename="../texts.py" line="204"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="191"/>
+        <location filename="../texts.py" line="205"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="192"/>
+        <location filename="../texts.py" line="206"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="193"/>
+        <location filename="../texts.py" line="207"/>
         <source>Central server switching over: reconnecting…</source>
         <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="194"/>
+        <location filename="../texts.py" line="208"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="195"/>
+        <location filename="../texts.py" line="209"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="196"/>
+        <location filename="../texts.py" line="210"/>
         <source>This terminal&apos;s credential is refused: call IT</source>
         <translation>本终端凭据被拒绝：请联系 IT</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="201"/>
+        <location filename="../texts.py" line="215"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="202"/>
+        <location filename="../texts.py" line="216"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="203"/>
+        <location filename="../texts.py" line="217"/>
         <source>Closed (card returned)</source>
         <translation>已退卡销户</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="208"/>
+        <location filename="../texts.py" line="222"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="211"/>
+        <location filename="../texts.py" line="225"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="214"/>
+        <location filename="../texts.py" line="228"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="217"/>
+        <location filename="../texts.py" line="231"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="219"/>
+        <location filename="../texts.py" line="233"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="221"/>
+        <location filename="../texts.py" line="235"/>
         <source>No one approves their own operation: ask another supervisor.</source>
         <translation>不能审批自己的操作：请找另一位主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="223"/>
+        <location filename="../texts.py" line="237"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="224"/>
+        <location filename="../texts.py" line="238"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="229"/>
+        <location filename="../texts.py" line="243"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="230"/>
+        <location filename="../texts.py" line="244"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="237"/>
+        <location filename="../texts.py" line="251"/>
         <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
         <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="244"/>
+        <location filename="../texts.py" line="258"/>
         <source>Member account %1 opened.</source>
         <translation>会员账户 %1 已开立。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="245"/>
+        <location filename="../texts.py" line="259"/>
         <source>Card %1 issued.</source>
         <translation>卡 %1 已发放。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="245"/>
+        <location filename="../texts.py" line="259"/>
         <source>No card issued yet.</source>
         <translation>尚未发卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="247"/>
+        <location filename="../texts.py" line="261"/>
         <source>Member account %1 opened, but the card was not issued:</source>
         <translation>会员账户 %1 已开立，但卡未发放：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="249"/>
+        <location filename="../texts.py" line="263"/>
         <source>The account was not opened:</source>
         <translation>账户未开立：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="257"/>
+        <location filename="../texts.py" line="271"/>
         <source>Card %1 blocked: it can no longer be used.</source>
         <translation>卡 %1 已挂失停用，不能再使用。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="259"/>
+        <location filename="../texts.py" line="273"/>
         <source>New card %1 issued to account %2; the balance stays.</source>
         <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="262"/>
+        <location filename="../texts.py" line="276"/>
         <source>The card was not changed:</source>
         <translation>未换卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="268"/>
+        <location filename="../texts.py" line="282"/>
         <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
         <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="270"/>
+        <location filename="../texts.py" line="284"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="271"/>
+        <location filename="../texts.py" line="285"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="162"/>
+        <location filename="../texts.py" line="176"/>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
@@ -2683,7 +2977,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>已放弃</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="151"/>
+        <location filename="../texts.py" line="121"/>
+        <source>Safe drop</source>
+        <translation>上缴保险柜</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="165"/>
         <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
         <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>

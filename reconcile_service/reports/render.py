@@ -42,7 +42,8 @@ LABELS = {
         "shifts_title": "Shift closes", "shift": "Shift", "closed_by": "Closed by", "opened": "Opened",
         "closed": "Closed", "sales": "Sales", "refunds_col": "Refunds", "topups": "Top-ups", "count": "n",
         "none": "none", "topups_by_method": "Top-ups by method", "cash_expected": "Cash expected",
-        "spent_split": "Spent principal / bonus",
+        "spent_split": "Spent principal / bonus", "float": "Float", "cash_in_out": "Cash in / out",
+        "counted": "Counted", "over_short": "Over / short",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
         "evidence": "Evidence", "chain_head": "Chain head (partition: row, hash)",
         # the back-office page's dashboard and charts
@@ -77,7 +78,8 @@ LABELS = {
         "shifts_title": "交班记录", "shift": "班次", "closed_by": "交班人", "opened": "开班",
         "closed": "交班", "sales": "消费", "refunds_col": "退款", "topups": "充值", "count": "笔",
         "none": "无", "topups_by_method": "充值（按支付方式）", "cash_expected": "应有现金",
-        "spent_split": "消费 本金 / 赠送金",
+        "spent_split": "消费 本金 / 赠送金", "float": "备用金", "cash_in_out": "存入 / 取出现金",
+        "counted": "实点现金", "over_short": "长短款",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
         "evidence": "证据", "chain_head": "链头（分区：行号，哈希）",
         "home": "首页", "dashboard": "今日", "charts": "图表", "today": "今日",
@@ -177,7 +179,8 @@ def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str]
     header = [L("terminal"), L("shift"), L("cashier"), L("closed_by"), L("opened"), L("closed"),
               f"{L('sales')} ({L('count')})", L("sales"), f"{L('refunds_col')} ({L('count')})", L("refunds_col"),
               f"{L('topups')} ({L('count')})", L("topups")]
-    header += [L("topups_by_method"), L("bonus_granted"), L("spent_split"), L("cash_expected")]
+    header += [L("topups_by_method"), L("bonus_granted"), L("spent_split"), L("float"), L("cash_in_out"),
+               L("cash_expected"), L("counted"), L("over_short")]
     body = [[r["terminal_id"], str(r["shift_no"]), r["cashier_id"] or "", r["closed_by"],
              local(r["opened_at"], zone), local(r["closed_at"], zone), str(r["sales_count"]), yuan(r["sales_minor"]),
              str(r["refunds_count"]), yuan(r["refunds_minor"]), str(r["topups_count"]), yuan(r["topups_minor"])]
@@ -186,16 +189,21 @@ def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str]
 
 
 def _shift_member_cells(record: dict, L) -> list[str]:
-    """The member totals a terminal put in its Z record (issue 14: top-ups per payment
-    method, bonus granted, spending per bucket, cash expected); blank where a record
-    made before them lacks one."""
+    """The member and drawer totals a terminal put in its Z record (issue 14: top-ups per
+    payment method, bonus granted, spending per bucket; issue 26: the drawer's opening
+    float, cash in / out, cash expected, counted and over/short, positive when over);
+    blank where a record made before them lacks one."""
     by_method = "; ".join(f"{L('m_' + m)} {yuan(record[f'topups_{m}_minor'])}"
                           for m in PAYMENT_METHODS if record.get(f"topups_{m}_minor"))
     cell = lambda k: yuan(record[k]) if isinstance(record.get(k), int) else ""
     split = (f"{yuan(record['spent_principal_minor'])} / {yuan(record['spent_bonus_minor'])}"
              if isinstance(record.get("spent_principal_minor"), int) and isinstance(record.get("spent_bonus_minor"), int)
              else "")
-    return [by_method, cell("bonus_granted_minor"), split, cell("cash_expected_minor")]
+    in_out = (f"{yuan(record['cash_in_minor'])} / {yuan(record['cash_out_minor'])}"
+              if isinstance(record.get("cash_in_minor"), int) and isinstance(record.get("cash_out_minor"), int)
+              else "")
+    return [by_method, cell("bonus_granted_minor"), split, cell("drawer_float_minor"), in_out,
+            cell("cash_expected_minor"), cell("drawer_counted_minor"), cell("over_short_minor")]
 
 
 def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:

@@ -86,13 +86,29 @@ def terminal(make_terminal, redis_url, ledger, registry):
     return make_terminal(redis_url)
 
 
-def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN):
+def sign_in(qtbot, window, cashier=CASHIER, pin=CASHIER_PIN, opening_float: str | None = "0"):
+    """Sign in; a sign-in that opens a shift is asked for the drawer's opening float
+    (desktop/drawer.py): `opening_float` is typed and confirmed (None: left open)."""
     page = window.sign_in_page
     page.cashier_input.setText(cashier)
     page.pin_input.setText(pin)
     qtbot.mouseClick(page.sign_in_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.stack.currentWidget() is window.sale_page, timeout=5000)
     qtbot.waitUntil(lambda: window.engine.state == "online", timeout=5000)
+    dialog = window.drawer_hook.float_dialog
+    if opening_float is not None and dialog is not None and dialog.isVisible():
+        dialog.amount_input.setText(opening_float)
+        qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=3000)
+        # the main window has the keyboard again, the cursor in the account field (offscreen,
+        # activation comes as an event)
+        from PySide6.QtWidgets import QApplication
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is window
+                        and QApplication.focusWidget() is page_focus(window), timeout=3000)
+
+
+def page_focus(window):
+    return window.sale_page.account_input
 
 
 def unreachable_ledger(terminal_id: str = "T1"):
@@ -117,12 +133,16 @@ def open_account(ledger: Ledger, account_id: str, initial_minor: int):
     assert r.applied
 
 
-def close_shift(qtbot, window, supervisor: tuple[str, str] | None = None):
-    """Close shift… and confirm it (with a supervisor's id and PIN when given);
+def close_shift(qtbot, window, supervisor: tuple[str, str] | None = None, counted: str | None = None):
+    """Close shift… and confirm it (with a supervisor's id and PIN when given), the
+    drawer counted as `counted` (default: the cash expected, so neither over nor short);
     returns the shift report dialog."""
+    from desktop import money
     dialog = window.close_shift()
     assert dialog is not None and dialog.objectName() == "closeShiftDialog"
     qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    dialog.counted_input.setText(money.format_plain(dialog.report.cash_expected_minor) if counted is None
+                                 else counted)
     if supervisor is not None:
         dialog.supervisor_input.setText(supervisor[0])
         dialog.pin_input.setText(supervisor[1])

@@ -374,7 +374,7 @@ def test_an_outbox_of_the_first_version_is_migrated_with_its_pending_rows(tmp_pa
     finally:
         again.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     db.close()
 
 

@@ -67,7 +67,7 @@ def test_a_whole_shift_on_a_1024x768_screen(xvfb_1024x768, redis_url, ledger, tm
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["screen"] == [1024, 768]
     assert "timeout" not in report, report
-    assert report["steps"] == ["sign-in", "charged", "refund dialog", "refunded", "locked", "unlocked",
+    assert report["steps"] == ["sign-in", "opening float", "charged", "refund dialog", "refunded", "locked", "unlocked",
                                "pick list", "top-up dialog",
                                "topped up", "member dialog", "close account dialog", "close outcome",
                                "close shift dialog", "shift report"]

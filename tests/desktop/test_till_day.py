@@ -423,6 +423,7 @@ def test_another_cashier_needs_a_supervisor_to_close_the_shift(qtbot, terminal, 
     sign_in(qtbot, terminal, "c2", "2222")      # c2 joins it
     dialog = terminal.close_shift()
     confirm = child(dialog, "closeShiftConfirmButton", QPushButton)
+    child(dialog, "closeShiftCountedInput", QLineEdit).setText("0")       # the drawer counted
     qtbot.mouseClick(confirm, Qt.MouseButton.LeftButton)
     assert dialog.isVisible() and child(dialog, "closeShiftMessage", QLabel).text() == "Supervisor id: must not be empty"
     child(dialog, "supervisorInput", QLineEdit).setText(SUPERVISOR)
@@ -559,6 +560,7 @@ def test_keyboard_only_shortcuts_and_tab_out_of_the_history(qtbot, terminal, led
     assert child(terminal, "accountInput", QLineEdit).text() == "" and result(terminal) == ""
     qtbot.keyClick(focused() or terminal, Qt.Key.Key_F8)
     qtbot.waitUntil(lambda: visible_window("closeShiftDialog") is not None, timeout=3000)
+    qtbot.keyClicks(child(visible_window("closeShiftDialog"), "closeShiftCountedInput", QLineEdit), "0")
     qtbot.keyClick(visible_window("closeShiftDialog"), ENTER)
     qtbot.waitUntil(lambda: terminal.shift is None, timeout=3000)
 

@@ -377,6 +377,7 @@ def test_close_shift_supervisor_dialog_has_the_keypad(qtbot, terminal, ledger):
         assert button is not None and button.isVisible()
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert dialog.pin_input.text() == SUPERVISOR_PIN and dialog.supervisor_input.text() == SUPERVISOR
+    dialog.counted_input.setText("0")                          # the drawer counted
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: approved == [SUPERVISOR], timeout=5000)
 

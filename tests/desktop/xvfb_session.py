@@ -1,8 +1,9 @@
 """A whole shift on a real X display (run under Xvfb by tests/desktop/test_screen_fit.py,
 or by hand to take the docs' screenshots): the terminal starts full screen on the X
-platform, a cashier signs in, a card is scanned, a charge, a refund approved by a
-supervisor, the till locked with F2 (a scan while locked does nothing) and unlocked with the
-PIN, the shift closed with F8 and its confirmation. With `--members` (the
+platform, a cashier signs in (the drawer's opening float typed), a card is scanned, a
+charge, a refund approved by a supervisor, the till locked with F2 (a scan while locked
+does nothing) and unlocked with the PIN, the shift closed with F8 and its confirmation
+(the drawer counted). With `--members` (the
 ledger holds the members 张三 and 张三丰, a top-up promotion, and c1 may top up): a
 look-up by name with its pick list, a top-up paid by WeChat with its bonus, Member… and
 an account closed with a supervisor's approval and its outcome. After every step each
@@ -161,6 +162,14 @@ def main(argv=None) -> int:
         QTest.keyClicks(page.pin_input, "1234", Qt.KeyboardModifier.NoModifier, 30)
         QTest.keyClick(page.pin_input, Qt.Key.Key_Return)
         wait(lambda: window.stack.currentWidget() is window.sale_page, "signed in")
+        # the shift opens: the drawer's opening float (desktop/drawer.py), typed and Enter
+        wait(lambda: visible_window("floatDialog") is not None, "opening float")
+        check("opening float")
+        shot("opening-float")
+        QTest.keyClicks(visible_window("floatDialog").amount_input, "100", Qt.KeyboardModifier.NoModifier, 30)
+        QTest.keyClick(visible_window("floatDialog"), Qt.Key.Key_Return)
+        wait(lambda: visible_window("floatDialog") is None and window.isActiveWindow()
+             and QApplication.focusWidget() is window.sale_page.account_input, "float entered")
         sale = window.sale_page
         for account, amount in (("6222020000005678", "25.00"), ("6222020000001234", "36.80")):
             QTest.keyClicks(QApplication.focusWidget(), account)          # the scanner
@@ -210,6 +219,9 @@ def main(argv=None) -> int:
         QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_F8)
         wait(lambda: visible_window("closeShiftDialog") is not None, "close shift dialog")
         check("close shift dialog")
+        counted = visible_window("closeShiftDialog").counted_input           # the drawer counted
+        QTest.keyClicks(counted, "100", Qt.KeyboardModifier.NoModifier, 30)
+        shot("close-shift-count")
         QTest.keyClick(visible_window("closeShiftDialog"), Qt.Key.Key_Return)
         wait(lambda: visible_window("shiftReportDialog") is not None, "shift report")
         check("shift report")
