@@ -209,7 +209,7 @@ class CashMoveDialog(TillDialog):
                 .replace("%1", self.tr("Cash in") if self.direction == "cash_in" else self.tr("Cash out"))
                 .replace("%2", money.format_minor(amount, QLocale()))
                 .replace("%3", money.format_minor(self.approval_above_minor, QLocale())),
-                self, not_allowed=(self.cashier.cashier_id,), kind="settings")
+                self, not_allowed=(self.cashier.cashier_id,), kind="drawer")
             self.supervisor_dialog.approvedBy.connect(lambda sup: self._record(amount, note, sup))
             self.supervisor_dialog.open()
             return

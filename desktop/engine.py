@@ -894,7 +894,7 @@ class Engine(QObject):
                 cashier_id: str | None = None) -> Task:
         """A supervisor's PIN, checked by the gateway for one operation (worker thread):
         (SignIn, Approval | None) to on_done. The grant is kept here until the next
-        operation submitted with `approved_by=supervisor_id` takes it. kind 'settings':
+        operation submitted with `approved_by=supervisor_id` takes it. kind 'settings' or 'drawer':
         the till's own settings or printer (no operation; no cashier needs to be signed in)."""
         def ask():
             signin, approval = self.ledger.approve(supervisor_id, pin, kind=kind, cashier_id=cashier_id)

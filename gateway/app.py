@@ -51,11 +51,12 @@ log = logging.getLogger("gateway")
 BODY_READ_TIMEOUT_S = 10.0        # a client that sends its body slower than this is cut off
 MAX_FIND_LIMIT = 50
 MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most this old
+# what a till may ask a supervisor's approval for that is no ledger operation (settings: its own
+# settings and printer; drawer: cash in / cash out of its drawer): checked here like any
+# approval (the lockout counts), answered with no grant (it cannot carry an operation), and
+# possible with no cashier signed in
+LOCAL_APPROVALS = frozenset({"settings", "drawer"})
 # refusals a retry of an already decided txn id is answered through (its first decision)
-# what a till may ask a supervisor's approval for that is no ledger operation (its own settings,
-# its printer): checked here like any approval (the lockout counts), answered with no grant (it
-# cannot carry an operation), and possible with no cashier signed in
-LOCAL_APPROVALS = frozenset({"settings"})
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
 
