@@ -534,6 +534,12 @@ def run_history(seed: int, pg_url: str, tmp: Path, *, clients: int = 3, ops: int
         if run.returncode != 0:
             violations.append(Violation("reconcile_clean", f"reconcile-service run --once exited "
                                         f"{run.returncode}", {"log_tail": (run.stdout + run.stderr)[-1500:]}))
+        for gw in gateways:       # a gateway's own failure (HTTP 500) reaches a till as "unavailable"
+            errors = [line for line in gw.log_path.read_text(errors="replace").splitlines()
+                      if " ERROR " in line or line.startswith("Traceback")]
+            if errors:
+                violations.append(Violation("gateway_no_internal_error", f"{gw.log_path.name}: {len(errors)} "
+                                            "error line(s)", {"first": errors[:5]}))
         if not report.ok:
             violations += [Violation("verify_clean", f"{x.kind} {x.account_id}: {x.detail}"[:400])
                            for x in report.violations]
