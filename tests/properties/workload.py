@@ -10,6 +10,9 @@ Every client retries an unknown outcome with the same txn id and keeps every ans
 Afterwards it journals the expired holds, runs `reconcile-service run --once` into a
 fresh PostgreSQL database, runs `reconcile_service.verify`, and hands everything to the
 invariant checks of `history.py`. Nothing here fakes Redis or PostgreSQL.
+
+`run_history(..., via_gateway=True)` runs the same clients as tills through two gateway
+processes in front of the fault proxy, gateways SIGKILLed meanwhile (`via_gateway.py`).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import redis
@@ -83,11 +86,25 @@ class ClientState:
     short_holds: list = field(default_factory=list)       # holds left to expire (their hx- id is reused)
     own_accounts: list = field(default_factory=list)
     duplicates: list = field(default_factory=list)        # txn ids re-sent after their retention
+    till: bool = False                                    # a till through the gateways (via_gateway.py)
+
+
+def _as_till(st: ClientState, req: Request) -> Request:
+    """The request as a till sends it: its txn id in its terminal's namespace ('<terminal
+    id>-', the client's name), an account opened without a balance (via_gateway.py)."""
+    if not st.till:
+        return req
+    if not req.txn_id.startswith(f"{st.name}-"):
+        req = replace(req, txn_id=f"{st.name}-{req.txn_id}"[:64])
+    if req.op == "open" and req.amount_minor:
+        req = replace(req, amount_minor=0)
+    return req
 
 
 def _send(ledger, st: ClientState, req: Request, *, max_attempts: int = 12, remember: bool = True):
     """Send until the ledger answers (an unknown outcome is retried with the same txn id).
     `remember`: may be replayed or reused later (not a request of a short-retention ledger)."""
+    req = _as_till(st, req)
     outcome = None
     for _ in range(max_attempts):
         outcome = execute(ledger, req)
@@ -107,6 +124,7 @@ def _send(ledger, st: ClientState, req: Request, *, max_attempts: int = 12, reme
 
 
 def _send_many(ledger, st: ClientState, reqs: list[Request]) -> None:
+    reqs = [_as_till(st, r) for r in reqs]
     for _ in range(12):
         outcomes = execute_many(ledger, reqs)
         for req, out in zip(reqs, outcomes):
@@ -240,18 +258,28 @@ def late_retry(url: str, st: ClientState) -> None:
 
 
 def client_main(url: str, name: str, seed: int, ops: int, duration_s: float, out_path: str,
-                do_late_retry: bool, start) -> None:
-    ledger = Ledger.from_url(url, socket_timeout_s=0.25, retry=RetryPolicy(deadline_s=2.0))
-    st = ClientState(name, random.Random(seed))
+                do_late_retry: bool, start, gateway: dict | None = None) -> None:
+    """One client process. `gateway`: a till (urls, token, admin_url) whose terminal id is
+    `name`, sending through the gateways (via_gateway.py); else a core Ledger on `url`."""
+    if gateway:
+        from tests.properties.via_gateway import TillLedger
+        ledger = TillLedger(gateway, name)
+        ledger.sign_in()
+    else:
+        ledger = Ledger.from_url(url, socket_timeout_s=0.25, retry=RetryPolicy(deadline_s=2.0))
+    st = ClientState(name, random.Random(seed), till=bool(gateway))
     start.wait(60)                      # every client imported and connected: the faults start now
     deadline = time.monotonic() + duration_s
-    if do_late_retry:
+    if do_late_retry and not gateway:
         late_retry(url, st)
     for _ in range(ops):
         if time.monotonic() > deadline:
             break
         _step(ledger, st)
-    Path(out_path).write_text(json.dumps({"records": st.records, "duplicates": st.duplicates}))
+    Path(out_path).write_text(json.dumps({"records": st.records, "duplicates": st.duplicates,
+                                          "approvals": getattr(ledger, "approvals", 0),
+                                          "switches": getattr(ledger, "switches", 0),
+                                          "batch_switches": getattr(ledger, "batch_switches", 0)}))
 
 
 # ---------------------------------------------------------------- the faults
@@ -308,12 +336,26 @@ class HistoryReport:
     unavailable_answers: int
     reconcile_exit: int
     verify: dict
+    client_answers: int = 0                  # records of the client processes (not the setup's)
+    via_gateway: bool = False
+    gateway_kills: int = 0
+    refund_approvals: int = 0
+    gateway_dropped_replies: int = 0         # HTTP replies dropped between till and gateway
+    gateway_switches: int = 0                # answers from another gateway than the till's last one
+    batch_switches: int = 0                  # ... in the middle of a till's batch
 
     def summary(self, limit: int = 25) -> str:
-        lines = [f"seed {self.seed}: {len(self.violations)} violation(s), {self.records} answers, "
+        lines = [f"seed {self.seed}: {len(self.violations)} violation(s), {self.records} answers "
+                 f"({self.client_answers} of the clients), "
                  f"{self.journal_entries} journal entries, {self.replayed_answers} replayed, "
                  f"{self.unavailable_answers} unavailable, {self.dropped_replies} replies dropped, "
                  f"reconcile exit {self.reconcile_exit}, faults: {'; '.join(self.faults[:12])}"]
+        if self.via_gateway:
+            lines.append(f"through 2 gateways: {self.gateway_kills} gateway SIGKILLs, "
+                         f"{self.gateway_dropped_replies} HTTP replies dropped, {self.gateway_switches} "
+                         f"answers from the other gateway ({self.batch_switches} mid-batch), "
+                         f"{self.refund_approvals} refund approvals; "
+                         + "; ".join(f for f in self.faults if "gateway" in f))
         by_inv: dict[str, int] = {}
         for x in self.violations:
             by_inv[x.invariant] = by_inv.get(x.invariant, 0) + 1
@@ -395,39 +437,71 @@ def start_from_template(redis_dir: Path) -> tuple[RedisServer, list[dict]]:
 
 
 def run_history(seed: int, pg_url: str, tmp: Path, *, clients: int = 3, ops: int = 5000,
-                duration_s: float = 6.0, kills: int = 1, drop_reply_probability: float = 0.02) -> HistoryReport:
+                duration_s: float = 6.0, kills: int = 1, drop_reply_probability: float = 0.02,
+                via_gateway: bool = False, gateway_kills: int = 1, gateway_down_s: float = 2.0,
+                gateway_drop_reply_probability: float = 0.02) -> HistoryReport:
+    """`via_gateway`: the clients are tills sending through two gateway processes in front
+    of the fault proxy (via_gateway.py), `gateway_kills` SIGKILLs of a gateway restarted at
+    once and one kept down `gateway_down_s`, HTTP replies dropped in front of each."""
     redis_dir = tmp / "redis"
     first, records = start_from_template(redis_dir)
     port = first.port
     box = {"server": first}
     proxy = RobustProxy(port, drop_reply_probability=drop_reply_probability, seed=seed).start()
+    gateways, fronts, gateway_faults = [], [], None
+    counts = {"approvals": 0, "switches": 0, "batch_switches": 0}
     try:
         faults = Faults(box, random.Random(seed * 7 + 1), kills=kills, duration_s=duration_s,
                         make_server=lambda: RedisServer(*AOF, port=port, directory=redis_dir))
         ctx = mp.get_context("spawn")
         outs = [tmp / f"client-{i}.json" for i in range(clients)]
         start = ctx.Barrier(clients + 1)
-        procs = [ctx.Process(target=client_main, args=(proxy.url, f"c{i}", seed * 100 + i, ops, duration_s,
-                                                       str(outs[i]), i == 0, start))
+        names = [f"c{i}" for i in range(clients)]
+        tills: list[dict | None] = [None] * clients
+        if via_gateway:
+            from tests.properties import via_gateway as vg
+            tokens = vg.enroll_tills(first.url, names)
+            gateways = vg.start_gateways(proxy.url, tmp)
+            fronts = [RobustProxy(gw.port, drop_reply_probability=gateway_drop_reply_probability,
+                                  seed=seed * 13 + k).start() for k, gw in enumerate(gateways)]
+            urls = [f"http://127.0.0.1:{f.port}" for f in fronts]
+            # both gateways in every till's list, half of the tills starting at each
+            order = [[0, 1], [1, 0]]
+            batches = [ctx.Value("i", -1, lock=False) for _ in names]
+            tills = [{"urls": [urls[k] for k in order[i % 2]], "order": order[i % 2], "token": tokens[n],
+                      "admin_url": proxy.url, "batch_gateway": batches[i]} for i, n in enumerate(names)]
+            gateway_faults = vg.GatewayFaults(gateways, random.Random(seed * 11 + 3), kills=gateway_kills,
+                                              down_s=gateway_down_s, duration_s=duration_s, log=faults.log,
+                                              batches=batches)
+        procs = [ctx.Process(target=client_main, args=(proxy.url, names[i], seed * 100 + i, ops, duration_s,
+                                                       str(outs[i]), i == 0, start, tills[i]))
                  for i in range(clients)]
         for p in procs:
             p.start()
         start.wait(120)
         faults.start()
+        if gateway_faults:
+            gateway_faults.start()
         for p in procs:
             p.join(duration_s + 120)
         faults.done.set()
         faults.join(30)
+        if gateway_faults:
+            gateway_faults.done.set()
+            gateway_faults.join(60)
         for p in procs:
             if p.is_alive():
                 p.kill()
                 raise AssertionError(f"seed {seed}: a client process hung")
             assert p.exitcode == 0, f"seed {seed}: a client process failed (exit {p.exitcode})"
         duplicates = set()
+        setup_records = len(records)
         for out in outs:
             data = json.loads(out.read_text())
             records += data["records"]
             duplicates |= set(data["duplicates"])
+            for name in counts:
+                counts[name] += data.get(name, 0)
 
         url = f"redis://127.0.0.1:{port}/0"
         ledger = Ledger.from_url(url)
@@ -460,15 +534,28 @@ def run_history(seed: int, pg_url: str, tmp: Path, *, clients: int = 3, ops: int
         if run.returncode != 0:
             violations.append(Violation("reconcile_clean", f"reconcile-service run --once exited "
                                         f"{run.returncode}", {"log_tail": (run.stdout + run.stderr)[-1500:]}))
+        for gw in gateways:       # a gateway's own failure (HTTP 500) reaches a till as "unavailable"
+            errors = [line for line in gw.log_path.read_text(errors="replace").splitlines()
+                      if " ERROR " in line or line.startswith("Traceback")]
+            if errors:
+                violations.append(Violation("gateway_no_internal_error", f"{gw.log_path.name}: {len(errors)} "
+                                            "error line(s)", {"first": errors[:5]}))
         if not report.ok:
             violations += [Violation("verify_clean", f"{x.kind} {x.account_id}: {x.detail}"[:400])
                            for x in report.violations]
         ledger.close()
-        return HistoryReport(seed, violations, len(records), len(journal), faults.log, proxy.dropped_replies,
+        return HistoryReport(seed, violations, len(records), len(journal), faults.log,
+                             proxy.dropped_replies + sum(f.dropped_replies for f in fronts),
                              sum(1 for r in records if r["answer"].get("replayed")),
                              sum(1 for r in records if r["answer"]["type"] == "unavailable"),
-                             run.returncode, report.as_dict()["checked"])
+                             run.returncode, report.as_dict()["checked"], len(records) - setup_records,
+                             via_gateway, gateway_faults.kills if gateway_faults else 0, counts["approvals"],
+                             sum(f.dropped_replies for f in fronts), counts["switches"], counts["batch_switches"])
     finally:
+        for f in fronts:
+            f.close()
+        for gw in gateways:
+            gw.stop()
         proxy.close()
         box["server"].cleanup()
 
