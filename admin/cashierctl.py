@@ -144,7 +144,7 @@ def cmd_acl(args) -> int:
     """Print the three users' ACL SETUSER lines, or (--apply) set them on every node,
     delete the till user of earlier versions and warn about any other user that can
     write the ledger's keys (core.acl)."""
-    from core.acl import apply_users, ledger_users, ledger_writers, retire_users
+    from core.acl import FORMER_USERS, apply_users, ledger_users, ledger_writers, retire_users
     if args.terminal_password:
         raise InvalidRequest("terminal_password", "there is no till user any more (tills talk to the gateway, "
                              "which has its own user): give --gateway-password (CASHIER_GATEWAY_PASSWORD), "
@@ -165,6 +165,11 @@ def cmd_acl(args) -> int:
     retired = retire_users(client)
     for user, where in retired.removed.items():
         closed = retired.connections.get(user, 0)
+        if user in FORMER_USERS:        # a former name of one of the three
+            print(f"deleted the former user {user} (now {user.removeprefix('cashier-')}) on {', '.join(where)}"
+                  + (f" ({closed} open connection(s) closed: give that program the user "
+                     f"{user.removeprefix('cashier-')} in its URL)" if closed else ""))
+            continue
         print(f"deleted the old till user {user} on {', '.join(where)}"
               + (f" ({closed} open connection(s) closed: a till still talking to Redis directly must "
                  "use the gateway now)" if closed else ""))
@@ -248,14 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"how many of the newest entries, 1..{MAX_JOURNAL_COUNT} (default %(default)s)")
     p.set_defaults(func=cmd_journal)
 
-    p = sub.add_parser("acl", help="print (or --apply) the Redis ACL users cashier-gateway, "
-                                  "cashier-reconcile, cashier-admin")
+    p = sub.add_parser("acl", help="print (or --apply) the Redis ACL users gateway, "
+                                  "reconcile and admin")
     p.add_argument("--apply", action="store_true",
                    help="run the ACL SETUSER lines on every node (as an admin URL), delete the old till "
                         "user cashier-terminal(-*) and warn about any other user that can write cs:*")
     for who in ("gateway", "reconcile", "admin"):
         p.add_argument(f"--{who}-password", default=os.environ.get(f"CASHIER_{who.upper()}_PASSWORD"),
-                       help=f"password of the cashier-{who} user (env CASHIER_{who.upper()}_PASSWORD)")
+                       help=f"password of the {who} user (env CASHIER_{who.upper()}_PASSWORD)")
     p.add_argument("--terminal-password", help=argparse.SUPPRESS)     # the old till user's: refused, says why
     p.set_defaults(func=cmd_acl)
     p = sub.add_parser("scripts", help="load the ledger's Lua scripts into Redis")

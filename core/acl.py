@@ -3,17 +3,17 @@ for any other user that can write the ledger's keys.
 
 Three users, and no others that can write (tills hold no Redis login: they talk to the
 gateway with a per-terminal credential):
-  * cashier-gateway: what the ledger gateway (gateway/) does: runs the ledger's functions
+  * gateway: what the ledger gateway (gateway/) does: runs the ledger's functions
     (FCALL), the reads behind its answers (accounts, cards, members, history, promotions,
     cs:meta, INFO for Redis's memory share), WAIT, and its own records: sessions and
     supervisor grants (cs:session:*, cs:approval:*: HSET/EXPIRE/HSETNX, DEL on those
     keys only), terminal tokens (HMGET, last-seen HSET) and cashier PIN attempts (strings
     on cs:cashier:* only). No SET or DEL on balances, EVAL, FUNCTION LOAD, FLUSHALL,
     CONFIG, KEYS, XTRIM, ACL.
-  * cashier-reconcile: the ledger's functions and reads plus the consumer-group commands,
+  * reconcile: the ledger's functions and reads plus the consumer-group commands,
     trimming, the scans of reconciliation, and FUNCTION LOAD (it loads the library at
     start, so the gateway, which may not load it, finds it after a Redis restart).
-  * cashier-admin: everything (for `cashierctl` and maintenance).
+  * admin: everything (for `cashierctl` and maintenance).
 
 Redis checks a script's own commands against the caller's ACL too, so the gateway must
 be allowed the hash/stream/sorted-set writes its scripts make (HSET, HINCRBY, XADD, ...):
@@ -23,9 +23,11 @@ outside the scripts leaves no journal entry, which reconciliation reports as a
 discrepancy. What the ACL withholds is every command no script or gateway code needs
 and every key outside `cs:*`.
 
-`cashierctl acl --apply` sets the three users (`apply_users`) and deletes the till user
-of earlier versions, `cashier-terminal` and any per-till `cashier-terminal-<id>`
-(`retire_users`). `ledger_writers` names every other enabled user that can write `cs:*`
+`cashierctl acl --apply` sets the three users (`apply_users`) and deletes the users of
+earlier versions (`retire_users`): the till user `cashier-terminal` and any per-till
+`cashier-terminal-<id>`, and the former names of the three, `cashier-gateway`,
+`cashier-reconcile` and `cashier-admin` (switch each program's URL to the new user first:
+docs/deployment.md). `ledger_writers` names every other enabled user that can write `cs:*`
 (asked with ACL DRYRUN, Redis 7): `cashierctl acl --apply` and `doctor` warn about them.
 """
 from __future__ import annotations
@@ -35,11 +37,14 @@ from fnmatch import fnmatchcase
 
 KEY_PATTERN = "~cs:*"
 
-GATEWAY_USER, RECONCILE_USER, ADMIN_USER = "cashier-gateway", "cashier-reconcile", "cashier-admin"
+# the ACL user names issue 24 gives (gateway, reconcile, admin: the only users that may write)
+GATEWAY_USER, RECONCILE_USER, ADMIN_USER = "gateway", "reconcile", "admin"
 LEDGER_USERS = (GATEWAY_USER, RECONCILE_USER, ADMIN_USER)
-# The till user of earlier versions (one shared, or one per till as docs/deployment.md
-# once suggested): `cashierctl acl --apply` deletes these.
-OLD_TILL_USERS = ("cashier-terminal", "cashier-terminal-*")
+# Users of earlier versions, which `cashierctl acl --apply` deletes: the till user (one
+# shared, or one per till as docs/deployment.md once suggested) and the former names of the
+# three above.
+FORMER_USERS = ("cashier-gateway", "cashier-reconcile", "cashier-admin")
+OLD_TILL_USERS = ("cashier-terminal", "cashier-terminal-*", *FORMER_USERS)
 
 # Commands the ledger scripts run inside Redis (checked against the caller's ACL).
 SCRIPT_COMMANDS = ("time", "exists", "hget", "hmget", "hgetall", "hset", "hincrby", "hdel", "hexists",

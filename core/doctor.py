@@ -7,7 +7,7 @@ scripts, writes acknowledged with WAIT (wait_replicas; read from the primary's c
 statistics, the evidence of what the tills actually do), min-replicas-to-write, and
 says how long a failover makes charges wait. A TTL on a ledger key that must never expire
 (core.key_ttls) is a warning naming the key and the seconds it has left. Any enabled ACL
-user other than the ledger's three (cashier-gateway, cashier-reconcile, cashier-admin)
+user other than the ledger's three (gateway, reconcile, admin)
 that can write the ledger's keys (core.acl.ledger_writers: ACL DRYRUN) is a warning
 naming it and its fix, the default user on without a password a failure; run as a user
 that may not read the ACL, doctor says it could not check."""

@@ -1,7 +1,7 @@
 """`cashier-gateway run`: serve the ledger gateway with uvicorn; `cashier-gateway self-test`:
 check the installation offline (gateway/selftest.py).
 
-    cashier-gateway run --redis-url redis://cashier-gateway:...@10.0.0.5:6379/0 --host 0.0.0.0 --port 8443 \
+    cashier-gateway run --redis-url redis://gateway:...@10.0.0.5:6379/0 --host 0.0.0.0 --port 8443 \
         --tls-cert /etc/cashier/gateway.crt --tls-key /etc/cashier/gateway.key
 
 The Redis URL may also come from CASHIER_REDIS_URL (keep passwords out of argv). On

@@ -39,7 +39,7 @@ def url(server, user, password):
 
 
 def test_gateway_user_runs_the_ledger(secured):
-    terminal = Ledger.from_url(url(secured, "cashier-gateway", "g-secret"), auto_init=False)
+    terminal = Ledger.from_url(url(secured, "gateway", "g-secret"), auto_init=False)
     assert terminal.deduct("A-1", 100, txn_id="t-1").balance_minor == 900
     assert terminal.hold("A-1", 100, txn_id="h-1", ttl_s=60).applied
     assert terminal.capture("h-1", 50, txn_id="c-1").applied
@@ -50,10 +50,10 @@ def test_gateway_user_runs_the_ledger(secured):
 
 def test_gateway_user_signs_cashiers_in_and_locks_them(secured):
     from core.cashiers import CashierRegistry
-    admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret",
+    admin = redis.Redis(port=secured.port, username="admin", password="a-secret",
                         decode_responses=True)
     CashierRegistry(admin).add("c7", "Li Na", "4321")
-    terminal = redis.Redis(port=secured.port, username="cashier-gateway", password="g-secret",
+    terminal = redis.Redis(port=secured.port, username="gateway", password="g-secret",
                            decode_responses=True)
     registry = CashierRegistry(terminal, max_failures=2)
     assert registry.verify("c7", "4321").ok
@@ -70,18 +70,18 @@ def test_gateway_user_signs_cashiers_in_and_locks_them(secured):
     ("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"), ("CONFIG", "GET", "*"), ("KEYS", "*"),
     ("XDEL", "cs:{p0.0}:j", "0-1"), ("XTRIM", "cs:{p0.0}:j", "MAXLEN", "0"),
     ("HSET", "other:key", "f", "1"), ("FUNCTION", "LOAD", "x"), ("ACL", "SETUSER", "x"),
-    ("SHUTDOWN",), ("DEL", "cs:{p0.0}:j"), ("ACL", "DELUSER", "cashier-admin"), ("ACL", "USERS"),
+    ("SHUTDOWN",), ("DEL", "cs:{p0.0}:j"), ("ACL", "DELUSER", "admin"), ("ACL", "USERS"),
 ])
 def test_gateway_user_is_refused_everything_else(secured, command):
-    client = redis.Redis(port=secured.port, username="cashier-gateway", password="g-secret")
+    client = redis.Redis(port=secured.port, username="gateway", password="g-secret")
     with pytest.raises(NoPermissionError):
         client.execute_command(*command)
-    assert redis.Redis(port=secured.port, username="cashier-admin", password="a-secret").dbsize() > 0
+    assert redis.Redis(port=secured.port, username="admin", password="a-secret").dbsize() > 0
 
 
 def test_the_forbidden_list_is_not_granted():
     gateway = ledger_users(**PASSWORDS)[0]
-    assert gateway.name == "cashier-gateway"
+    assert gateway.name == "gateway"
     granted = {c.lstrip("+") for c in gateway.rule_args() if c.startswith("+")}
     assert not granted & set(FORBIDDEN_FOR_GATEWAY)
     # selectors grant string commands on cashier keys, DEL on its sessions and grants, only
@@ -90,20 +90,20 @@ def test_the_forbidden_list_is_not_granted():
 
 
 def test_scripts_after_restart_come_from_the_admin_side(secured):
-    admin = redis.Redis(port=secured.port, username="cashier-admin", password="a-secret")
+    admin = redis.Redis(port=secured.port, username="admin", password="a-secret")
     admin.function_flush()                                  # what a restart without persistence does
-    terminal = Ledger.from_url(url(secured, "cashier-gateway", "g-secret"), auto_init=False)
+    terminal = Ledger.from_url(url(secured, "gateway", "g-secret"), auto_init=False)
     with pytest.raises(LedgerUnavailable) as info:
         terminal.deduct("A-1", 1, txn_id="t-1")
     assert "cashierctl scripts load" in str(info.value)
-    assert main(["--redis-url", url(secured, "cashier-reconcile", "r-secret"), "scripts", "load"]) == 0
+    assert main(["--redis-url", url(secured, "reconcile", "r-secret"), "scripts", "load"]) == 0
     assert terminal.deduct("A-1", 1, txn_id="t-1").balance_minor == 999
 
 
 def test_acl_command_prints_one_line_per_user(capsys):
     assert main(["acl"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [l.split()[2] for l in lines] == ["cashier-gateway", "cashier-reconcile", "cashier-admin"]
+    assert [l.split()[2] for l in lines] == ["gateway", "reconcile", "admin"]
     assert all(l.startswith("ACL SETUSER ") for l in lines) and "<gateway-password>" in lines[0]
 
 
@@ -133,22 +133,25 @@ def test_acl_apply_deletes_the_old_till_users_and_warns_about_other_writers(caps
         Ledger(setup).init()
         for old in ("cashier-terminal", "cashier-terminal-T3"):
             setup.execute_command("ACL", "SETUSER", old, *OLD_TERMINAL_RULES)
+        # the former name of the reconcile service's user (before issue 24 named them gateway, reconcile, admin)
+        setup.execute_command("ACL", "SETUSER", "cashier-reconcile", "on", ">r-old", "~cs:*", "+@all")
         setup.execute_command("ACL", "SETUSER", "stray", "on", ">s", "~cs:*", "+hset")
         setup.execute_command("ACL", "SETUSER", "cashier-replication", "on", ">p", "+psync", "+replconf", "+ping")
         old_till = redis.Redis(port=server.port, username="cashier-terminal", password="t-old")
         assert old_till.ping()
         assert main(["--redis-url", server.url, *APPLY]) == 0
         captured = capsys.readouterr()
-        assert "applied 3 users (cashier-gateway, cashier-reconcile, cashier-admin) on redis" in captured.out
+        assert "applied 3 users (gateway, reconcile, admin) on redis" in captured.out
         assert ("deleted the old till user cashier-terminal on redis (1 open connection(s) closed: a till "
                 "still talking to Redis directly must use the gateway now)") in captured.out
         assert "deleted the old till user cashier-terminal-T3 on redis\n" in captured.out
+        assert "deleted the former user cashier-reconcile (now reconcile) on redis\n" in captured.out
         warnings = captured.err.strip().splitlines()
         assert [w.split()[3] for w in warnings] == ["default", "stray"], warnings
         assert "user stray can write the ledger's keys (HSET on cs:*)" in warnings[1]
         assert "ACL DELUSER stray" in warnings[1] and "ACL SETUSER default off" in warnings[0]
-        assert sorted(setup.acl_users()) == ["cashier-admin", "cashier-gateway", "cashier-reconcile",
-                                             "cashier-replication", "default", "stray"]
+        assert sorted(setup.acl_users()) == ["admin", "cashier-replication", "default", "gateway", "reconcile",
+                                             "stray"]
         with pytest.raises(redis.exceptions.ConnectionError):     # its connection was closed
             old_till.ping()
         with pytest.raises(redis.exceptions.AuthenticationError):
@@ -169,7 +172,7 @@ def test_doctor_names_every_other_writer_and_none_after_apply(capsys):
         setup.execute_command("ACL", "SETUSER", "cashier-terminal", *OLD_TERMINAL_RULES)
         apply_users(setup, ledger_users(**PASSWORDS)[1:])
         setup.execute_command("ACL", "SETUSER", "default", "off")
-        admin_url = url(server, "cashier-admin", "a-secret")
+        admin_url = url(server, "admin", "a-secret")
         assert main(["--redis-url", admin_url, "doctor"]) == 0            # a warning, not a failure
         acl = acl_findings(capsys.readouterr().out)
         assert acl == ["[warn] acl          user cashier-terminal, the till user of an earlier version, can "
@@ -178,11 +181,11 @@ def test_doctor_names_every_other_writer_and_none_after_apply(capsys):
         capsys.readouterr()
         assert main(["--redis-url", admin_url, "doctor"]) == 0
         out = capsys.readouterr().out
-        assert "[  ok] acl          users: cashier-admin, cashier-gateway, cashier-reconcile, default; none but " \
-               "cashier-gateway, cashier-reconcile, cashier-admin can write cs:*" in out, out
+        assert "[  ok] acl          users: admin, default, gateway, reconcile; none but " \
+               "gateway, reconcile, admin can write cs:*" in out, out
         assert "warn] acl" not in out and "FAIL" not in out
         # a stranger with the run of cs:*, and the default user given a password (requirepass)
-        admin = redis.Redis(port=server.port, username="cashier-admin", password="a-secret")
+        admin = redis.Redis(port=server.port, username="admin", password="a-secret")
         admin.execute_command("ACL", "SETUSER", "backup-tool", "on", ">b", "~*", "+@all")
         admin.execute_command("ACL", "SETUSER", "default", "on", ">shared", "~*", "+@all")
         admin.execute_command("ACL", "SETUSER", "reader", "on", ">r", "~cs:*", "+hgetall")   # reads only: fine
@@ -198,7 +201,7 @@ def test_doctor_names_every_other_writer_and_none_after_apply(capsys):
 
 
 def test_doctor_as_a_restricted_user_says_it_could_not_check_the_acl(secured, capsys):
-    main(["--redis-url", url(secured, "cashier-gateway", "g-secret"), "doctor"])
+    main(["--redis-url", url(secured, "gateway", "g-secret"), "doctor"])
     captured = capsys.readouterr()
     assert "[warn] acl          could not check the ACL users: this user may not read them" in captured.out
     assert "fix: run doctor with the admin user's URL" in captured.out
@@ -216,7 +219,7 @@ def test_doctor_finds_what_is_wrong_and_what_is_right(capsys):
         Ledger(server.client()).init()
         apply_users(server.client(), ledger_users(**PASSWORDS))
         server.client().execute_command("ACL", "SETUSER", "default", "off")
-        admin_url = url(server, "cashier-admin", "a-secret")
+        admin_url = url(server, "admin", "a-secret")
         assert main(["--redis-url", admin_url, "doctor"]) == 0
         out = capsys.readouterr().out
         assert "FAIL" not in out and "appendfsync always" in out

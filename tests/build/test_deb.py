@@ -397,7 +397,7 @@ def test_install_use_remove_purge_in_a_clean_root(deb, clean_root, x_display, bu
     assert gateway_passwd[2] != passwd[2]
     gateway_env = root.path / "etc/cashier/gateway.env"
     assert oct(os.stat(gateway_env).st_mode & 0o777) == "0o600" and os.stat(gateway_env).st_uid == 0
-    assert "#CASHIER_REDIS_URL=redis://cashier-gateway:PASSWORD@" in gateway_env.read_text()
+    assert "#CASHIER_REDIS_URL=redis://gateway:PASSWORD@" in gateway_env.read_text()
     for unit in ("cashier-gateway.service", "cashier-reconcile.service"):
         enabled = root.run("systemctl", "is-enabled", unit, check=False)
         assert enabled.stdout.strip() == "disabled", (unit, enabled.stdout + enabled.stderr)

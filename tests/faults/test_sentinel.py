@@ -221,7 +221,7 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
         assert len(apply_users(admin.client, users)) == 3
         admin.init()
         admin.open_account("A-1", txn_id="open-A-1", initial_minor=1_000)
-        terminal = Ledger.from_url(deploy.url(user_info=f"cashier-gateway:{terminal_pw}@",
+        terminal = Ledger.from_url(deploy.url(user_info=f"gateway:{terminal_pw}@",
                                               query=f"{query}&wait_replicas=1"), auto_init=False)
         assert terminal.wait_replicas == 1
         assert terminal.deduct("A-1", 10, txn_id="d-1").balance_minor == 990
@@ -233,7 +233,7 @@ def test_acl_users_and_sentinel_password_ride_a_failover_without_loading_scripts
         deploy.wait_for_failover(old)
         assert terminal.deduct("A-1", 10, txn_id="d-2").balance_minor == 980
         assert terminal.deduct("A-1", 10, txn_id="d-1").replayed       # the first one, not again
-        wrong = Ledger.from_url(deploy.url(user_info=f"cashier-gateway:{terminal_pw}@",
+        wrong = Ledger.from_url(deploy.url(user_info=f"gateway:{terminal_pw}@",
                                            query="sentinel_password=wrong"), auto_init=False,
                                 retry=type(terminal.retry)(deadline_s=0.3))
         with pytest.raises(LedgerUnavailable) as info:

@@ -91,8 +91,8 @@ def test_the_shipped_sentinel_files_ride_a_failover():
             m.start_sentinel()
         hosts = ",".join(f"127.0.0.1:{m.sentinel_port}" for m in machines)
         query = f"sentinel_password={PASSWORDS['SENTINEL-PASSWORD']}&wait_replicas=1"
-        admin_url = f"redis+sentinel://cashier-admin:adm-pw-6@{hosts}/cashier/0?{query}"
-        till_url = f"redis+sentinel://cashier-gateway:term-pw-4@{hosts}/cashier/0?{query}"
+        admin_url = f"redis+sentinel://admin:adm-pw-6@{hosts}/cashier/0?{query}"
+        till_url = f"redis+sentinel://gateway:term-pw-4@{hosts}/cashier/0?{query}"
         assert build_parser().parse_args(["--redis-url", admin_url, "doctor"]).redis_url == admin_url
         admin = Ledger.from_url(admin_url)
 

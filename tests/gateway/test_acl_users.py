@@ -1,9 +1,9 @@
 """The shop's servers as their own Redis ACL users (core.acl), on a private redis-server
 with the default user switched off: the real gateway (`python -m gateway run`) logged in
-as cashier-gateway serves a till's day (ping with Redis's memory share, sign-in, a wrong
+as the ACL user gateway serves a till's day (ping with Redis's memory share, sign-in, a wrong
 PIN, charges, a top-up, holds, a refund approved by a supervisor's PIN and one by a
 grant, reads, sign-out, a revoked terminal), and the reconcile service (`python -m
-reconcile_service run --once`) as cashier-reconcile drains it all into its database.
+reconcile_service run --once`) as the ACL user reconcile drains it all into its database.
 Redis's ACL LOG must stay empty: a refused command the code swallows (the ping's INFO)
 fails the test as surely as one that surfaces."""
 from __future__ import annotations
@@ -48,7 +48,7 @@ def secured():
         apply_users(setup, ledger_users(**PASSWORDS))
         setup.execute_command("ACL", "SETUSER", "default", "off")
         setup.close()
-        admin = redis.Redis(port=server.port, username="cashier-admin", password="a-secret", decode_responses=True)
+        admin = redis.Redis(port=server.port, username="admin", password="a-secret", decode_responses=True)
         admin.acl_log_reset()
         yield server, admin, tokens
         admin.close()
@@ -60,7 +60,7 @@ def as_user(server, user: str, password: str) -> str:
 
 def test_the_gateway_serves_a_till_as_cashier_gateway_and_reconcile_drains_it(secured, tmp_path):
     server, admin, tokens = secured
-    gw = GatewayProcess(as_user(server, "cashier-gateway", "g-secret"), "--approval-above-minor", "50000").start()
+    gw = GatewayProcess(as_user(server, "gateway", "g-secret"), "--approval-above-minor", "50000").start()
     try:
         till = make_client(gw, tokens["T1"], sign_in=None)
         pong = till.ping()                                       # EXISTS cs:meta, the retention, INFO memory
@@ -115,10 +115,10 @@ def test_the_gateway_serves_a_till_as_cashier_gateway_and_reconcile_drains_it(se
         till.close()
     finally:
         gw.stop()
-    assert admin.acl_log() == [], "cashier-gateway was refused a command"
+    assert admin.acl_log() == [], "gateway was refused a command"
 
     database = tmp_path / "books.sqlite3"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CASHIER_REDIS_URL": as_user(server, "cashier-reconcile", "r-secret"),
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CASHIER_REDIS_URL": as_user(server, "reconcile", "r-secret"),
            "CASHIER_DATABASE_URL": f"sqlite:///{database}"}
     done = subprocess.run([sys.executable, "-m", "reconcile_service", "run", "--once", "--metrics-port", "0",
                            "--log-format", "text"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -126,7 +126,7 @@ def test_the_gateway_serves_a_till_as_cashier_gateway_and_reconcile_drains_it(se
     with sqlite3.connect(database) as books:
         txns = {row[0] for row in books.execute("SELECT txn_id FROM ledger_entries")}
     assert {"T1-d-1", "T1-c-1", "T1-k-1", "T1-v-1", "T1-r-1", "T1-r-2", "T1-n-1"} <= txns
-    assert admin.acl_log() == [], "cashier-reconcile was refused a command"
+    assert admin.acl_log() == [], "reconcile was refused a command"
 
 
 def test_the_gateway_user_writes_ledger_keys_itself_and_nothing_else(secured):
@@ -134,7 +134,7 @@ def test_the_gateway_user_writes_ledger_keys_itself_and_nothing_else(secured):
     gateway's password can write cs:* hashes directly (a trusted server holds it, no till
     does). It cannot DEL a balance, SET one, EVAL, load functions or touch other keys."""
     server, admin, _ = secured
-    gateway = redis.Redis(port=server.port, username="cashier-gateway", password="g-secret", decode_responses=True)
+    gateway = redis.Redis(port=server.port, username="gateway", password="g-secret", decode_responses=True)
     assert gateway.hset("cs:acl-test", "f", "1") == 1
     assert gateway.delete("cs:session:{x}:h") == 0              # its own records: DEL allowed
     for command in (("DEL", "cs:acl-test"), ("SET", "cs:acl-test", "1"), ("EVAL", "return 1", "0"),
