@@ -183,8 +183,12 @@ def read_table(path: str) -> Table:
         return read_xlsx(path)
     if path.lower().endswith(".xls"):
         raise InvalidRequest("file", "old .xls files are not read: save it as .xlsx or CSV")
-    with open(path, "rb") as fh:
-        return read_csv_bytes(fh.read(), path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InvalidRequest("file", f"{path}: {exc.strerror}") from None
+    return read_csv_bytes(data, path)
 
 
 # ---------------------------------------------------------------- the column mapping
@@ -286,8 +290,16 @@ class ImportPlan:
     members: list[ImportMember]                   # to open (or already opened by an earlier run)
     problems: list[Problem]                       # one per refused row
     already: set[str] = field(default_factory=set)   # account ids this import opened before
-    file_principal_minor: int = 0                 # sums of the amounts that parsed, every row
+    file_principal_minor: int = 0                 # sums of every row's amounts that parse
     file_bonus_minor: int = 0
+
+    @property
+    def refused_principal_minor(self) -> int:
+        return self.file_principal_minor - sum(m.principal_minor for m in self.members)
+
+    @property
+    def refused_bonus_minor(self) -> int:
+        return self.file_bonus_minor - sum(m.bonus_minor for m in self.members)
 
     @property
     def refused_lines(self) -> list[int]:
@@ -375,6 +387,15 @@ def plan_import(table: Table, mapping: dict[str, str] | str | None, ledger=None,
         found = _parse_row(line, cells, cols)
         if isinstance(found, Problem):
             plan.problems.append(found)
+            for name in ("principal", "bonus"):       # what it holds still counts in the file's totals
+                try:
+                    minor = _amount(cells[cols[name]] if name in cols and cols[name] < len(cells) else "", name)
+                except InvalidRequest:
+                    continue
+                if name == "principal":
+                    plan.file_principal_minor += minor
+                else:
+                    plan.file_bonus_minor += minor
         else:
             plan.file_principal_minor += found.principal_minor
             plan.file_bonus_minor += found.bonus_minor
@@ -756,7 +777,8 @@ def report_rows(plan: ImportPlan, outcome: ImportOutcome | None) -> list[list[st
             ["item", "members", "principal", "bonus"],
             line("rows in the file", (plan.rows, plan.file_principal_minor, plan.file_bonus_minor))]
     refused = len(plan.refused_lines)
-    rows.append([f"refused rows (listed below)", str(refused), "", ""])
+    rows.append(line("refused rows (listed below; amounts that parse)",
+                     (refused, plan.refused_principal_minor, plan.refused_bonus_minor)))
     rows.append(line("to import", plan.totals()))
     rows.append(line("already imported by an earlier run", plan.totals(
         m for m in plan.members if m.account_id in plan.already)))
@@ -782,8 +804,11 @@ def report_rows(plan: ImportPlan, outcome: ImportOutcome | None) -> list[list[st
 
 def write_report(path: str, plan: ImportPlan, outcome: ImportOutcome | None) -> str:
     """Write the reconciliation sheet as CSV (UTF-8 with a BOM: Excel shows the Chinese)."""
-    with open(path, "w", encoding="utf-8-sig", newline="") as fh:
-        csv.writer(fh).writerows(report_rows(plan, outcome))
+    try:
+        with open(path, "w", encoding="utf-8-sig", newline="") as fh:
+            csv.writer(fh).writerows(report_rows(plan, outcome))
+    except OSError as exc:
+        raise InvalidRequest("report", f"{path}: {exc.strerror}") from None
     return path
 
 
@@ -792,6 +817,13 @@ def write_report(path: str, plan: ImportPlan, outcome: ImportOutcome | None) -> 
 def write_rows(path: str, headers: Sequence[str], rows: Iterable[Sequence], *, sheet: str = "members") -> None:
     """CSV (UTF-8 with a BOM) or .xlsx (by the name's ending). Decimal cells are numbers
     in a .xlsx (format 0.00) and their digits in a CSV."""
+    try:
+        _write_rows(path, headers, rows, sheet)
+    except OSError as exc:
+        raise InvalidRequest("file", f"{path}: {exc.strerror}") from None
+
+
+def _write_rows(path: str, headers: Sequence[str], rows: Iterable[Sequence], sheet: str) -> None:
     if path.lower().endswith(".xlsx"):
         try:
             import openpyxl
