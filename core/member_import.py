@@ -384,7 +384,9 @@ def plan_import(table: Table, mapping: dict[str, str] | str | None, ledger=None,
     owners: dict[str, tuple[str, int, str]] = {}      # identity -> (account id, line, field)
     total = len(table.rows)
     for n, (line, cells) in enumerate(table.rows, start=1):
-        found = _parse_row(line, cells, cols)
+        extra = [c for c in cells[len(table.headers):] if c.strip()]
+        found = Problem(line, "row", ",".join(cells), f"{len(cells)} cells, the header has {len(table.headers)} "
+                        "(an amount with an unquoted comma?)") if extra else _parse_row(line, cells, cols)
         if isinstance(found, Problem):
             plan.problems.append(found)
             for name in ("principal", "bonus"):       # what it holds still counts in the file's totals

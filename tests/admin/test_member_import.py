@@ -104,12 +104,13 @@ def test_invalid_rows_are_listed_with_line_field_and_reason(tmp_path, ledger):
             ["", "", "庚", "", "1", "0"],                     # no identity
             ["B8", "C8", "辛" * 65, "", "1", "0"],            # name too long
             ["B9", "C9", "壬", "", "1", "1e3"],               # bonus not an amount
-            ["B10", "C10", "癸", "", "1000000000.00", "1000000000.00"]]   # at the limits: fine
+            ["B10", "C10", "癸", "", "1000000000.00", "1000000000.00"],   # at the limits: fine
+            ["B11", "C11", "子", "", "1", "234.56", "0"]]     # 1,234.56 unquoted: one cell too many
     path = write_csv(tmp_path / "bad.csv", rows)
     plan = mi.plan_import(mi.read_table(str(path)), None, ledger)
     got = [(p.line, p.field) for p in plan.problems]
     assert got == [(2, "phone"), (3, "principal"), (4, "principal"), (5, "principal"), (6, "principal"),
-                   (7, "card"), (8, "card"), (9, "name"), (10, "bonus")]
+                   (7, "card"), (8, "card"), (9, "name"), (10, "bonus"), (12, "row")]
     assert "negative" in plan.problems[1].reason and "two decimals" in plan.problems[2].reason
     assert "maximum" in plan.problems[3].reason
     [m] = plan.members
