@@ -418,7 +418,7 @@ def plan_import(table: Table, mapping: dict[str, str] | str | None, ledger=None,
 def _identities(m: ImportMember) -> list[tuple[str, str]]:
     """(key, field) of the strings that must be this member's alone in the file: the
     account id, card and phone (the till's one look-up namespace) and the reference."""
-    out = [(m.account_id, "ref" if m.account_id == m.ref else "card"), ("\0ref:" + m.ref, "ref")]
+    out = [(m.account_id, "card" if m.account_id == m.card else "ref"), ("\0ref:" + m.ref, "ref")]
     if m.card and m.card != m.account_id:
         out.append((m.card, "card"))
     if m.phone and m.phone not in (m.account_id, m.card):
@@ -504,10 +504,10 @@ def _ledger_clash(m: ImportMember, fp, is_account, card_of, phone_of):
         if fp is not None:
             return Problem(m.line, "ref", m.ref, f"txn {m.txn_id} was used before for other figures "
                            "(imported earlier from another file?)", "taken")
-        return Problem(m.line, "ref" if a == m.ref else "card", a, "an account with this id exists in the ledger",
+        return Problem(m.line, "card" if a == m.card else "ref", a, "an account with this id exists in the ledger",
                        "taken")
     if (card_of[a] and card_of[a] != a) or (phone_of[a] and phone_of[a] != a):
-        return Problem(m.line, "ref" if a == m.ref else "card", a, "is another member's card or phone in the ledger",
+        return Problem(m.line, "card" if a == m.card else "ref", a, "is another member's card or phone in the ledger",
                        "taken")
     if m.card and m.card != a:
         if card_of[m.card] or is_account[m.card]:
