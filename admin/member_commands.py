@@ -10,7 +10,7 @@ account (退卡), member lookup and the shop settings.
     cashierctl member reindex                    (rebuild the member index from the accounts)
     cashierctl member import FILE [--map card=会员卡号,...] [--apply] [--report SHEET.csv]
     cashierctl member import --template OUT.csv|OUT.xlsx
-    cashierctl member export OUT.csv|OUT.xlsx    (members, cards, principal, bonus, status)
+    cashierctl member export OUT.csv|OUT.xlsx [--from-book]   (members, cards, principal, bonus, status)
     cashierctl settings spend-order [principal_first|bonus_first|proportional]
     cashierctl settings balance-cap [AMOUNT|off]
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import uuid
 
@@ -203,15 +204,47 @@ def _export(args) -> int:
     from core import member_import as mi
     if not args.file or not args.file.lower().endswith((".csv", ".xlsx")):
         raise InvalidRequest("file", "member export needs OUT.csv or OUT.xlsx")
-    bar = _Bar(sys.stderr.isatty() and not args.json)
-    rows = mi.export_members(_ledger(args), progress=bar)
+    if args.from_book:
+        rows = _book_rows(args)
+        if isinstance(rows, int):
+            return rows
+        where = "the database of record"
+    else:
+        rows = mi.export_members(_ledger(args), progress=_Bar(sys.stderr.isatty() and not args.json))
+        where = "Redis"
     path = mi.write_export(args.file, rows)
     principal = sum(r.principal_minor for r in rows)
     bonus = sum(r.bonus_minor for r in rows)
     _print(args, {"file": path, "members": len(rows), "principal_minor": principal, "bonus_minor": bonus},
-           f"exported {len(rows)} members to {path}: principal {format_minor(principal)}, "
+           f"exported {len(rows)} members from {where} to {path}: principal {format_minor(principal)}, "
            f"bonus {format_minor(bonus)}")
     return EXIT_OK
+
+
+def _book_rows(args):
+    """The export's rows from the database of record (reconcile_service.reports), or the
+    exit code after printing why not (the database failed: 3)."""
+    from core import InvalidRequest
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from reconcile_service.config import default_database_url
+        from reconcile_service.db import make_engine
+        from reconcile_service.reports.members_export import members_from_book
+    except ModuleNotFoundError as exc:
+        raise InvalidRequest("from_book", f"needs the reconcile service installed ({exc.name} is missing)") from None
+    from core.connection import redacted
+    from core.exit_codes import EXIT_UNAVAILABLE
+    url = args.database_url or default_database_url()
+    engine = make_engine(url, create=False)          # ConfigError (bad input, exit 2) names database_url
+    try:
+        return members_from_book(engine)
+    except SQLAlchemyError as exc:
+        print(f"cashierctl: database_url: the database at {redacted(url)} failed: "
+              f"{str(exc).splitlines()[0][:300]}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    finally:
+        engine.dispose()
 
 
 @guarded
@@ -327,6 +360,11 @@ def register(subparsers) -> None:
     p = members.add_parser("export", help="every member with cards, name, phone, principal, bonus, status "
                                           "(.csv or .xlsx, for the accountant)")
     p.add_argument("file", nargs="?", help="OUT.csv or OUT.xlsx")
+    p.add_argument("--from-book", action="store_true",
+                   help="read the database of record (what the reconcile service booked) instead of Redis")
+    p.add_argument("--database-url", default=os.environ.get("CASHIER_DATABASE_URL"),
+                   help="with --from-book: the database (env CASHIER_DATABASE_URL; default: the reconcile "
+                        "service's SQLite file)")
     p.set_defaults(func=cmd_member)
 
     settings = subparsers.add_parser("settings", help="shop settings: spending order, balance cap")

@@ -120,3 +120,23 @@ def test_an_imported_bonus_is_spent_refunded_and_closed_like_a_topup_bonus(redis
                                   LedgerEntry.bonus_delta_minor).where(LedgerEntry.txn_id == "imp:I-1")).one()
     assert tuple(row) == (1_500, 1_000, 500)
     assert verify(ledger, db).ok
+
+
+def test_export_from_the_book_equals_the_export_from_redis(tmp_path, redis_url, pg_url, db, ledger, capsys):
+    ledger.init()
+    path = tmp_path / "s.csv"
+    _file(path, n=300, bad=20)
+    assert ctl(["--redis-url", redis_url, "member", "import", str(path), "--apply"]) == 1
+    ledger.block_card("77000007", txn_id="blk-7", reason="lost")
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    capsys.readouterr()
+    assert ctl(["--redis-url", redis_url, "member", "export", str(tmp_path / "redis.csv")]) == 0
+    assert ctl(["--redis-url", redis_url, "member", "export", str(tmp_path / "book.csv"), "--from-book",
+                "--database-url", pg_url]) == 0
+    assert "from the database of record" in capsys.readouterr().out
+    redis_rows = (tmp_path / "redis.csv").read_text(encoding="utf-8-sig")
+    assert redis_rows == (tmp_path / "book.csv").read_text(encoding="utf-8-sig")
+    assert "77000007:blocked" in redis_rows and redis_rows.count("\n") == 281
+    assert ctl(["--redis-url", redis_url, "member", "export", str(tmp_path / "x.csv"), "--from-book",
+                "--database-url", "postgresql://nobody@127.0.0.1:1/none"]) == 3
+    assert "database_url" in capsys.readouterr().err
