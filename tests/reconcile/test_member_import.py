@@ -140,3 +140,26 @@ def test_export_from_the_book_equals_the_export_from_redis(tmp_path, redis_url, 
     assert ctl(["--redis-url", redis_url, "member", "export", str(tmp_path / "x.csv"), "--from-book",
                 "--database-url", "postgresql://nobody@127.0.0.1:1/none"]) == 3
     assert "database_url" in capsys.readouterr().err
+
+
+def test_restore_brings_imported_members_back_with_their_buckets(tmp_path, redis_url, pg_url, db, ledger):
+    """Redis lost after an import: `restore` from the book gives every imported member its
+    principal, bonus, card and phone back, and a re-run of the import then opens nothing
+    (the accounts exist; their import records went with Redis)."""
+    from core import Ledger
+    ledger.init()
+    path = tmp_path / "r.csv"
+    _, good, principal, bonus = _file(path, n=300, bad=20)
+    assert ctl(["--redis-url", redis_url, "member", "import", str(path), "--apply"]) == 1
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    ledger.client.flushdb()
+    assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0
+    back = Ledger.from_url(redis_url)
+    infos = back.accounts([r[0] for r in good])
+    assert sum(i.balance_minor - i.bonus_minor for i in infos.values()) == principal
+    assert sum(i.bonus_minor for i in infos.values()) == bonus
+    assert back.resolve_card(good[0][1]).account_id == good[0][0]
+    assert back.find_members(good[0][3])[0].account_id == good[0][0]
+    assert ctl(["--redis-url", redis_url, "member", "import", str(path), "--apply"]) == 1
+    assert back.accounts([r[0] for r in good]) == infos          # nothing opened again
+    back.close()
