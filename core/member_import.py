@@ -101,11 +101,9 @@ def decode_csv_bytes(data: bytes) -> tuple[str, str]:
 
 def read_csv_bytes(data: bytes, source: str = "") -> Table:
     text, encoding = decode_csv_bytes(data)
-    try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    first = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first.count)     # the header's separator (ties: the comma)
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
     headers: tuple[str, ...] | None = None
     rows = []
     line = 1
@@ -572,7 +570,7 @@ def _initials_of(names: list[str]) -> list[str]:
 
 
 def apply_import(plan: ImportPlan, ledger, *, progress: Progress | None = None,
-                 operator: str | None = None) -> ImportOutcome:
+                 operator: str | None = None, helper_process: bool = True) -> ImportOutcome:
     """Open every member of the plan (and issue its card), idempotently: a member an
     earlier run opened answers `replayed` and nothing changes.
 
@@ -581,7 +579,9 @@ def apply_import(plan: ImportPlan, ledger, *, progress: Progress | None = None,
     each chunk is sent by a helper thread while the next one is prepared (a chunk's
     opens, then its cards, then the cards' entries in the account's card list).
     Otherwise (a Cluster, several partitions, an operator to record) one `open_account`
-    and `issue_card` each. Killed part way, a re-run finishes the rest."""
+    and `issue_card` each. Killed part way, a re-run finishes the rest. `helper_process`:
+    False keeps everything in this process (a caller that must not fork, e.g. a web
+    server's worker thread)."""
     from .connection import is_cluster
     out = ImportOutcome()
     total = len(plan.members)
@@ -597,7 +597,7 @@ def apply_import(plan: ImportPlan, ledger, *, progress: Progress | None = None,
     ledger.runner.check_policy(txn_id=None)
     from concurrent.futures import ThreadPoolExecutor
     names = [[m.name for m in chunk] for chunk in chunks]
-    with _initials_pool(total) as pool, ThreadPoolExecutor(1) as sender:
+    with (_initials_pool(total) if helper_process else _NoPool()) as pool, ThreadPoolExecutor(1) as sender:
         initials = pool.map(_initials_of, names) if pool else map(_initials_of, names)
         pending = None
         for n, (chunk, ini) in enumerate(zip(chunks, initials)):

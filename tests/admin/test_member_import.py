@@ -297,3 +297,15 @@ def test_property_random_files_with_faults_import_each_member_once(tmp_path_fact
     infos = ledger.accounts([m.account_id for m in plan.members]) if plan.members else {}
     assert sum(i.balance_minor for i in infos.values()) == sum(m.principal_minor + m.bonus_minor
                                                                 for m in plan.members)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_semicolon_and_tab_separated_files(tmp_path, ledger, sep):
+    ledger.init()
+    path = tmp_path / "s.csv"
+    path.write_text(sep.join(HEAD) + "\n" + sep.join(["T1", "C1", "张三", "", "1,234.50", "0"]) + "\n",
+                    encoding="utf-8")
+    plan = mi.plan_import(mi.read_table(str(path)), None, ledger)
+    assert [(m.account_id, m.principal_minor) for m in plan.members] == [("T1", 123450)]
+    out = mi.apply_import(plan, ledger, helper_process=False, progress=lambda *a: None)
+    assert len(out.created) == 1
