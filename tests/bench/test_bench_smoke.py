@@ -59,3 +59,13 @@ def test_drain_instructions_counts_one_batch(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     per_entry = int(proc.stdout.strip().splitlines()[-1].split()[0].replace(",", ""))
     assert raw.exists() and 10_000 < per_entry < 1_000_000, proc.stdout     # an entry is tens of thousands
+
+
+def test_bench_member_import_smoke(tmp_path):
+    """Issue 29's part: a smoke import (2,000 members) and its re-run write their rows."""
+    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--parts", "member_import", "--out",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert "| 29 import | import 2,000 members (CSV, cards, bonus) into Redis |" in text
+    assert "| 29 import | re-run of the same 2,000 members" in text and "FAILED" not in text
