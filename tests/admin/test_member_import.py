@@ -309,3 +309,26 @@ def test_semicolon_and_tab_separated_files(tmp_path, ledger, sep):
     assert [(m.account_id, m.principal_minor) for m in plan.members] == [("T1", 123450)]
     out = mi.apply_import(plan, ledger, helper_process=False, progress=lambda *a: None)
     assert len(out.created) == 1
+
+
+def test_account_ids_and_txn_ids_from_references(tmp_path, ledger):
+    """The account id is the reference when it is a valid id, else the card; the old
+    reference is journaled either way; txn ids stay within 64 characters and never use
+    the ledger's own '@' namespace."""
+    ledger.init()
+    long_ref = "R" * 64
+    rows = [["张三-001", "8800001", "张三", "", "1", "0"],      # a Chinese reference: the card is the id
+            ["王五-003", "", "王五", "", "1", "0"],              # ... and without a card: refused
+            [long_ref, "8800004", "赵六", "", "1", "0"]]
+    plan = mi.plan_import(mi.read_table(str(write_csv(tmp_path / "r.csv", rows))), None, ledger)
+    assert [(p.line, p.field) for p in plan.problems] == [(3, "ref")]
+    assert [(m.account_id, m.ref) for m in plan.members] == [("8800001", "张三-001"), (long_ref, long_ref)]
+    for m in plan.members:
+        for txn in (m.txn_id, m.card_txn_id):
+            assert len(txn) <= 64 and "@" not in txn
+    assert plan.members[1].txn_id == "imp:h" + __import__("hashlib").sha1(long_ref.encode()).hexdigest()
+    mi.apply_import(plan, ledger)
+    entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal)
+             if f["kind"] == "open" and f["acct"] == "8800001"][0]
+    assert entry["imp"] == "张三-001" and entry["txn"] == "imp:8800001"
+    assert ledger.resolve_card("8800001").account_id == "8800001"
