@@ -25,6 +25,10 @@ float); a number cell of a spreadsheet is read back as the shortest text of its 
 Rows are refused with their line number, the field and the reason: invalid values,
 duplicates within the file (a card, phone or reference on an earlier line) and against
 the ledger (a card, phone or account id another member holds already).
+
+The export (`export_members`, `write_export`) lists every account of Redis with its
+cards and their states, name, phone, principal, bonus and status; the same rows from the
+database of record are `reconcile_service.reports.members_export.members_from_book`.
 """
 from __future__ import annotations
 
