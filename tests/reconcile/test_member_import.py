@@ -163,3 +163,22 @@ def test_restore_brings_imported_members_back_with_their_buckets(tmp_path, redis
     assert ctl(["--redis-url", redis_url, "member", "import", str(path), "--apply"]) == 1
     assert back.accounts([r[0] for r in good]) == infos          # nothing opened again
     back.close()
+
+
+def test_amounts_at_the_limit_are_booked_exactly(tmp_path, redis_url, pg_url, db, ledger):
+    ledger.init()
+    path = tmp_path / "big.csv"
+    with open(path, "w", encoding="gbk", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(HEAD)
+        w.writerow(["L1", "9100001", "甲", "", "1000000000.00", "1000000000.00"])
+        w.writerow(["L2", "9100002", "乙", "", "999999999.99", "0.01"])
+        w.writerow(["L3", "9100003", "丙", "", "1000000000.01", "0"])       # one fen too many: refused
+    assert ctl(["--redis-url", redis_url, "member", "import", str(path), "--apply"]) == 1
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    with db.connect() as conn:
+        rows = dict((a, (p, b)) for a, p, b in conn.execute(
+            select(Account.account_id, Account.principal_minor, Account.bonus_minor)))
+    assert rows == {"L1": (10 ** 11, 10 ** 11), "L2": (10 ** 11 - 1, 1)}
+    assert ledger.account("L1").balance_minor == 2 * 10 ** 11
+    assert_books_agree(ledger, db)
