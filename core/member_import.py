@@ -103,31 +103,43 @@ def decode_csv_bytes(data: bytes) -> tuple[str, str]:
         raise InvalidRequest("file", f"neither UTF-8 nor GBK text (byte {exc.start})") from None
 
 
+HEADER_SEARCH_ROWS = 10     # a title row or two above the header (会员列表, the export's date) is skipped
+
+
+def _table(records: list[tuple[int, tuple[str, ...]]], source: str, encoding: str) -> Table:
+    """The header is the first of the first non-empty rows with at least two known
+    headers (a title above it is skipped), else the first non-empty row."""
+    if not records:
+        raise InvalidRequest("file", "empty: no header row")
+    at = 0
+    for i, (_, cells) in enumerate(records[:HEADER_SEARCH_ROWS]):
+        if sum(_norm(c) in _ALIAS_INDEX for c in cells) >= 2:
+            at = i
+            break
+    headers = tuple(c.strip() for c in records[at][1])
+    rows = records[at + 1:]
+    if len(rows) > MAX_FILE_ROWS:
+        raise InvalidRequest("file", f"more than {MAX_FILE_ROWS} rows")
+    return Table(headers, tuple(rows), source, encoding)
+
+
 def read_csv_bytes(data: bytes, source: str = "") -> Table:
     text, encoding = decode_csv_bytes(data)
-    first = text.split("\n", 1)[0]
-    delimiter = max(",;\t", key=first.count)     # the header's separator (ties: the comma)
+    head = "\n".join(text.split("\n", HEADER_SEARCH_ROWS)[:HEADER_SEARCH_ROWS])
+    delimiter = max(",;\t", key=head.count)      # the separator of the first lines (ties: the comma)
     reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
-    headers: tuple[str, ...] | None = None
-    rows = []
+    records = []
     line = 1
     try:
         for record in reader:
             start, line = line, reader.line_num + 1
-            if headers is None:
-                if any(c.strip() for c in record):
-                    headers = tuple(c.strip() for c in record)
-                continue
-            if not any(c.strip() for c in record):
-                continue                    # blank lines: nothing to import
-            rows.append((start, tuple(record)))
-            if len(rows) > MAX_FILE_ROWS:
-                raise InvalidRequest("file", f"more than {MAX_FILE_ROWS} rows")
+            if any(c.strip() for c in record):   # blank lines: nothing to import
+                records.append((start, tuple(record)))
+                if len(records) > MAX_FILE_ROWS + HEADER_SEARCH_ROWS:
+                    raise InvalidRequest("file", f"more than {MAX_FILE_ROWS} rows")
     except csv.Error as exc:
         raise InvalidRequest("file", f"line {line}: not CSV ({exc})") from None
-    if headers is None:
-        raise InvalidRequest("file", "empty: no header row")
-    return Table(headers, tuple(rows), source, encoding)
+    return _table(records, source, encoding)
 
 
 def _cell_text(value) -> str:
@@ -156,29 +168,22 @@ def read_xlsx(path: str) -> Table:
             from None
     try:
         sheet = book.worksheets[0]
-        headers: tuple[str, ...] | None = None
-        rows = []
+        records = []
         for number, record in enumerate(sheet.iter_rows(values_only=True), start=1):
             cells = tuple(_cell_text(c) for c in record)
-            if headers is None:
-                if any(c.strip() for c in cells):
-                    headers = tuple(c.strip() for c in cells)
-                continue
-            if not any(c.strip() for c in cells):
-                continue
-            rows.append((number, cells))
-            if len(rows) > MAX_FILE_ROWS:
-                raise InvalidRequest("file", f"more than {MAX_FILE_ROWS} rows")
+            if any(c.strip() for c in cells):
+                records.append((number, cells))
+                if len(records) > MAX_FILE_ROWS + HEADER_SEARCH_ROWS:
+                    raise InvalidRequest("file", f"more than {MAX_FILE_ROWS} rows")
     finally:
         book.close()
-    if headers is None:
-        raise InvalidRequest("file", "empty: no header row")
-    return Table(headers, tuple(rows), path, "xlsx")
+    return _table(records, path, "xlsx")
 
 
 def read_table(path: str) -> Table:
     """Read a CSV (UTF-8, UTF-8 with BOM, GBK; comma, semicolon or tab) or .xlsx file (its
-    first sheet). Line numbers are the file's own (the header is line 1)."""
+    first sheet). Line numbers are the file's own (the header is line 1 unless a title
+    row or two stand above it)."""
     if not os.path.isfile(path):
         raise InvalidRequest("file", f"{path}: no such file")
     if path.lower().endswith((".xlsx", ".xlsm")):

@@ -332,3 +332,18 @@ def test_account_ids_and_txn_ids_from_references(tmp_path, ledger):
              if f["kind"] == "open" and f["acct"] == "8800001"][0]
     assert entry["imp"] == "张三-001" and entry["txn"] == "imp:8800001"
     assert ledger.resolve_card("8800001").account_id == "8800001"
+
+
+@pytest.mark.parametrize("kind", ["csv", "xlsx"])
+def test_a_title_above_the_header_is_skipped_and_lines_stay_the_files(tmp_path, ledger, kind):
+    ledger.init()
+    rows = [["会员列表（导出于 2026-12-01）"], [], HEAD, ["T1", "C1", "张三", "", "1", "0"], ["T2", "C2", "李四", "", "x", "0"]]
+    if kind == "csv":
+        path = tmp_path / "t.csv"
+        with open(path, "w", encoding="gbk", newline="") as fh:
+            csv.writer(fh).writerows(rows)
+    else:
+        path = write_xlsx(tmp_path / "t.xlsx", rows[1:], header=rows[0])
+    plan = mi.plan_import(mi.read_table(str(path)), None, ledger)
+    assert plan.mapping["principal"] == "余额" and plan.rows == 2
+    assert [m.line for m in plan.members] == [4] and [(p.line, p.field) for p in plan.problems] == [(5, "principal")]
