@@ -705,7 +705,10 @@ def _record(out: ImportOutcome, m: ImportMember, result) -> bool:
     if result.applied:
         (out.replayed if result.replayed else out.created).append(m)
         return True
-    out.declined.append((m, result.status.value))
+    why = result.status.value
+    if result.replayed:     # the first answer is kept under the txn id until the retention ends
+        why += f" (declined by an earlier run; txn {result.txn_id} answers so until the retention ends)"
+    out.declined.append((m, why))
     return False
 
 
