@@ -899,7 +899,8 @@ def export_members(ledger, *, progress: Progress | None = None) -> list[ExportRo
         ids += sorted(ledger.runner.with_retry(client.smembers, part.accounts, txn_id=None))
     cards: dict[str, list[str]] = {}
     for c in ledger.cards():
-        cards.setdefault(c.account_id, []).append(f"{c.card_no}:{'blocked' if c.status.value == 'CARD_BLOCKED' else 'active'}")
+        state = "blocked" if c.status.value == "CARD_BLOCKED" else "active"
+        cards.setdefault(c.account_id, []).append(f"{c.card_no}:{state}")
     out = []
     total = len(ids)
     for start in range(0, total, 1000):
