@@ -635,16 +635,17 @@ class _NoPool:
 
 
 def _initials_pool(total: int):
-    """A helper process for the names' pinyin initials (the costliest part of preparing an
-    open: ~150 us a name), for big imports on a machine with more than one CPU."""
+    """A helper process (forked) for the names' pinyin initials (the costliest part of
+    preparing an open: ~150 us a name), for big imports on a machine with more than one
+    CPU where fork exists."""
     if total < 5 * APPLY_CHUNK or (os.cpu_count() or 1) < 2:
         return _NoPool()
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     try:
         ctx = multiprocessing.get_context("fork")
-    except ValueError:                      # no fork (Windows): the default context
-        ctx = multiprocessing.get_context()
+    except ValueError:      # no fork (Windows): no helper (a spawned one would re-run a frozen cashierctl)
+        return _NoPool()
     return ProcessPoolExecutor(1, mp_context=ctx)
 
 
