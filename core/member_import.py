@@ -592,6 +592,7 @@ def apply_import(plan: ImportPlan, ledger, *, progress: Progress | None = None,
     False keeps everything in this process (a caller that must not fork, e.g. a web
     server's worker thread)."""
     from .connection import is_cluster
+    v.check_id(operator, "operator", optional=True)
     out = ImportOutcome()
     total = len(plan.members)
     chunks = [plan.members[i:i + APPLY_CHUNK] for i in range(0, total, APPLY_CHUNK)]

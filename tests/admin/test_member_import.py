@@ -347,3 +347,18 @@ def test_a_title_above_the_header_is_skipped_and_lines_stay_the_files(tmp_path, 
     plan = mi.plan_import(mi.read_table(str(path)), None, ledger)
     assert plan.mapping["principal"] == "余额" and plan.rows == 2
     assert [m.line for m in plan.members] == [4] and [(p.line, p.field) for p in plan.problems] == [(5, "principal")]
+
+
+def test_operator_is_recorded_one_member_at_a_time_and_checked_first(tmp_path, ledger, capsys):
+    ledger.init()
+    url = ledger_url(ledger)
+    path = write_csv(tmp_path / "o.csv", ROWS)
+    assert ctl(["--redis-url", url, "member", "import", str(path), "--apply", "--operator", "bad id"]) == 2
+    assert "operator" in capsys.readouterr().err
+    assert ledger.client.scard(ledger.partitions[0].accounts) == 0
+    seen = []
+    out = mi.apply_import(mi.plan_import(mi.read_table(str(path)), None, ledger), ledger, operator="boss",
+                          progress=lambda done, total, phase: seen.append((done, total, phase)))
+    assert len(out.created) == 4 and seen[-1] == (4, 4, "apply")
+    entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f["kind"] == "open"][0]
+    assert entry["cash"] == "boss"
