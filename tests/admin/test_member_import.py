@@ -362,3 +362,38 @@ def test_operator_is_recorded_one_member_at_a_time_and_checked_first(tmp_path, l
     assert len(out.created) == 4 and seen[-1] == (4, 4, "apply")
     entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f["kind"] == "open"][0]
     assert entry["cash"] == "boss"
+
+
+def test_connections_killed_during_apply_each_member_once(tmp_path, ledger):
+    """Redis drops the importer's connections again and again while it writes (CLIENT
+    KILL): each pipeline is retried with the same txn ids, replays answer what ran, and
+    every member is opened and given its card exactly once."""
+    import threading
+
+    import redis as redis_py
+    ledger.init()
+    n = 3000
+    rows = [[f"F{i:05d}", f"44{i:06d}", f"会员{i}", f"135{i:08d}", f"{i}.01", "2"] for i in range(n)]
+    plan = mi.plan_import(mi.read_table(str(write_csv(tmp_path / "f.csv", rows))), None, ledger)
+    kw = ledger.client.connection_pool.connection_kwargs
+    killer = redis_py.Redis(host=kw["host"], port=kw["port"], db=kw.get("db", 0))
+    stop = threading.Event()
+    kills = []
+
+    def kill():
+        while not stop.is_set():
+            kills.append(killer.client_kill_filter(_type="normal", skipme=True))
+            time.sleep(0.03)
+    t = threading.Thread(target=kill)
+    t.start()
+    try:
+        out = mi.apply_import(plan, ledger)
+    finally:
+        stop.set()
+        t.join()
+        killer.close()
+    assert sum(kills) > 0
+    assert out.declined == [] and len(out.created) + len(out.replayed) == n
+    assert opens_in_journal(ledger) == {r[0]: 1 for r in rows}
+    cards = [f["card"] for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f["kind"] == "card_issue"]
+    assert sorted(cards) == sorted(r[1] for r in rows)
