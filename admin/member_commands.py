@@ -8,6 +8,9 @@ account (退卡), member lookup and the shop settings.
     cashierctl close ACCOUNT                     (pays out the principal, forfeits the bonus)
     cashierctl member find QUERY [--limit N]     (phone, name prefix or pinyin initials)
     cashierctl member reindex                    (rebuild the member index from the accounts)
+    cashierctl member import FILE [--map card=会员卡号,...] [--apply] [--report SHEET.csv]
+    cashierctl member import --template OUT.csv|OUT.xlsx
+    cashierctl member export OUT.csv|OUT.xlsx [--from-book]   (members, cards, principal, bonus, status)
     cashierctl settings spend-order [principal_first|bonus_first|proportional]
     cashierctl settings balance-cap [AMOUNT|off]
 
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import sys
 import uuid
 
 from core import Ledger, Result
@@ -124,8 +129,130 @@ def cmd_close(args) -> int:
                    bonus_forfeited_minor=result.bonus_forfeited_minor)
 
 
+class _Bar:
+    """A progress bar on stderr (only when stderr is a terminal): the phase, done/total."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, done: int, total: int, phase: str) -> None:
+        if not self.enabled or not total:
+            return
+        width = 30
+        filled = width * done // total
+        sys.stderr.write(f"\r{phase:<6} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+        self.shown = True
+        if done >= total:
+            sys.stderr.write("\n")
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.flush()
+
+
+def _import(args) -> int:
+    from core import InvalidRequest
+    from core import member_import as mi
+    if args.template:
+        path = mi.write_template(args.template)
+        _print(args, {"template": path}, f"template written: {path} (columns "
+               f"{', '.join(mi.TEMPLATE_HEADERS[f] for f in mi.FIELDS)}; amounts in yuan, e.g. 128.50)")
+        return EXIT_OK
+    if not args.file:
+        raise InvalidRequest("file", "member import needs the file to import (or --template OUT.csv)")
+    table = mi.read_table(args.file)
+    mapping = mi.load_mapping(args.map)
+    bar = _Bar(sys.stderr.isatty() and not args.json)
+    ledger = _ledger(args)
+    plan = mi.plan_import(table, mapping, ledger, progress=bar)
+    outcome = mi.apply_import(plan, ledger, progress=bar, operator=args.operator) if args.apply else None
+    bar.close()
+    report = mi.write_report(args.report or mi.report_path_for(args.file), plan, outcome)
+    count, principal, bonus = plan.totals(outcome.imported if outcome else None)
+    data = {"mode": "apply" if outcome else "dry-run", "rows": plan.rows, "mapping": plan.mapping,
+            "refused": [dataclasses.asdict(p) for p in plan.problems],
+            "to_import": len(plan.members), "already_imported": len(plan.already),
+            "principal_minor": principal, "bonus_minor": bonus, "report": report}
+    lines = [f"{plan.source}: {plan.rows} rows ({plan.encoding}); columns "
+             + ", ".join(f"{k}={h}" for k, h in plan.mapping.items())]
+    for p in plan.problems:
+        lines.append(f"  line {p.line}: {p.field} {p.value!r}: {p.reason}")
+    if outcome is None:
+        lines.append(f"dry run: {len(plan.members)} members would be imported ({len(plan.already)} of them "
+                     f"already were), principal {format_minor(principal)}, bonus {format_minor(bonus)}; "
+                     f"{len(plan.refused_lines)} rows refused. Nothing was written: add --apply to import.")
+    else:
+        data.update(created=len(outcome.created), replayed=len(outcome.replayed),
+                    declined=[{"line": m.line, "account_id": m.account_id, "reason": why}
+                              for m, why in outcome.declined],
+                    cards_issued=outcome.cards_issued)
+        for m, why in outcome.declined:
+            lines.append(f"  line {m.line}: declined by the ledger: {m.account_id}: {why}")
+        lines.append(f"imported {count} members (opened now {len(outcome.created)}, already imported "
+                     f"{len(outcome.replayed)}), principal {format_minor(principal)}, bonus {format_minor(bonus)}; "
+                     f"{len(plan.refused_lines)} rows refused, {len(outcome.declined)} declined.")
+    lines.append(f"reconciliation sheet: {report}")
+    _print(args, data, "\n".join(lines))
+    bad = plan.problems or (outcome is not None and outcome.declined)
+    return EXIT_DECLINED if bad else EXIT_OK
+
+
+def _export(args) -> int:
+    from core import InvalidRequest
+    from core import member_import as mi
+    if not args.file or not args.file.lower().endswith((".csv", ".xlsx")):
+        raise InvalidRequest("file", "member export needs OUT.csv or OUT.xlsx")
+    if args.from_book:
+        rows = _book_rows(args)
+        if isinstance(rows, int):
+            return rows
+        where = "the database of record"
+    else:
+        rows = mi.export_members(_ledger(args), progress=_Bar(sys.stderr.isatty() and not args.json))
+        where = "Redis"
+    path = mi.write_export(args.file, rows)
+    principal = sum(r.principal_minor for r in rows)
+    bonus = sum(r.bonus_minor for r in rows)
+    _print(args, {"file": path, "members": len(rows), "principal_minor": principal, "bonus_minor": bonus},
+           f"exported {len(rows)} members from {where} to {path}: principal {format_minor(principal)}, "
+           f"bonus {format_minor(bonus)}")
+    return EXIT_OK
+
+
+def _book_rows(args):
+    """The export's rows from the database of record (reconcile_service.reports), or the
+    exit code after printing why not (the database failed: 3)."""
+    from core import InvalidRequest
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from reconcile_service.config import default_database_url
+        from reconcile_service.db import make_engine
+        from reconcile_service.reports.members_export import members_from_book
+    except ModuleNotFoundError as exc:
+        raise InvalidRequest("from_book", f"needs the reconcile service installed ({exc.name} is missing)") from None
+    from core.connection import redacted
+    from core.exit_codes import EXIT_UNAVAILABLE
+    url = args.database_url or default_database_url()
+    engine = make_engine(url, create=False)          # ConfigError (bad input, exit 2) names database_url
+    try:
+        return members_from_book(engine)
+    except SQLAlchemyError as exc:
+        print(f"cashierctl: database_url: the database at {redacted(url)} failed: "
+              f"{str(exc).splitlines()[0][:300]}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    finally:
+        engine.dispose()
+
+
 @guarded
 def cmd_member(args) -> int:
+    if args.action == "import":
+        return _import(args)
+    if args.action == "export":
+        return _export(args)
     ledger = _ledger(args)
     if args.action == "reindex":
         counts = ledger.rebuild_member_index()
@@ -210,13 +337,34 @@ def register(subparsers) -> None:
     p.add_argument("account", help=ACCOUNT_HELP)
     p.set_defaults(func=cmd_close)
 
-    member = subparsers.add_parser("member", help="find members; rebuild the member index")
+    member = subparsers.add_parser("member", help="find members; rebuild the member index; import, export")
     members = member.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = members.add_parser("find", help="by phone (exact), name prefix or pinyin initials")
     p.add_argument("query", nargs="?", help="a phone number, the start of a name, or pinyin initials (zs)")
     p.add_argument("--limit", type=int, default=10, help="at most this many (1..50)")
     p.set_defaults(func=cmd_member)
     p = members.add_parser("reindex", help="rebuild the member index and the identity index (phones, each account's cards) from the accounts and cards")
+    p.set_defaults(func=cmd_member)
+    p = members.add_parser("import", help="move members in from another system (CSV or .xlsx): a dry run "
+                                          "unless --apply")
+    p.add_argument("file", nargs="?", help="the old system's export: .csv (UTF-8, UTF-8 with BOM or GBK) or .xlsx")
+    p.add_argument("--map", help="columns, e.g. card=会员卡号,phone=手机号,name=姓名,principal=余额,bonus=赠送余额,"
+                                 "ref=会员编号 (or a file of field=header lines); common headers are found "
+                                 "without it")
+    p.add_argument("--apply", action="store_true", help="import (default: a dry run that writes nothing)")
+    p.add_argument("--report", help="where to write the reconciliation sheet (default: next to the file, "
+                                    "<name>.import-report.csv)")
+    p.add_argument("--template", metavar="OUT", help="write an empty template (.csv or .xlsx) and exit")
+    p.add_argument("--operator", help="who does this (recorded as cashier id; slower: one member at a time)")
+    p.set_defaults(func=cmd_member)
+    p = members.add_parser("export", help="every member with cards, name, phone, principal, bonus, status "
+                                          "(.csv or .xlsx, for the accountant)")
+    p.add_argument("file", nargs="?", help="OUT.csv or OUT.xlsx")
+    p.add_argument("--from-book", action="store_true",
+                   help="read the database of record (what the reconcile service booked) instead of Redis")
+    p.add_argument("--database-url", default=os.environ.get("CASHIER_DATABASE_URL"),
+                   help="with --from-book: the database (env CASHIER_DATABASE_URL; default: the reconcile "
+                        "service's SQLite file)")
     p.set_defaults(func=cmd_member)
 
     settings = subparsers.add_parser("settings", help="shop settings: spending order, balance cap")

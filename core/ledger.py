@@ -28,7 +28,7 @@ from .batches import BATCH_ITEMS_PER_CALL, Batches
 from .holds import Holds
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .member_index import MemberIndex
-from .members import Members, member_index_args, topup_args
+from .members import Members, member_index_args, open_import_args, topup_args
 from .read_cache import ReadCache
 from .reads import AccountReads
 from .records import AccountInfo, DeductRequest, JournalEntry
@@ -307,8 +307,16 @@ class Ledger:
 
     def open_account(self, account_id: str, *, txn_id: str, initial_minor: int = 0,
                      terminal_id: str | None = None, cashier_id: str | None = None,
-                     holder_name: str | None = None, phone: str | None = None) -> Result:
+                     holder_name: str | None = None, phone: str | None = None,
+                     bonus_minor: int = 0, import_ref: str | None = None) -> Result:
         """Create an account. An existing id with a new txn id -> Status.ACCOUNT_EXISTS.
+
+        `initial_minor` is the opening principal; `bonus_minor` (a member moved in from
+        another system, issue 29) an opening bonus bucket: the balance is both, and the
+        opening entry carries `pd` / `bd` like a top-up with a bonus. `import_ref` (1-64
+        characters, no control characters) is the member's reference in the system it was
+        moved in from, journaled as the opening entry's field `imp`
+        (`core.member_import` opens every member it imports with it).
 
         `holder_name` (optional, up to 64 characters of any script) is what the till
         shows next to the balance; `phone` (optional) finds the member (`find_members`).
@@ -322,6 +330,7 @@ class Ledger:
         """
         holder = v.check_holder_name(holder_name)
         v.check_amount(initial_minor, "initial_minor", allow_zero=True)
+        tail = open_import_args(bonus_minor, import_ref)
         part = self._common(account_id, txn_id, terminal_id, cashier_id)
         index_keys, member_args = member_index_args(part, holder, phone)
         phone = member_args[0]
@@ -336,7 +345,7 @@ class Ledger:
         try:
             result = self._balance_op("open_account", account_id, initial_minor, txn_id, terminal_id,
                                       cashier_id, allow_zero=True, extra_keys=extra, kind="open",
-                                      extra_args=[holder, *member_args, found])
+                                      extra_args=[holder, *member_args, found, *tail])
         except (InvalidRequest, TxnConflict):
             if found == "CLAIMED":         # nothing was opened by this request
                 self._drop_phone_claim(account_id, phone)

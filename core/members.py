@@ -106,6 +106,20 @@ def member_index_args(part: Partition | None, holder: str, phone: object) -> tup
                                       pinyin_initials(holder) if holder else ""]
 
 
+def open_import_args(bonus_minor: object, import_ref: object) -> list[str]:
+    """ARGV tail of open_account.lua (ARGV[12], ARGV[13]): the opening bonus and the import
+    reference of a member moved in from another system; [] for a plain open."""
+    v.check_amount(bonus_minor, "bonus_minor", allow_zero=True)
+    ref = "" if import_ref is None else import_ref
+    if not isinstance(ref, str):
+        raise InvalidRequest("import_ref", f"must be a string, not {type(ref).__name__}")
+    if len(ref) > v.MAX_ID_LEN or any(unicodedata.category(c) == "Cc" for c in ref):
+        raise InvalidRequest("import_ref", f"at most {v.MAX_ID_LEN} characters, no control characters")
+    if not bonus_minor and not ref:
+        return []
+    return [str(bonus_minor), ref]
+
+
 def topup_args(method: object, bonus_minor: object) -> list[str]:
     """ARGV tail of a top-up (credit.lua ARGV[9], ARGV[10]): method, bonus."""
     if method not in PAYMENT_METHODS:

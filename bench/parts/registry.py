@@ -4,8 +4,8 @@ ratios, part 3's peak for part 5's pacing). Adding a part is one function here.
 """
 from __future__ import annotations
 
-from . import (backoffice, cache, capacity, ceiling, client, compare, gateway, hot, latency, members, memory,
-               reconcile, server_cost, soak, terminal, wait)
+from . import (backoffice, cache, capacity, ceiling, client, compare, gateway, hot, latency, member_import, members,
+               memory, reconcile, server_cost, soak, terminal, wait)
 
 PARTS = {
     "ceiling": (ceiling.run, "1: redis-benchmark running the product's deduct script"),
@@ -24,4 +24,5 @@ PARTS = {
     "capacity": (capacity.run, "issue 33: Redis memory per operation by part, against core.capacity"),
     "soak": (soak.run, "issue 33: open-loop soak with the daemon; memory per operation, lag, RSS over time"),
     "gateway": (gateway.run, "issue 24: gateway vs direct: charge p99, charges/s on 1 and 2 gateways, deduct_many"),
+    "member_import": (member_import.run, "issue 29: cashierctl member import of 100,000 members"),
 }

@@ -1,5 +1,8 @@
 --[[
-open_account: create an account with an opening balance (0 allowed).
+open_account: create an account with an opening balance (0 allowed), and optionally an
+opening bonus and the reference of the system it was imported from (issue 29). With a
+bonus or a reference the fingerprint is 'open|<account>|<principal>|<bonus>|imp:<ref>'
+(without either it is 'open|<account>|<initial>', as before).
 The account hash has no TTL, ever. Card numbers, account ids and phones share the till's
 one look-up, so the id must not be a card number or another member's phone
 (ACCOUNT_ID_TAKEN) and the phone must not be another member's phone, a card number or
@@ -29,6 +32,12 @@ ARGV[9] name key
 ARGV[10] pinyin initials
 ARGV[11] the phone of another partition: 'CLAIMED' (for this account, by the ledger) or
   PHONE_TAKEN; '' or absent otherwise
+ARGV[12] opening bonus (optional, '' or absent = 0): the bonus bucket of a member moved in
+  from another system (issue 29); ARGV[3] is then the principal, the balance principal +
+  bonus, and the entry's amt both, with pd / bd (buckets.lua)
+ARGV[13] import reference (optional): the member's reference in the system it was moved in
+  from, journaled as field 'imp' (an entry with 'imp' is an import's opening balance);
+  1-64 characters, no control characters
 Returns {status, balance_minor, replayed, journal_id}
 Statuses: APPLIED, ACCOUNT_EXISTS, ACCOUNT_ID_TAKEN, PHONE_TAKEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
@@ -57,8 +66,17 @@ if phone == '' or phone_found ~= '' then
 elseif KEYS[8] ~= prefix .. 'a:' .. phone or KEYS[9] ~= prefix .. 'c:' .. phone then
   return invalid('KEYS', 'not the account and card keys of the phone in this partition')
 end
+local bonus_arg, import_ref = ARGV[12] or '', ARGV[13] or ''
+if bonus_arg == '' then bonus_arg = '0' end
+bad = check_amount(bonus_arg, 'bonus_minor', true)
+if bad then return bad end
+if #import_ref > MAX_HOLDER_BYTES or string.find(import_ref, '%c') then
+  return invalid('import_ref', 'at most 64 characters, no control characters')
+end
+local bonus = tonumber(bonus_arg)
 local ttl_s = ARGV[4]
 local fp = 'open|' .. account_id .. '|' .. ARGV[3]
+if bonus > 0 or import_ref ~= '' then fp = fp .. '|' .. bonus_arg .. '|imp:' .. import_ref end
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
@@ -80,10 +98,18 @@ if phone ~= '' and phone_found == '' then
   redis.call('HSET', KEYS[7], phone, account_id)
 end
 
-redis.call('HSET', acct_key, 'bal', int_str(initial), 'st', 'active', 'ct', now_ms())
+local balance = initial + bonus           -- each at most 1e11: far below MAX_BALANCE_MINOR
+redis.call('HSET', acct_key, 'bal', int_str(balance), 'st', 'active', 'ct', now_ms())
+if bonus > 0 then redis.call('HSET', acct_key, 'bo', int_str(bonus)) end
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 index_member(KEYS[5], acct_key, account_id, holder, phone, ARGV[9] or '', ARGV[10] or '')
 redis.call('SADD', set_key, account_id)
-local jid = journal(jkey, acct_key, txn_id, 'open', account_id, initial, initial, '',
-                    member_fields(holder, phone))
-return decide(txn_key, fp, ttl_s, 'APPLIED', initial, jid)
+local extra = member_fields(holder, phone) or {}
+if bonus > 0 then
+  extra[#extra + 1] = 'pd'; extra[#extra + 1] = int_str(initial)
+  extra[#extra + 1] = 'bd'; extra[#extra + 1] = int_str(bonus)
+end
+if import_ref ~= '' then extra[#extra + 1] = 'imp'; extra[#extra + 1] = import_ref end
+if #extra == 0 then extra = nil end
+local jid = journal(jkey, acct_key, txn_id, 'open', account_id, balance, balance, '', extra)
+return decide(txn_key, fp, ttl_s, 'APPLIED', balance, jid)

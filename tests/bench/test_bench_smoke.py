@@ -72,3 +72,13 @@ def test_gateway_part_smoke(tmp_path):
     assert "two gateway processes" in text and "deduct_many, batches of 100" in text
     assert text.count("balances exact: True") >= 3 and "balances exact: False" not in text
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_bench_member_import_smoke(tmp_path):
+    """Issue 29's part: a smoke import (2,000 members) and its re-run write their rows."""
+    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--parts", "member_import", "--out",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert "| 29 import | import 2,000 members (CSV, cards, bonus) into Redis |" in text
+    assert "| 29 import | re-run of the same 2,000 members" in text and "FAILED" not in text
