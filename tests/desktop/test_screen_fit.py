@@ -40,7 +40,10 @@ def xvfb_1024x768():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
-        while not Path(f"/tmp/.X11-unix/X{number}").exists():      # a condition, not a fixed sleep
+        # a condition, not a fixed sleep: the socket file exists a moment before the server
+        # accepts clients (a test asking then "is a window manager running?" got "cannot tell")
+        from desktop.app import _x_display_reachable
+        while not (Path(f"/tmp/.X11-unix/X{number}").exists() and _x_display_reachable(f":{number}")):
             assert proc.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
             time.sleep(0.02)
         yield f":{number}"
