@@ -28,6 +28,20 @@ class ResultPanel:
         self.session.result_shown(remember, account_id, reason)
         self.result_label.setText(text)
         set_tone(self.result_label, tone or "idle")
+        self._fit()
+
+    def _fit(self) -> None:
+        """The panel keeps its height (nothing below it moves), so a message that needs more
+        lines than it has at this width is set a size smaller (issue 26 item 14: at
+        1024x768 in English, "Being checked … Do NOT charge again" wrapped into a 4th line
+        that was cut off): the whole message is always shown."""
+        label = self.result_label
+        for fit in ("", "smaller", "smallest"):
+            label.setProperty("fit", fit)
+            label.style().unpolish(label)
+            label.style().polish(label)
+            if label.width() <= 0 or label.heightForWidth(label.width()) <= label.height():
+                return
 
     def refuse(self, refusal: Refusal, account_id: str | None = None) -> Refusal:
         self.show("checking" if refusal.reason == Reason.BUSY else "declined", refusal_words(refusal.reason),

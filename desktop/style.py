@@ -26,6 +26,8 @@ QLabel#balanceLabel { font-size: 19px; min-height: 50px; color: #24384f; }
 QLabel#balanceLabel[tone="frozen"] { color: #a3341f; }
 QLabel[tone="error"] { color: #b3261e; font-size: 16px; }
 QLabel#resultLabel { font-size: 19px; font-weight: 600; border-radius: 10px; padding: 4px; }
+QLabel#resultLabel[fit="smaller"] { font-size: 16px; }
+QLabel#resultLabel[fit="smallest"] { font-size: 14px; }
 QLabel#resultLabel[tone="idle"] { background: transparent; }
 QLabel#resultLabel[tone="working"] { background: #e7eef8; color: #2d4a6b; }
 QLabel#resultLabel[tone="approved"] { background: #e3f4e6; color: #1e6b32; border: 2px solid #7cc28d; }
