@@ -1,0 +1,26 @@
+"""Issue 26 item 18 ("Smaller"), the rest of it: the Z report names an operation whose
+split is unknown, the receipt's card and member, REPRINT only on a slip printed before,
+the look-up retried when the connection is back, one word for a charge in zh_CN, the
+sale screen's Tab order. Offscreen pytest-qt, real Redis where the till runs."""
+from __future__ import annotations
+
+
+# ---------------------------------------------------------------- the Z report names the operation
+
+def test_a_split_unknown_in_the_z_report_names_the_operation(qapp):
+    from PySide6.QtCore import QLocale
+
+    from desktop.outbox import RESOLVED, Op, Shift
+    from desktop.report import build_report, member_lines
+    shift = Shift(1, "T1", 1_796_000_000_000, "c1", None, None)
+    known = Op("T1-x-known", "deduct", "M-1", 500, "T1", "c1", 1, 1_796_000_000_000, state=RESOLVED,
+               status="APPLIED", principal_delta_minor=-500, bonus_delta_minor=0)
+    unknown = Op("T1-x-0123456789abcdef", "deduct", "M-2", 700, "T1", "c1", 1, 1_796_000_000_000,
+                 state=RESOLVED, status="APPLIED")
+    report = build_report(shift, [known, unknown])
+    lines = member_lines(report, QLocale("en_US"))
+    at = next(i for i, (label, _) in enumerate(lines) if "split is unknown" in label)
+    assert lines[at][1] == "1"
+    named = lines[at + 1]
+    assert named[1] == "T1-x-0123456789abcdef" and "Charge" in named[0]
+    assert all("T1-x-known" not in value for _, value in lines)
