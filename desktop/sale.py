@@ -42,7 +42,7 @@ from .engine import ONLINE, Refused
 from .history_model import ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
 from .i18n import Retranslates
 from .outbox import Op
-from .sale_layout import fix_heights, retranslate_ui, set_tone, setup_ui
+from .sale_layout import fix_heights, retranslate_ui, set_tab_order, set_tone, setup_ui
 from .sale_lookup import RECEIPT_NUMBER, AccountLookup
 from .sale_panel import ResultPanel
 from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession, check_entry, parse_amount
@@ -127,6 +127,7 @@ class SalePage(Retranslates, QWidget):
     def add_history_action(self, widget: QWidget) -> None:
         """A widget in the history bar, left of Top up… (the receipts' Reprint, Earlier sale…)."""
         self.history_bar.insertWidget(self.history_bar.indexOf(self.top_up_button), widget)
+        set_tab_order(self)
 
     # ---------------------------------------------------------------- texts
 

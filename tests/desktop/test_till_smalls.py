@@ -24,3 +24,25 @@ def test_a_split_unknown_in_the_z_report_names_the_operation(qapp):
     named = lines[at + 1]
     assert named[1] == "T1-x-0123456789abcdef" and "Charge" in named[0]
     assert all("T1-x-known" not in value for _, value in lines)
+
+
+# ---------------------------------------------------------------- Tab follows the screen
+
+def _tab_chain(qtbot, window, start, count: int) -> list[str]:
+    from PySide6.QtCore import Qt
+    start.setFocus()
+    names = [start.objectName()]
+    for _ in range(count):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        names.append(window.focusWidget().objectName())
+    return names
+
+
+def test_tab_on_the_sale_screen_goes_account_amount_charge_in_the_screens_order(qtbot, terminal, ledger):
+    from .conftest import sign_in
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    chain = _tab_chain(qtbot, terminal, page.account_input, 14)
+    assert chain[:3] == ["accountInput", "amountInput", "chargeButton"]
+    assert chain[3:7] == ["holdButton", "newSaleButton", "lookupButton", "membersButton"]
+    assert chain.index("earlierSaleButton") < chain.index("historyTable")   # the history bar is above it
