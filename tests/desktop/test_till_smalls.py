@@ -46,3 +46,33 @@ def test_tab_on_the_sale_screen_goes_account_amount_charge_in_the_screens_order(
     assert chain[:3] == ["accountInput", "amountInput", "chargeButton"]
     assert chain[3:7] == ["holdButton", "newSaleButton", "lookupButton", "membersButton"]
     assert chain.index("earlierSaleButton") < chain.index("historyTable")   # the history bar is above it
+
+
+# ---------------------------------------------------------------- REPRINT only when printed before
+
+def test_a_slip_never_printed_is_not_marked_reprint_and_a_second_one_is(qtbot, terminal, ledger, tmp_path):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.receipts.config import PrinterConfig
+    from .conftest import open_account, sign_in
+    open_account(ledger, "RP-1", 5000)
+    terminal.receipts.config = PrinterConfig(connection="file", address=str(tmp_path / "none" / "lp0"))
+    sign_in(qtbot, terminal)
+    page, bar = terminal.sale_page, terminal.receipt_hooks.bar
+    page.account_input.setText("RP-1")
+    page.amount_input.setText("3.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Receipt not printed" in bar.status_label.text(), timeout=10_000)
+    device = tmp_path / "lp0"
+    device.write_bytes(b"")
+    terminal.receipts.config = PrinterConfig(connection="file", address=str(device))
+    terminal.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is terminal, timeout=3000)
+    qtbot.keyClick(page.account_input, Qt.Key.Key_F4)
+    qtbot.waitUntil(lambda: bar.status_label.text() == "Receipt printed.", timeout=10_000)
+    first = device.read_bytes()
+    assert b"1P0" + terminal.receipts.last.txn_id.encode() in first and b"REPRINT" not in first
+    qtbot.keyClick(page.account_input, Qt.Key.Key_F4)            # now it was printed: this one is a reprint
+    qtbot.waitUntil(lambda: bar.status_label.text() == "Receipt reprinted.", timeout=10_000)
+    assert b"*** REPRINT ***" in device.read_bytes()
