@@ -10,7 +10,8 @@ charge is resolved), other customers can be charged meanwhile, and when the char
 resolves the screen says so (on the result panel if its customer is still on
 screen, else in the notice). A card scanned anywhere in the window (desktop/scanner.py)
 replaces the account on screen. A new account on screen clears the result panel and
-the amount typed for the previous customer; a connection change updates the panel.
+the amount typed for the previous customer; a connection change updates the panel, and
+a look-up refused in the outage runs again when the connection is back.
 The account on screen shows
 its status, balance, the amount on hold and the available balance; it is re-read
 every `DISPLAY_REFRESH_MS` while it stays on screen (display reads may come from the
@@ -334,6 +335,8 @@ class SalePage(Retranslates, QWidget):
     def _connection_changed(self, state: str, _detail: str = "") -> None:
         self.panel.connection_changed(state, state == ONLINE)
         self._update_buttons()
+        if state == ONLINE:
+            self.lookup.connection_back()        # a look-up refused in the outage runs again
 
     # ---------------------------------------------------------------- history
 

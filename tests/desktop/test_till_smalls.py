@@ -76,3 +76,65 @@ def test_a_slip_never_printed_is_not_marked_reprint_and_a_second_one_is(qtbot, t
     qtbot.keyClick(page.account_input, Qt.Key.Key_F4)            # now it was printed: this one is a reprint
     qtbot.waitUntil(lambda: bar.status_label.text() == "Receipt reprinted.", timeout=10_000)
     assert b"*** REPRINT ***" in device.read_bytes()
+
+
+# ---------------------------------------------------------------- a look-up refused in an outage runs again
+
+def test_a_look_up_refused_in_an_outage_runs_again_when_the_connection_is_back(qtbot, make_terminal, redis_db,
+                                                                               ledger, registry):
+    import os
+
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in
+    from .proxy import FaultProxy
+    proxy = FaultProxy(int(os.environ.get("CASHIER_TEST_REDIS_PORT", "6379")))
+    try:
+        ledger.init()
+        open_account(ledger, "OUT-1", 5000)
+        window = make_terminal(proxy.url(redis_db))
+        sign_in(qtbot, window)
+        page = window.sale_page
+        proxy.mode = "blackhole"                 # the gateway cannot reach Redis
+        proxy.cut_connections()
+        qtbot.waitUntil(lambda: window.engine.state != "online", timeout=10_000)
+        page.account_input.setText("OUT-1")
+        qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: "cannot look up now" in page.account_error.text(), timeout=10_000)
+        assert page._account is None
+        proxy.mode = "pass"                      # the connection is back: nothing pressed
+        proxy.cut_connections()
+        qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "OUT-1", timeout=15_000)
+        assert page.account_error.text() == "" and "OUT-1" in page.balance_label.text()
+    finally:
+        proxy.close()
+
+
+def test_no_look_up_runs_again_once_the_field_was_edited(qtbot, make_terminal, redis_db, ledger, registry):
+    import os
+
+    from PySide6.QtCore import Qt
+
+    from .conftest import open_account, sign_in, stays_true
+    from .proxy import FaultProxy
+    proxy = FaultProxy(int(os.environ.get("CASHIER_TEST_REDIS_PORT", "6379")))
+    try:
+        ledger.init()
+        open_account(ledger, "OUT-2", 5000)
+        window = make_terminal(proxy.url(redis_db))
+        sign_in(qtbot, window)
+        page = window.sale_page
+        proxy.mode = "blackhole"
+        proxy.cut_connections()
+        qtbot.waitUntil(lambda: window.engine.state != "online", timeout=10_000)
+        page.account_input.setText("OUT-2")
+        qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: "cannot look up now" in page.account_error.text(), timeout=10_000)
+        page.account_input.setFocus()
+        qtbot.keyClick(page.account_input, Qt.Key.Key_Backspace)      # the cashier moved on
+        proxy.mode = "pass"
+        proxy.cut_connections()
+        qtbot.waitUntil(lambda: window.engine.state == "online", timeout=15_000)
+        stays_true(qtbot, lambda: page._account is None, 500)
+    finally:
+        proxy.close()
