@@ -526,12 +526,12 @@
     <message>
         <location filename="../receipts/earlier.py" line="282"/>
         <source>This sale was declined: no money was taken, nothing to refund.</source>
-        <translation>此笔交易未成功：没有扣款，无需退款。</translation>
+        <translation>此笔交易未成功：未收款，无需退款。</translation>
     </message>
     <message>
         <location filename="../receipts/earlier.py" line="284"/>
         <source>Only charges and completed sales can be refunded.</source>
-        <translation>只有消费和已完成的预授权交易可以退款。</translation>
+        <translation>只有收款和已完成的预授权交易可以退款。</translation>
     </message>
     <message>
         <location filename="../receipts/earlier.py" line="286"/>
@@ -726,7 +726,7 @@
     <message>
         <location filename="../main_window.py" line="218"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
-        <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
+        <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
         <location filename="../main_window.py" line="328"/>
@@ -1332,7 +1332,7 @@
     <message>
         <location filename="../dialogs.py" line="78"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
-        <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
+        <translation>退还账户 %2 的收款 %1。最多还可退 %3。</translation>
     </message>
     <message>
         <location filename="../dialogs.py" line="82"/>
@@ -1543,7 +1543,7 @@ Account %1</source>
     <message>
         <location filename="../sale_texts.py" line="61"/>
         <source>Charging %1 to %2…</source>
-        <translation>正在从 %2 扣款 %1…</translation>
+        <translation>正在向 %2 收款 %1…</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="61"/>
@@ -1618,7 +1618,7 @@ Account %1</source>
     <message>
         <location filename="../sale_texts.py" line="92"/>
         <source>Approved: %1 charged</source>
-        <translation>成功：已扣款 %1</translation>
+        <translation>成功：已收款 %1</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="92"/>
@@ -2029,7 +2029,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../report.py" line="364"/>
         <source>(reserved only)</source>
-        <translation>（仅预授权，未扣款）</translation>
+        <translation>（仅预授权，未收款）</translation>
     </message>
     <message>
         <location filename="../report.py" line="367"/>
@@ -2178,7 +2178,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../stale_ops.py" line="87"/>
         <source>These operations got no answer from the central server and are now older than %1 h (the ledger remembers an operation for %2 h). Sending one again could charge the customer twice, so the terminal no longer sends them by itself. Re-check asks the central server whether it was done; if it cannot tell, check the account with the back office and mark the operation abandoned (the customer was not charged, or it is handled by hand).</source>
-        <translation>这些操作未得到中央服务器的答复，现已超过 %1 小时（账本只记住一笔操作 %2 小时）。再次发送可能向顾客重复扣款，因此终端不再自动发送。“重新核对”会询问中央服务器该操作是否已完成；如果无法确定，请与后台核对账户，并将该操作标记为放弃（顾客未被扣款，或由人工处理）。</translation>
+        <translation>这些操作未得到中央服务器的答复，现已超过 %1 小时（账本只记住一笔操作 %2 小时）。再次发送可能向顾客重复收款，因此终端不再自动发送。“重新核对”会询问中央服务器该操作是否已完成；如果无法确定，请与后台核对账户，并将该操作标记为放弃（未向顾客收款，或由人工处理）。</translation>
     </message>
     <message>
         <location filename="../stale_ops.py" line="93"/>
@@ -2289,7 +2289,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="19"/>
         <source>Declined: the card is blocked (reported lost or stolen); nothing was charged</source>
-        <translation>已拒绝：此卡已停用（挂失或被盗），未扣款</translation>
+        <translation>已拒绝：此卡已停用（挂失或被盗），未收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="41"/>
@@ -2355,12 +2355,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="25"/>
         <source>Refund refused: the original charge was not found</source>
-        <translation>退款被拒绝：找不到原扣款</translation>
+        <translation>退款被拒绝：找不到原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="26"/>
         <source>Refund refused: more than the charge left to refund</source>
-        <translation>退款被拒绝：超过原扣款可退金额</translation>
+        <translation>退款被拒绝：超过原收款可退金额</translation>
     </message>
     <message>
         <location filename="../texts.py" line="27"/>
@@ -2481,12 +2481,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="63"/>
         <source>Original not found</source>
-        <translation>找不到原扣款</translation>
+        <translation>找不到原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="64"/>
         <source>Exceeds original</source>
-        <translation>超过原扣款</translation>
+        <translation>超过原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="65"/>
@@ -2568,7 +2568,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="90"/>
         <source>Charge</source>
-        <translation>扣款</translation>
+        <translation>收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="91"/>
@@ -2719,12 +2719,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="163"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
-        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
+        <translation>此账户有一笔收款正在核实：请等待结果。</translation>
     </message>
     <message>
         <location filename="../texts.py" line="168"/>
         <source>The last charge is still being processed: wait for its result.</source>
-        <translation>上一笔扣款仍在处理：请等待结果。</translation>
+        <translation>上一笔收款仍在处理：请等待结果。</translation>
     </message>
     <message>
         <location filename="../texts.py" line="170"/>

@@ -138,3 +138,28 @@ def test_no_look_up_runs_again_once_the_field_was_edited(qtbot, make_terminal, r
         stays_true(qtbot, lambda: page._account is None, 500)
     finally:
         proxy.close()
+
+
+# ---------------------------------------------------------------- one word for a charge in zh_CN
+
+def test_zh_cn_has_one_word_for_a_charge_the_sale_screens_own(qapp):
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    from PySide6.QtCore import QCoreApplication
+
+    from desktop import i18n
+    from desktop.texts import kind_words
+    ts = Path(__file__).resolve().parents[2] / "desktop" / "translations" / "terminal_zh_CN.ts"
+    translations = [(m.findtext("source"), m.findtext("translation") or "") for m in ET.parse(ts).iter("message")]
+    assert not [t for _, t in translations if "扣款" in t]
+    assert all("收款" in t for s, t in translations if "charg" in s.lower() and "(F12)" not in s
+               and "spent" not in s.lower())
+    try:
+        i18n.install("zh_CN")
+        word = QCoreApplication.translate("SalePage", "Charge  (F12)").split()[0]
+        assert word == "收款" and kind_words("deduct") == word
+        assert word in QCoreApplication.translate("SalePage", "Approved: %1 charged")
+        assert word in QCoreApplication.translate("SalePage", "Charging %1 to %2…")
+    finally:
+        i18n.install("en")
