@@ -43,6 +43,7 @@ from .engine import ONLINE, Refused
 from .history_model import ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
 from .i18n import Retranslates
 from .outbox import Op
+from .receipts.model import mask_name
 from .sale_layout import fix_heights, retranslate_ui, set_tab_order, set_tone, setup_ui
 from .sale_lookup import RECEIPT_NUMBER, AccountLookup
 from .sale_panel import ResultPanel
@@ -228,8 +229,13 @@ class SalePage(Retranslates, QWidget):
         if checked is not None:
             # found by card: the card goes with the charge, so a block since the look-up declines it
             shown = self.session.account
-            card_no = shown.card_no if shown is not None and shown.account_id == checked[0] else ""
-            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no), parent=self)
+            on_screen = shown is not None and shown.account_id == checked[0]
+            card_no = shown.card_no if on_screen else ""
+            # the slip names the member, masked (the outbox keeps only that)
+            member = mask_name(shown.holder_name) if on_screen and shown.holder_name else ""
+            detail = {"member": member} if member else None
+            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no,
+                                                                        detail=detail), parent=self)
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier

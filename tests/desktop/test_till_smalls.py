@@ -163,3 +163,49 @@ def test_zh_cn_has_one_word_for_a_charge_the_sale_screens_own(qapp):
         assert word in QCoreApplication.translate("SalePage", "Charging %1 to %2…")
     finally:
         i18n.install("en")
+
+
+# ---------------------------------------------------------------- the slip: card used, member, code page
+
+def test_the_slip_shows_the_card_used_and_the_members_name_masked(qtbot, terminal, ledger, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from desktop.receipts.config import PrinterConfig
+    from .conftest import sign_in
+    from .test_members_till import member
+    member(ledger, "M-5501", "张三丰", principal_minor=10_000, card="6222020200115501")
+    device = tmp_path / "lp0"
+    device.write_bytes(b"")
+    terminal.receipts.config = PrinterConfig(connection="file", address=str(device))
+    sign_in(qtbot, terminal)
+    page = terminal.sale_page
+    page.account_input.setText("6222020200115501")                # scanned: found by the card
+    qtbot.keyClick(page.account_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page._account is not None and page._account.account_id == "M-5501", timeout=5000)
+    page.amount_input.setText("5.00")
+    qtbot.keyClick(page.amount_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(terminal.receipts.sent) == 1, timeout=10_000)
+    receipt = terminal.receipts.sent[0]
+    assert receipt.card_no == "6222020200115501" and receipt.member_name == "张**"
+    data = device.read_bytes()
+    assert b"****5501" in data and "张**".encode("gb18030") in data
+    assert "张三丰".encode("gb18030") not in data and b"6222020200115501" not in data
+    assert "三丰" not in terminal.engine.outbox.get(receipt.txn_id).detail       # the outbox keeps the mask only
+
+
+def test_each_slip_sets_the_printers_character_mode_itself():
+    from desktop.receipts.config import PrinterConfig
+    from desktop.receipts.model import Receipt, ReceiptContext
+    from desktop.receipts.printer import compose
+    receipt = Receipt("T1-d-0123456789abcdef0123456789abcdef", "deduct", "M-1", 500, 1000, 1_796_000_000_000,
+                      ReceiptContext("星光便利店", "", "T1", "c1", "李娜", "zh_CN"))
+    chinese = compose(receipt, PrinterConfig(connection="file", address="/dev/null"))
+    assert chinese.startswith(b"\x1b@\x1c&")                    # ESC @, then FS &: Chinese mode on
+    western = compose(receipt, PrinterConfig(connection="file", address="/dev/null", encoding="auto"))
+    assert western.startswith(b"\x1b@\x1c.") and b"\x1c&" not in western
+
+
+def test_names_are_masked_on_the_slip():
+    from desktop.receipts.model import mask_name
+    assert [mask_name(n) for n in ("张三", "李娜", "欧阳娜娜", "Li Na", "Anna Maria Schmidt", " ")] == \
+        ["张*", "李*", "欧***", "Li N.", "Anna M. S.", ""]
