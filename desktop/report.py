@@ -84,6 +84,7 @@ class ShiftReport:
     refunded_bonus_minor: int = 0
     bonus_forfeited_minor: int = 0      # closes: the bonus that lapsed
     split_unknown_count: int = 0        # applied charges/refunds whose split could not be read
+    split_unknown_ops: list[tuple[str, str]] = field(default_factory=list)   # their (kind, txn id)
     members: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COUNTED_KINDS})
     float_minor: int = 0                # the drawer's opening float
     float_entered: bool = False
@@ -163,6 +164,7 @@ def _add_buckets(report: ShiftReport, op: Op) -> None:
     elif op.kind in kinds.SPLIT_KINDS:
         if op.principal_delta_minor is None or op.bonus_delta_minor is None:
             report.split_unknown_count += 1
+            report.split_unknown_ops.append((op.kind, op.txn_id))
         elif section == "refund":
             report.refunded_principal_minor += op.principal_delta_minor
             report.refunded_bonus_minor += op.bonus_delta_minor
@@ -203,7 +205,8 @@ def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
 
 def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
     """(label, value) lines of the member part of a report: top-ups by method, bonus,
-    the spending split, closes."""
+    the spending split (an operation whose split is unknown named by kind and receipt
+    number), closes."""
     fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
     lines = [(QCoreApplication.translate("ShiftReportDialog", "Top-ups by %1").replace("%1", method_words(m)), f"{tally.count} · {fmt(tally.sum_minor)}")
              for m, tally in report.topups_by_method.items() if tally.count]
@@ -222,6 +225,8 @@ def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
                       f"{report.members['open']} · {report.members['card_replace']}"))
     if report.split_unknown_count:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
+        for kind, txn_id in report.split_unknown_ops:        # each named: kind and receipt number
+            lines.append(("  " + kind_words(kind), txn_id))
     return lines
 
 

@@ -10,7 +10,8 @@ charge is resolved), other customers can be charged meanwhile, and when the char
 resolves the screen says so (on the result panel if its customer is still on
 screen, else in the notice). A card scanned anywhere in the window (desktop/scanner.py)
 replaces the account on screen. A new account on screen clears the result panel and
-the amount typed for the previous customer; a connection change updates the panel.
+the amount typed for the previous customer; a connection change updates the panel, and
+a look-up refused in the outage runs again when the connection is back.
 The account on screen shows
 its status, balance, the amount on hold and the available balance; it is re-read
 every `DISPLAY_REFRESH_MS` while it stays on screen (display reads may come from the
@@ -42,7 +43,8 @@ from .engine import ONLINE, Refused
 from .history_model import ROW_COLOURS, ROW_TONE_ROLE, SPEND_KINDS, clock_time
 from .i18n import Retranslates
 from .outbox import Op
-from .sale_layout import fix_heights, retranslate_ui, set_tone, setup_ui
+from .receipts.model import mask_name
+from .sale_layout import fix_heights, retranslate_ui, set_tab_order, set_tone, setup_ui
 from .sale_lookup import RECEIPT_NUMBER, AccountLookup
 from .sale_panel import ResultPanel
 from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession, check_entry, parse_amount
@@ -127,6 +129,7 @@ class SalePage(Retranslates, QWidget):
     def add_history_action(self, widget: QWidget) -> None:
         """A widget in the history bar, left of Top up… (the receipts' Reprint, Earlier sale…)."""
         self.history_bar.insertWidget(self.history_bar.indexOf(self.top_up_button), widget)
+        set_tab_order(self)
 
     # ---------------------------------------------------------------- texts
 
@@ -226,8 +229,13 @@ class SalePage(Retranslates, QWidget):
         if checked is not None:
             # found by card: the card goes with the charge, so a block since the look-up declines it
             shown = self.session.account
-            card_no = shown.card_no if shown is not None and shown.account_id == checked[0] else ""
-            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no), parent=self)
+            on_screen = shown is not None and shown.account_id == checked[0]
+            card_no = shown.card_no if on_screen else ""
+            # the slip names the member, masked (the outbox keeps only that)
+            member = mask_name(shown.holder_name) if on_screen and shown.holder_name else ""
+            detail = {"member": member} if member else None
+            self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no,
+                                                                        detail=detail), parent=self)
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier
@@ -333,6 +341,8 @@ class SalePage(Retranslates, QWidget):
     def _connection_changed(self, state: str, _detail: str = "") -> None:
         self.panel.connection_changed(state, state == ONLINE)
         self._update_buttons()
+        if state == ONLINE:
+            self.lookup.connection_back()        # a look-up refused in the outage runs again
 
     # ---------------------------------------------------------------- history
 

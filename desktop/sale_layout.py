@@ -2,15 +2,17 @@
 setupUi and retranslateUi make them: each widget with its objectName, the buttons and
 keys wired to the page's actions, where they sit (the account and amount form with the
 charge buttons and the result panel on the left, the keypad and the hold panel on the
-right, the history bar and the shift's history below), their fixed texts, and the
-heights that must not change with their texts.
+right, the history bar and the shift's history below), their fixed texts, the
+heights that must not change with their texts, and the Tab order (`set_tab_order`:
+account, amount, charge and the sale's other buttons, the look-up's buttons, the hold
+panel, the history bar left to right, the history).
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QLocale, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy,
-                               QVBoxLayout)
+                               QVBoxLayout, QWidget)
 
 from . import money
 from .history_model import HistoryTable
@@ -68,6 +70,7 @@ def setup_ui(page) -> None:
     page.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), page, activated=page.top_up_button.click)
     page.f7 = QShortcut(QKeySequence(Qt.Key.Key_F7), page, activated=page.members_button.click)
     page.history_bar = lay_out(page)
+    set_tab_order(page)
 
 
 def retranslate_ui(page) -> None:
@@ -142,6 +145,26 @@ def lay_out(page) -> QHBoxLayout:
     outer.addLayout(history_bar)
     outer.addWidget(page.history_table, 1)
     return history_bar
+
+
+def set_tab_order(page) -> None:
+    """Tab goes account -> amount -> Charge -> Hold -> Next customer, then Look up and
+    Member… (Enter and F7 do those from the account field), the hold panel's buttons,
+    the history bar's buttons left to right (Reprint and Earlier sale are added later:
+    called again then) and the history. Disabled widgets are skipped by Qt."""
+    bar = []
+    for i in range(page.history_bar.count()):
+        widget = page.history_bar.itemAt(i).widget()
+        if widget is None:
+            continue
+        # a widget of several buttons (the receipts' bar): its buttons, in their order
+        bar += [widget] if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else [
+            w for w in widget.findChildren(QPushButton) if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
+    chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.new_sale_button,
+             page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
+             page.history_table]
+    for first, second in zip(chain, chain[1:]):
+        QWidget.setTabOrder(first, second)
 
 
 def set_tone(label: QLabel, tone: str) -> None:

@@ -4,7 +4,10 @@ look-up on a worker, the pick list's answer, the account on screen and its re-re
 
 Each look-up is a cancellable task (desktop/workers.Task): typing, scanning or looking
 up something else cancels it, so its answer is dropped and the screen never shows a
-stale or another customer's account. The state lives in the sale session
+stale or another customer's account. A look-up refused because the central server
+could not be reached is run again once the connection is back (`connection_back`), as
+long as the field still holds what was looked up and nothing else was done since.
+The state lives in the sale session
 (desktop/sale_session.py); this class only moves it between the widgets and the engine.
 """
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
-from core import AccountNotFound
+from core import AccountNotFound, InvalidRequest
 from core.kinds import RECEIPT_NUMBER_PATTERN
 from core.members import MAX_QUERY_LEN
 
@@ -25,6 +28,13 @@ from .sale_texts import account_words, lookup_error_words
 from .texts import id_error_words
 
 RECEIPT_NUMBER = re.compile(RECEIPT_NUMBER_PATTERN)
+
+
+def _outage(exc: Exception) -> bool:
+    """A look-up refused for want of the central server (not an unknown account, a bad
+    id or a blocked card): worth running again once the connection is back."""
+    blocked = getattr(exc, "status", None) is not None and getattr(exc, "card_no", None)
+    return not blocked and not isinstance(exc, (AccountNotFound, InvalidRequest))
 
 
 # lupdate finds `translate("SalePage", "...")` calls by their literal context (a
@@ -48,11 +58,13 @@ class AccountLookup(QObject):
         # phone of another): account id -> the card it was picked by ('' when not a card).
         # A pick from it shows that account as it is, never looking the string up again.
         self.ambiguous_picks: dict[str, str] = {}
+        self.retry_query = ""             # a look-up refused in an outage: run again when back online
 
     def typed(self) -> str:
         return self.page.account_input.text().strip()
 
     def edited(self, text: str) -> None:
+        self.retry_query = ""
         dropped, others_result = self.session.account_edited(text)
         self.page.account_error.clear()
         if dropped or self.session.unconfirmed:
@@ -100,6 +112,7 @@ class AccountLookup(QObject):
             page.account_input.setFocus()
             return
         self.session.cancel_lookup()
+        self.retry_query = ""
         self.lookupStarted.emit()
         page.account_error.clear()
         self.customer_changes_to(query)
@@ -215,6 +228,16 @@ class AccountLookup(QObject):
         page.account_error.setText(lookup_error_words(account_id, exc))
         page.account_input.setFocus()
         page.account_input.selectAll()
+        if _outage(exc):
+            self.retry_query = account_id
+
+    def connection_back(self) -> None:
+        """The connection is back (engine.connectionChanged, online): a look-up refused
+        in the outage runs again, if the field still holds it and no account is on screen."""
+        query, self.retry_query = self.retry_query, ""
+        if (query and self.session.cashier is not None and self.typed() == query
+                and self.session.account is None and not self.engine.closed):
+            self.look_up()
 
     def show(self) -> None:
         """The account on screen on the balance line (or how to start)."""

@@ -304,7 +304,7 @@ class EarlierSaleDialog(Retranslates, QDialog):
     def reprint(self) -> None:
         if self.receipts is None or self.loaded is None:
             return
-        receipt = self.receipts.receipt_for_past(self.loaded, self.sale.cashier)
+        receipt = self.receipts.again(self.receipts.receipt_for_past(self.loaded, self.sale.cashier))
         self.receipts.last = receipt
         self.receipts.lastChanged.emit(receipt)
         self.receipts.print(receipt)

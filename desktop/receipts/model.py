@@ -4,8 +4,9 @@ context, and laid out once as lines of a fixed number of columns for both render
 
 A receipt's number is the operation's txn id: it is printed as text and as a QR code
 (or a barcode where it fits), and scanning it at any terminal loads the operation again
-(`core.history`) for a refund or a reprint. The card number is masked to its last four
-characters. Amounts are integers of minor units throughout; they are formatted only
+(`core.history`) for a refund or a reprint. The card the customer used (else the
+account number) is masked to its last four characters, and the member's name, when the
+till knew it, is masked too (张三 -> 张*, Li Na -> Li N.). Amounts are integers of minor units throughout; they are formatted only
 here, in the receipt's language.
 """
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Receipt:
     bonus_delta_minor: int | None = None
     method: str = ""                 # top-ups: payment method
     reprint: bool = False
+    card_no: str = ""                # the card used (or issued), when known; printed masked
+    member_name: str = ""            # the member's name, already masked (mask_name)
 
     @property
     def language(self) -> str:
@@ -80,10 +83,13 @@ def receipt_for_op(op, context: ReceiptContext) -> Receipt:
     ctx = replace(context, terminal_id=op.terminal_id or context.terminal_id,
                   cashier_id=op.cashier_id or context.cashier_id,
                   cashier_name=context.cashier_name if op.cashier_id in ("", context.cashier_id) else "")
+    details = op.details if getattr(op, "detail", "") else {}
+    member = details.get("member") or mask_name(details.get("holder") or "")
     return Receipt(op.txn_id, op.kind, op.account_id, op.amount_minor, op.balance_after_minor,
                    op.resolved_ms or op.created_ms, ctx, op.original_txn_id, op.approved_by,
                    getattr(op, "principal_delta_minor", None), getattr(op, "bonus_delta_minor", None),
-                   getattr(op, "method", "") or "")
+                   getattr(op, "method", "") or "", card_no=getattr(op, "card_no", "") or "",
+                   member_name=member)
 
 
 def receipt_for_past(past, context: ReceiptContext, *, reprint: bool = True) -> Receipt:
@@ -103,6 +109,21 @@ def mask_card(account_id: str) -> str:
     if len(account_id) <= 4:
         return "*" * max(0, len(account_id) - 1) + account_id[-1:]
     return "****" + account_id[-4:]
+
+
+def mask_name(name: str) -> str:
+    """A member's name as a slip shows it: a Chinese name keeps its first character
+    ('张三' -> '张*', '欧阳娜娜' -> '欧***'); a Latin one its first word and the initials of
+    the rest ('Li Na' -> 'Li N.', 'Anna' -> 'A.'). '' stays ''."""
+    name = " ".join(name.split())
+    if not name:
+        return ""
+    if any(display_width(c) == 2 for c in name):
+        return name[0] + "*" * max(1, len(name.replace(" ", "")) - 1)
+    words = name.split(" ")
+    if len(words) == 1:
+        return words[0][0] + "."
+    return " ".join([words[0]] + [w[0] + "." for w in words[1:]])
 
 
 # ---------------------------------------------------------------- layout
@@ -199,7 +220,9 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
                         else "qr"))
         out += [Line(part, "center") for part in wrap(receipt.txn_id, columns)]
         return out
-    out += _pair(t("card"), mask_card(receipt.account_id), columns)
+    out += _pair(t("card"), mask_card(receipt.card_no or receipt.account_id), columns)
+    if receipt.member_name:
+        out += _pair(t("member"), receipt.member_name, columns)
     out.append(RULE)
     label = {"refund": "refund_amount", "close": "paid_out"}.get(receipt.kind, "amount")
     out += _pair(t(label), fmt(receipt.amount_minor), columns, bold=True)
@@ -250,5 +273,5 @@ def plain_text(receipt: Receipt, columns: int) -> str:
 
 
 __all__ = ["Receipt", "ReceiptContext", "Line", "Code", "RULE", "RECEIPT_KINDS", "COLUMNS_BY_PAPER_MM",
-           "receipt_for_result", "receipt_for_op", "receipt_for_past", "mask_card", "layout",
+           "receipt_for_result", "receipt_for_op", "receipt_for_past", "mask_card", "mask_name", "layout",
            "plain_text", "display_width", "wrap", "barcode_fits"]

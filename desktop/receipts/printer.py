@@ -6,7 +6,9 @@ of CUPS / lp (Unix) or the Windows spooler, as far as the library offers each he
 Paper is 58 mm (32 columns) or 80 mm (48 columns). Text is sent in the encoding the
 printer's character mode needs: GB18030 by default (Chinese printers), any other
 multi-byte encoding python knows (gbk, big5, shift_jis, euc_kr), or 'auto' to let
-python-escpos pick single-byte code pages (Western printers). The receipt number is a
+python-escpos pick single-byte code pages (Western printers). Each slip sets the
+printer's mode itself after ESC @: FS & (Chinese character mode) for a multi-byte
+encoding, FS . (cancelled) for single-byte code pages. The receipt number is a
 QR code (printed by the printer itself, or sent as an image for printers without QR
 support) or a CODE128 barcode where it fits the paper; then the paper is cut, and after
 a cash top-up the cash drawer can be kicked. A shift's Z / X slip (receipts/shift_slip.py)
@@ -33,6 +35,7 @@ from .reasons import (FAILED, NOT_CONFIGURED, OUT_OF_PAPER, TIMEOUT, UNREACHABLE
 log = logging.getLogger(__name__)
 
 DEFAULT_NETWORK_PORT = 9100
+CHINESE_MODE_ON, CHINESE_MODE_OFF = b"\x1c\x26", b"\x1c\x2e"     # ESC/POS FS & / FS .
 DEFAULT_SERIAL_BAUD = 9600
 
 
@@ -67,6 +70,9 @@ def compose_items(items: list, config: PrinterConfig, *, kick_drawer: bool = Fal
         p.profile.profile_data = copy.deepcopy(p.profile.profile_data)
         p.profile.profile_data["media"]["width"]["pixels"] = columns * 12
     p.hw("INIT")
+    # the printer's character mode, set here rather than trusted to its switches: FS &
+    # (Chinese / double-byte mode on) for a multi-byte encoding, FS . (off) otherwise
+    p._raw(CHINESE_MODE_ON if config.encoding.lower() in MULTIBYTE_ENCODINGS else CHINESE_MODE_OFF)
     for item in items:
         if item == RULE:
             p.set_with_default()

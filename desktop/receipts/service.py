@@ -9,6 +9,8 @@ never holds up the sale screen or the money operations, which have long been app
 and recorded when the receipt is composed. A failure is reported with `notPrinted`
 (the receipt stays the "last receipt" for the reprint button); nothing is retried on
 its own, because a slip printed minutes later at a busy till goes to the wrong customer.
+A slip printed again says REPRINT only when it was printed before (`again`): the first
+slip of a receipt that never reached the printer is not a reprint.
 A shift's Z / X slip goes through the same worker (`print_items`).
 """
 from __future__ import annotations
@@ -59,6 +61,7 @@ class ReceiptService(QObject):
         self.worker = Background(1, "receipts")
         self.last: Receipt | None = None
         self.sent: list[Receipt] = []        # receipts that reached the printer, this run
+        self.unprinted: set[str] = set()     # txn ids of this run's receipts that never reached it
 
     @property
     def language(self) -> str:
@@ -85,15 +88,23 @@ class ReceiptService(QObject):
         if receipt is None:
             return None
         self.last = receipt
+        self.unprinted.add(receipt.txn_id)
         self.lastChanged.emit(receipt)
         if self.options.auto_print and self.config.enabled:
             self.print(receipt)
         return receipt
 
+    def again(self, receipt: Receipt) -> Receipt:
+        """`receipt` printed once more: marked REPRINT, unless it is one of this run's
+        receipts that never reached the printer (auto-print off, the printer was off):
+        then this is its first slip. A receipt this run did not make (an earlier run's,
+        another terminal's) is taken as printed before."""
+        return replace(receipt, reprint=receipt.txn_id not in self.unprinted)
+
     def reprint_last(self) -> bool:
         if self.last is None:
             return False
-        self.print(self.last.as_reprint())
+        self.print(self.again(self.last))
         return True
 
     def print(self, receipt: Receipt) -> None:
@@ -111,6 +122,7 @@ class ReceiptService(QObject):
 
         def done(_data):
             self.sent.append(receipt)
+            self.unprinted.discard(receipt.txn_id)
             log.info("receipt %s printed%s", receipt.txn_id, " (reprint)" if receipt.reprint else "")
             self.printed.emit(receipt)
         self.worker.run(job, done, failed)

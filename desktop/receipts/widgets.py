@@ -101,14 +101,15 @@ class ReceiptBar(Retranslates, QWidget):
     def reprint_last(self) -> None:
         """Reprint the receipt selected in the shift's history, else the last one (or,
         with no printer set up, show it)."""
-        receipt = self.selected_receipt() or (self.service.last.as_reprint() if self.service.last else None)
+        receipt = self.selected_receipt() or self.service.last
         if receipt is None:
             return
+        receipt = self.service.again(receipt)          # REPRINT only when printed before
         if not self.service.config.enabled:
             self.preview_dialog = show_preview(receipt, self.service.config.paper_mm,
                                                self.service.config.symbology, self)
             return
-        self.service.print(receipt if receipt.reprint else receipt.as_reprint())
+        self.service.print(receipt)
         self._show("printing", receipt)
 
 

@@ -179,83 +179,83 @@
 <context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="536"/>
-        <location filename="../report.py" line="563"/>
+        <location filename="../report.py" line="541"/>
+        <location filename="../report.py" line="568"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="537"/>
+        <location filename="../report.py" line="542"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="542"/>
+        <location filename="../report.py" line="547"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="544"/>
+        <location filename="../report.py" line="549"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="546"/>
+        <location filename="../report.py" line="551"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="548"/>
+        <location filename="../report.py" line="553"/>
         <source>Drawer: float %1 · cash in %2 · cash out %3</source>
         <translation>钱箱：备用金 %1 · 存入 %2 · 取出 %3</translation>
     </message>
     <message>
-        <location filename="../report.py" line="554"/>
+        <location filename="../report.py" line="559"/>
         <source>Cash counted in the drawer</source>
         <translation>钱箱实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="555"/>
+        <location filename="../report.py" line="560"/>
         <source>By denomination…</source>
         <translation>按面额清点…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="558"/>
+        <location filename="../report.py" line="563"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="561"/>
+        <location filename="../report.py" line="566"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="562"/>
+        <location filename="../report.py" line="567"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="562"/>
+        <location filename="../report.py" line="567"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="564"/>
+        <location filename="../report.py" line="569"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../report.py" line="592"/>
+        <location filename="../report.py" line="597"/>
         <source>Cash expected: %1. Count the drawer and type the total.</source>
         <translation>应有现金：%1。请清点钱箱并输入合计。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="595"/>
+        <location filename="../report.py" line="600"/>
         <source>Cash expected: %1 · counted: %2 · %3</source>
         <translation>应有现金：%1 · 实点：%2 · %3</translation>
     </message>
     <message>
-        <location filename="../report.py" line="603"/>
+        <location filename="../report.py" line="608"/>
         <source>Count the drawer and type the total (0 if it is empty).</source>
         <translation>请清点钱箱并输入合计（空钱箱输入 0）。</translation>
     </message>
@@ -526,12 +526,12 @@
     <message>
         <location filename="../receipts/earlier.py" line="282"/>
         <source>This sale was declined: no money was taken, nothing to refund.</source>
-        <translation>此笔交易未成功：没有扣款，无需退款。</translation>
+        <translation>此笔交易未成功：未收款，无需退款。</translation>
     </message>
     <message>
         <location filename="../receipts/earlier.py" line="284"/>
         <source>Only charges and completed sales can be refunded.</source>
-        <translation>只有消费和已完成的预授权交易可以退款。</translation>
+        <translation>只有收款和已完成的预授权交易可以退款。</translation>
     </message>
     <message>
         <location filename="../receipts/earlier.py" line="286"/>
@@ -726,7 +726,7 @@
     <message>
         <location filename="../main_window.py" line="218"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
-        <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝扣款）</translation>
+        <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
         <location filename="../main_window.py" line="328"/>
@@ -1306,12 +1306,12 @@
         <translation>正在打印小票…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="120"/>
+        <location filename="../receipts/widgets.py" line="121"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="125"/>
+        <location filename="../receipts/widgets.py" line="126"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
@@ -1332,7 +1332,7 @@
     <message>
         <location filename="../dialogs.py" line="78"/>
         <source>Refund of the charge of %1 to account %2. At most %3 can still be refunded.</source>
-        <translation>退还账户 %2 的扣款 %1。最多还可退 %3。</translation>
+        <translation>退还账户 %2 的收款 %1。最多还可退 %3。</translation>
     </message>
     <message>
         <location filename="../dialogs.py" line="82"/>
@@ -1368,74 +1368,74 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale_lookup.py" line="124"/>
+        <location filename="../sale_lookup.py" line="137"/>
         <source>“%1” is the card, account number or phone of %2 members: ask the customer which one they are</source>
         <translation>“%1”是 %2 位会员的卡号、账户号或手机号：请询问顾客是哪一位</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="75"/>
+        <location filename="../sale_layout.py" line="78"/>
         <source>Account (scan the card or type)</source>
         <translation>账户（刷卡或输入）</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="77"/>
+        <location filename="../sale_layout.py" line="80"/>
         <source>Look up</source>
         <translation>查询</translation>
     </message>
     <message>
         <location filename="../history_model.py" line="210"/>
-        <location filename="../sale_layout.py" line="79"/>
+        <location filename="../sale_layout.py" line="82"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="81"/>
+        <location filename="../sale_layout.py" line="84"/>
         <source>Charge  (F12)</source>
         <translation>收款  (F12)</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="82"/>
+        <location filename="../sale_layout.py" line="85"/>
         <source>Hold  (F9)</source>
         <translation>预授权  (F9)</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="83"/>
+        <location filename="../sale_layout.py" line="86"/>
         <source>Complete sale…</source>
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="271"/>
-        <location filename="../sale_layout.py" line="84"/>
+        <location filename="../sale.py" line="279"/>
+        <location filename="../sale_layout.py" line="87"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="86"/>
+        <location filename="../sale_layout.py" line="89"/>
         <source>This shift</source>
         <translation>本班交易</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="85"/>
+        <location filename="../sale_layout.py" line="88"/>
         <source>Next customer  (Esc)</source>
         <translation>下一位顾客  (Esc)</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="76"/>
+        <location filename="../sale_layout.py" line="79"/>
         <source>Card, phone or name</source>
         <translation>卡号、手机号或姓名</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="78"/>
+        <location filename="../sale_layout.py" line="81"/>
         <source>Member…  (F7)</source>
         <translation>会员…  (F7)</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="87"/>
+        <location filename="../sale_layout.py" line="90"/>
         <source>Refund…  (F5)</source>
         <translation>退款…  (F5)</translation>
     </message>
     <message>
-        <location filename="../sale_layout.py" line="88"/>
+        <location filename="../sale_layout.py" line="91"/>
         <source>Top up…  (F6)</source>
         <translation>充值…  (F6)</translation>
     </message>
@@ -1451,8 +1451,8 @@
     </message>
     <message>
         <location filename="../history_model.py" line="210"/>
-        <location filename="../sale.py" line="198"/>
-        <location filename="../sale_lookup.py" line="98"/>
+        <location filename="../sale.py" line="201"/>
+        <location filename="../sale_lookup.py" line="110"/>
         <location filename="../sale_texts.py" line="55"/>
         <source>Account</source>
         <translation>账户</translation>
@@ -1473,8 +1473,8 @@
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="107"/>
-        <location filename="../sale_lookup.py" line="172"/>
+        <location filename="../sale_lookup.py" line="120"/>
+        <location filename="../sale_lookup.py" line="185"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
@@ -1484,7 +1484,7 @@
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="224"/>
+        <location filename="../sale_lookup.py" line="247"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
@@ -1519,7 +1519,7 @@ Is this amount right?</source>
 金额正确吗？</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="238"/>
+        <location filename="../sale.py" line="246"/>
         <source>Yes, this amount</source>
         <translation>是，金额正确</translation>
     </message>
@@ -1543,7 +1543,7 @@ Account %1</source>
     <message>
         <location filename="../sale_texts.py" line="61"/>
         <source>Charging %1 to %2…</source>
-        <translation>正在从 %2 扣款 %1…</translation>
+        <translation>正在向 %2 收款 %1…</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="61"/>
@@ -1618,7 +1618,7 @@ Account %1</source>
     <message>
         <location filename="../sale_texts.py" line="92"/>
         <source>Approved: %1 charged</source>
-        <translation>成功：已扣款 %1</translation>
+        <translation>成功：已收款 %1</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="92"/>
@@ -1637,7 +1637,7 @@ Account %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="128"/>
+        <location filename="../sale_lookup.py" line="141"/>
         <source>%1 members found: pick one</source>
         <translation>找到 %1 位会员：请选择</translation>
     </message>
@@ -1674,7 +1674,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="226"/>
+        <location filename="../sale_lookup.py" line="249"/>
         <source>Press Enter to look up %1</source>
         <translation>按回车键查询 %1</translation>
     </message>
@@ -1812,309 +1812,309 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="261"/>
+        <location filename="../report.py" line="266"/>
         <source>%1, approved by %2</source>
         <translation>%1（%2 批准）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="289"/>
+        <location filename="../report.py" line="294"/>
         <source>Holds still open</source>
         <translation>仍未结束的预授权</translation>
     </message>
     <message>
-        <location filename="../report.py" line="349"/>
-        <location filename="../report.py" line="365"/>
+        <location filename="../report.py" line="354"/>
+        <location filename="../report.py" line="370"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="350"/>
+        <location filename="../report.py" line="355"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="352"/>
+        <location filename="../report.py" line="357"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="353"/>
+        <location filename="../report.py" line="358"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="354"/>
+        <location filename="../report.py" line="359"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="361"/>
-        <location filename="../report.py" line="395"/>
+        <location filename="../report.py" line="366"/>
+        <location filename="../report.py" line="400"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="361"/>
+        <location filename="../report.py" line="366"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="361"/>
-        <location filename="../report.py" line="395"/>
+        <location filename="../report.py" line="366"/>
+        <location filename="../report.py" line="400"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="280"/>
-        <location filename="../report.py" line="362"/>
+        <location filename="../report.py" line="285"/>
+        <location filename="../report.py" line="367"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="286"/>
-        <location filename="../report.py" line="362"/>
+        <location filename="../report.py" line="291"/>
+        <location filename="../report.py" line="367"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="363"/>
+        <location filename="../report.py" line="368"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="291"/>
-        <location filename="../report.py" line="363"/>
+        <location filename="../report.py" line="296"/>
+        <location filename="../report.py" line="368"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="208"/>
-        <location filename="../report.py" line="294"/>
+        <location filename="../report.py" line="211"/>
+        <location filename="../report.py" line="299"/>
         <source>Top-ups by %1</source>
         <translation>充值（%1）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="210"/>
-        <location filename="../report.py" line="296"/>
+        <location filename="../report.py" line="213"/>
+        <location filename="../report.py" line="301"/>
         <source>Bonus granted</source>
         <translation>赠送金额</translation>
     </message>
     <message>
-        <location filename="../report.py" line="211"/>
-        <location filename="../report.py" line="297"/>
+        <location filename="../report.py" line="214"/>
+        <location filename="../report.py" line="302"/>
         <source>Spent from principal</source>
         <translation>消费：本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="212"/>
-        <location filename="../report.py" line="298"/>
+        <location filename="../report.py" line="215"/>
+        <location filename="../report.py" line="303"/>
         <source>Spent from bonus</source>
         <translation>消费：赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="214"/>
+        <location filename="../report.py" line="217"/>
         <source>Refunded to principal · to bonus</source>
         <translation>退款：退回本金 · 退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="217"/>
+        <location filename="../report.py" line="220"/>
         <source>Accounts closed: cash paid out</source>
         <translation>退卡：退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="219"/>
-        <location filename="../report.py" line="301"/>
+        <location filename="../report.py" line="222"/>
+        <location filename="../report.py" line="306"/>
         <source>Bonus forfeited</source>
         <translation>赠送金额作废</translation>
     </message>
     <message>
-        <location filename="../report.py" line="221"/>
+        <location filename="../report.py" line="224"/>
         <source>Members opened · cards replaced</source>
         <translation>新开会员 · 补卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="224"/>
+        <location filename="../report.py" line="227"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
     </message>
     <message>
-        <location filename="../report.py" line="231"/>
+        <location filename="../report.py" line="236"/>
         <source>Over %1</source>
         <translation>长款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="233"/>
+        <location filename="../report.py" line="238"/>
         <source>Short %1</source>
         <translation>短款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="234"/>
+        <location filename="../report.py" line="239"/>
         <source>Even</source>
         <translation>相符</translation>
     </message>
     <message>
-        <location filename="../report.py" line="241"/>
-        <location filename="../report.py" line="302"/>
+        <location filename="../report.py" line="246"/>
+        <location filename="../report.py" line="307"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="242"/>
+        <location filename="../report.py" line="247"/>
         <source>(not entered)</source>
         <translation>（未录入）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="243"/>
+        <location filename="../report.py" line="248"/>
         <source>Cash top-ups</source>
         <translation>现金充值</translation>
     </message>
     <message>
-        <location filename="../report.py" line="244"/>
+        <location filename="../report.py" line="249"/>
         <source>Cash paid out on card closes</source>
         <translation>销卡退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="245"/>
-        <location filename="../report.py" line="303"/>
-        <location filename="../report.py" line="398"/>
+        <location filename="../report.py" line="250"/>
+        <location filename="../report.py" line="308"/>
+        <location filename="../report.py" line="403"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="246"/>
-        <location filename="../report.py" line="304"/>
-        <location filename="../report.py" line="398"/>
+        <location filename="../report.py" line="251"/>
+        <location filename="../report.py" line="309"/>
+        <location filename="../report.py" line="403"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="247"/>
-        <location filename="../report.py" line="305"/>
+        <location filename="../report.py" line="252"/>
+        <location filename="../report.py" line="310"/>
         <source>Cash expected in the drawer</source>
         <translation>钱箱应有现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="249"/>
-        <location filename="../report.py" line="308"/>
+        <location filename="../report.py" line="254"/>
+        <location filename="../report.py" line="313"/>
         <source>Counted</source>
         <translation>实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="250"/>
-        <location filename="../report.py" line="309"/>
+        <location filename="../report.py" line="255"/>
+        <location filename="../report.py" line="314"/>
         <source>Over / short</source>
         <translation>长短款</translation>
     </message>
     <message>
-        <location filename="../report.py" line="299"/>
+        <location filename="../report.py" line="304"/>
         <source>Refunded to principal</source>
         <translation>退回本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="300"/>
+        <location filename="../report.py" line="305"/>
         <source>Refunded to bonus</source>
         <translation>退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="349"/>
-        <location filename="../report.py" line="365"/>
+        <location filename="../report.py" line="354"/>
+        <location filename="../report.py" line="370"/>
         <source>X report (shift still open)</source>
         <translation>X 报表（班次未交班）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="351"/>
+        <location filename="../report.py" line="356"/>
         <source>Print slip</source>
         <translation>打印小票</translation>
     </message>
     <message>
-        <location filename="../report.py" line="364"/>
+        <location filename="../report.py" line="369"/>
         <source>(reserved only)</source>
-        <translation>（仅预授权，未扣款）</translation>
+        <translation>（仅预授权，未收款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="367"/>
+        <location filename="../report.py" line="372"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="369"/>
+        <location filename="../report.py" line="374"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="371"/>
+        <location filename="../report.py" line="376"/>
         <source>As of %1: the shift is still open</source>
         <translation>截至 %1：本班次尚未交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="373"/>
+        <location filename="../report.py" line="378"/>
         <source>Closed %1 by %2</source>
         <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="395"/>
+        <location filename="../report.py" line="400"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../report.py" line="395"/>
+        <location filename="../report.py" line="400"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../report.py" line="405"/>
+        <location filename="../report.py" line="410"/>
         <source>Member cards</source>
         <translation>会员卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="413"/>
+        <location filename="../report.py" line="418"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="417"/>
+        <location filename="../report.py" line="422"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="396"/>
-        <location filename="../report.py" line="420"/>
+        <location filename="../report.py" line="401"/>
+        <location filename="../report.py" line="425"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="456"/>
+        <location filename="../report.py" line="461"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="460"/>
+        <location filename="../report.py" line="465"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="460"/>
+        <location filename="../report.py" line="465"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="461"/>
+        <location filename="../report.py" line="466"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="467"/>
+        <location filename="../report.py" line="472"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="469"/>
+        <location filename="../report.py" line="474"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="287"/>
-        <location filename="../report.py" line="382"/>
+        <location filename="../report.py" line="292"/>
+        <location filename="../report.py" line="387"/>
         <source>Abandoned (too old to re-send)</source>
         <translation>已放弃（过久无法重发）</translation>
     </message>
@@ -2178,7 +2178,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../stale_ops.py" line="87"/>
         <source>These operations got no answer from the central server and are now older than %1 h (the ledger remembers an operation for %2 h). Sending one again could charge the customer twice, so the terminal no longer sends them by itself. Re-check asks the central server whether it was done; if it cannot tell, check the account with the back office and mark the operation abandoned (the customer was not charged, or it is handled by hand).</source>
-        <translation>这些操作未得到中央服务器的答复，现已超过 %1 小时（账本只记住一笔操作 %2 小时）。再次发送可能向顾客重复扣款，因此终端不再自动发送。“重新核对”会询问中央服务器该操作是否已完成；如果无法确定，请与后台核对账户，并将该操作标记为放弃（顾客未被扣款，或由人工处理）。</translation>
+        <translation>这些操作未得到中央服务器的答复，现已超过 %1 小时（账本只记住一笔操作 %2 小时）。再次发送可能向顾客重复收款，因此终端不再自动发送。“重新核对”会询问中央服务器该操作是否已完成；如果无法确定，请与后台核对账户，并将该操作标记为放弃（未向顾客收款，或由人工处理）。</translation>
     </message>
     <message>
         <location filename="../stale_ops.py" line="93"/>
@@ -2289,7 +2289,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="19"/>
         <source>Declined: the card is blocked (reported lost or stolen); nothing was charged</source>
-        <translation>已拒绝：此卡已停用（挂失或被盗），未扣款</translation>
+        <translation>已拒绝：此卡已停用（挂失或被盗），未收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="41"/>
@@ -2355,12 +2355,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="25"/>
         <source>Refund refused: the original charge was not found</source>
-        <translation>退款被拒绝：找不到原扣款</translation>
+        <translation>退款被拒绝：找不到原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="26"/>
         <source>Refund refused: more than the charge left to refund</source>
-        <translation>退款被拒绝：超过原扣款可退金额</translation>
+        <translation>退款被拒绝：超过原收款可退金额</translation>
     </message>
     <message>
         <location filename="../texts.py" line="27"/>
@@ -2481,12 +2481,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="63"/>
         <source>Original not found</source>
-        <translation>找不到原扣款</translation>
+        <translation>找不到原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="64"/>
         <source>Exceeds original</source>
-        <translation>超过原扣款</translation>
+        <translation>超过原收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="65"/>
@@ -2568,7 +2568,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="90"/>
         <source>Charge</source>
-        <translation>扣款</translation>
+        <translation>收款</translation>
     </message>
     <message>
         <location filename="../texts.py" line="91"/>
@@ -2719,12 +2719,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     <message>
         <location filename="../texts.py" line="163"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
-        <translation>此账户有一笔扣款正在核实：请等待结果。</translation>
+        <translation>此账户有一笔收款正在核实：请等待结果。</translation>
     </message>
     <message>
         <location filename="../texts.py" line="168"/>
         <source>The last charge is still being processed: wait for its result.</source>
-        <translation>上一笔扣款仍在处理：请等待结果。</translation>
+        <translation>上一笔收款仍在处理：请等待结果。</translation>
     </message>
     <message>
         <location filename="../texts.py" line="170"/>

@@ -101,7 +101,7 @@ def test_the_new_words_are_translated(qapp):
     from desktop.texts import short_status, status_words
     try:
         i18n.install("zh_CN")
-        assert status_words("CARD_BLOCKED", "deduct") == "已拒绝：此卡已停用（挂失或被盗），未扣款"
+        assert status_words("CARD_BLOCKED", "deduct") == "已拒绝：此卡已停用（挂失或被盗），未收款"
         for status in ("CARD_NO_IS_PHONE", "CARD_NOT_THIS_ACCOUNT", "ACCOUNT_ID_TAKEN", "PHONE_TAKEN"):
             assert status_words(status).startswith(("未完成", "已拒绝")), status
             assert short_status(status, False) != "未执行", status

@@ -344,6 +344,9 @@ def test_translation_switch_to_chinese_translates_every_visible_string(qtbot, te
     sign_in(qtbot, terminal)
     charge(qtbot, terminal, "J-1", "3.00")
     wait_idle(qtbot, terminal)
+    # the account's read after the charge has landed (else the balance line still holds the
+    # English text of before the charge, until that read answers: a race, not a missing word)
+    qtbot.waitUntil(lambda: terminal.sale_page._account is not None, timeout=5000)
     terminal.set_language("zh_CN")
     qtbot.waitUntil(lambda: terminal.sale_page.charge_button.text() == "收款  (F12)", timeout=3000)
     assert "成功" in result_text(terminal) and "¥3.00" in result_text(terminal)
