@@ -113,6 +113,9 @@ class ReceiptBar(Retranslates, QWidget):
         self._show("printing", receipt)
 
 
+TITLE_BAR_ROOM_PX = 60        # what a window manager's title bar and a panel may take of the screen
+
+
 def show_preview(receipt, paper_mm: int, symbology: str, parent=None) -> QDialog:
     """A dialog with the receipt as it prints (the PNG preview)."""
     from .preview import render_image
@@ -127,6 +130,13 @@ def show_preview(receipt, paper_mm: int, symbology: str, parent=None) -> QDialog
     layout = QVBoxLayout(dialog)
     layout.addWidget(scroll, 1)
     layout.addWidget(close)
-    dialog.resize(image.pixmap().width() + 60, 760)
+    # the slip's whole width beside the vertical scroll bar, and no taller than the screen
+    # leaves under a window manager's title bar (issue 26 item 14: 760 px on a 768 px screen)
+    margins = layout.contentsMargins()
+    width = (image.pixmap().width() + scroll.verticalScrollBar().sizeHint().width() + 2 * scroll.frameWidth()
+             + margins.left() + margins.right() + 8)
+    screen = (parent.screen() if parent is not None else dialog.screen()).availableGeometry()
+    dialog.resize(min(max(width, image.pixmap().width() + 60), screen.width()),
+                  min(760, screen.height() - TITLE_BAR_ROOM_PX))
     dialog.open()
     return dialog

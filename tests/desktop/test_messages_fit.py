@@ -36,3 +36,23 @@ def test_the_longest_messages_fit_at_1024x768(qtbot, terminal, ledger):
         label = terminal.connection_status
         assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width(), state
 
+
+
+def test_the_receipt_preview_leaves_room_for_a_title_bar_and_shows_the_whole_slip(qtbot, qapp):
+    """The preview was 760 px tall: with a window manager's title bar, taller than a
+    1024x768 screen. It is at most the screen's height less room for a title bar."""
+    from PySide6.QtWidgets import QLabel, QScrollArea
+
+    from desktop.receipts.model import Receipt
+    from desktop.receipts.widgets import TITLE_BAR_ROOM_PX, show_preview
+    receipt = Receipt("T1-d-0123456789abcdef0123456789abcdef", "deduct", "6222020000001234", 123_456, 1_000_000,
+                      1_796_000_000_000)
+    for paper_mm in (58, 80):
+        dialog = show_preview(receipt, paper_mm, "code128")
+        qtbot.addWidget(dialog)
+        qtbot.waitUntil(dialog.isVisible, timeout=3000)
+        screen = dialog.screen().availableGeometry()
+        assert dialog.height() <= min(760, screen.height() - TITLE_BAR_ROOM_PX), (dialog.height(), screen)
+        scroll, image = dialog.findChild(QScrollArea), dialog.findChild(QLabel, "receiptPreviewImage")
+        assert scroll.viewport().width() >= image.pixmap().width()          # the right column shows
+        dialog.close()
