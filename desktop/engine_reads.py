@@ -69,6 +69,7 @@ class MemberProfile:
 
 
 PROFILE_RECENT_COUNT = 30
+PROFILE_KINDS = frozenset({"deduct", "refund", "credit", "hold", "capture", "void", "close", "compensate"})
 
 
 
@@ -135,13 +136,17 @@ class LedgerReads:
             balance_minor, available_minor = self.ledger.balances(account_id)
             view = AccountView(account_id, info.status, balance_minor, available_minor, now_ms(), info.holder_name,
                                min(info.bonus_minor, balance_minor))
-            recent = tuple(self.history.recent(account_id, count=PROFILE_RECENT_COUNT))
+            # money only: card and account changes carry no amount or balance worth a row
+            recent = tuple(p for p in self.history.recent(account_id, count=PROFILE_RECENT_COUNT)
+                           if p.kind in PROFILE_KINDS)
             by_method: dict[str, list[int]] = {}
             for past in recent:
                 if past.kind == "credit" and past.status in ("", "APPLIED"):
                     tally = by_method.setdefault(past.method or "cash", [0, 0])
                     tally[0] += 1
-                    tally[1] += abs(past.amount_minor)
+                    # what the member paid: the principal part (the bonus is the shop's gift)
+                    paid = past.principal_delta_minor
+                    tally[1] += abs(past.amount_minor) if paid is None else abs(paid)
             top_ups = tuple(sorted(((m, c, s) for m, (c, s) in by_method.items()), key=lambda t: (-t[2], t[0])))
             return MemberProfile(view, tuple(cards), phone, recent, top_ups)
         return self.reads.run(read, on_done, on_error)

@@ -117,6 +117,7 @@ class MemberProfileDialog(TillDialog):
             .replace("%3", fmt(total)) for method, count, total in p.top_ups_by_method) or self.tr("none"))
         self.table.model().set_rows([past_row(op, kind_words(op.kind) if op.kind in _MONEY else op.kind)
                                      for op in p.recent])
+        self.table.resizeColumnsToContents()
         self.message.setText("" if p.recent else self.tr(
             "No recent operations of this account on the central server."))
 

@@ -47,7 +47,7 @@
     <message>
         <location filename="../members.py" line="385"/>
         <source>%1: blocked (%2)</source>
-        <translation>%1：已挂失（%2）</translation>
+        <translation>%1：已停用（%2）</translation>
     </message>
     <message>
         <location filename="../members.py" line="386"/>
@@ -911,7 +911,7 @@
     <message>
         <location filename="../member_profile.py" line="110"/>
         <source>%1: blocked (%2)</source>
-        <translation>%1：已挂失（%2）</translation>
+        <translation>%1：已停用（%2）</translation>
     </message>
     <message>
         <location filename="../member_profile.py" line="113"/>
