@@ -9,6 +9,10 @@ Supervisor approvals are checked here, for one operation each. Bodies are checke
 core as it is, so a retry of a request gets the first answer (`replayed`) whichever
 gateway it reaches. Errors are JSON {"error", "field", "message"}: never a traceback.
 
+A charge (deduct, hold) above the shop's `member_pin_above` setting of a member who has a
+payment PIN needs it (`member_pin`, checked here with a lockout: core/member_pins.py);
+without it the answer is CONFIRMATION_REQUIRED, nothing applied or stored.
+
 `POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
 (one call): every item checked as a single deduct, a refusal that concerns one item only
 (the approval threshold: a batch carries no approval) answered at that item's position,
@@ -58,11 +62,11 @@ MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most t
 # approval (the lockout counts), answered with no grant (it cannot carry an operation), and
 # possible with no cashier signed in
 LOCAL_APPROVALS = frozenset({"settings", "drawer"})
-# refusals a retry of an already decided txn id is answered through (its first decision)
 # charges that need the member's payment PIN above the shop's threshold (docs/gateway.md)
 CHARGE_KINDS = frozenset({"deduct", "hold"})
 # what a grant (POST /v1/approvals) may be asked for besides an operation
 GRANT_KINDS = frozenset({"member_pin_reset"})
+# refusals a retry of an already decided txn id is answered through (its first decision)
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
 
