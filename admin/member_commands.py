@@ -7,12 +7,14 @@ account (退卡), member lookup and the shop settings.
     cashierctl promo list                        cashierctl promo remove ID
     cashierctl close ACCOUNT                     (pays out the principal, forfeits the bonus)
     cashierctl member find QUERY [--limit N]     (phone, name prefix or pinyin initials)
+    cashierctl member pin-reset ACCOUNT          (remove a member's payment PIN and its lock)
     cashierctl member reindex                    (rebuild the member index from the accounts)
     cashierctl member import FILE [--map card=会员卡号,...] [--apply] [--report SHEET.csv]
     cashierctl member import --template OUT.csv|OUT.xlsx
     cashierctl member export OUT.csv|OUT.xlsx [--from-book]   (members, cards, principal, bonus, status)
     cashierctl settings spend-order [principal_first|bonus_first|proportional]
     cashierctl settings balance-cap [AMOUNT|off]
+    cashierctl settings member-pin-above [AMOUNT]   (charges above it need the member's PIN; 0: all)
 
 (`cashierctl open ACCOUNT --holder NAME --phone PHONE` opens a member account.) Every
 change goes through `core.Ledger`, prints its txn id and can be rerun with ``--txn-id``
@@ -254,6 +256,13 @@ def cmd_member(args) -> int:
     if args.action == "export":
         return _export(args)
     ledger = _ledger(args)
+    if args.action == "pin-reset":
+        from core.member_pins import MemberPins
+        had = MemberPins(ledger.client).reset(args.account_id)
+        _print(args, {"account_id": args.account_id, "had_pin": had},
+               f"member {args.account_id}: payment PIN " + ("removed and unlocked: the member sets a new one"
+                                                            if had else "was not set (any lock lifted)"))
+        return EXIT_OK
     if args.action == "reindex":
         counts = ledger.rebuild_member_index()
         _print(args, counts, f"member index rebuilt: {counts['accounts']} accounts, {counts['entries']} "
@@ -281,8 +290,14 @@ def cmd_settings(args) -> int:
     if args.value is None:
         s = ledger.shop_settings()
         cap = "off" if s.balance_cap_minor is None else format_minor(s.balance_cap_minor)
-        _print(args, dataclasses.asdict(s), f"spend order {s.spend_order}; balance cap {cap}")
+        _print(args, dataclasses.asdict(s), f"spend order {s.spend_order}; balance cap {cap}; member PIN "
+               f"needed above {format_minor(s.member_pin_above_minor)}")
         return EXIT_OK
+    if args.name == "member-pin-above":
+        above = parse_minor(args.value, "member_pin_above", allow_zero=True)
+        result = ledger.set_member_pin_threshold(above, txn_id=_txn(args, "member-pin-above"),
+                                                 cashier_id=args.operator)
+        return _report(result, args, f"member PIN needed above {format_minor(above)}")
     if args.name == "spend-order":
         result = ledger.set_spend_order(args.value, txn_id=_txn(args, "spend-order"), cashier_id=args.operator)
         return _report(result, args, f"spend order {args.value}")
@@ -343,6 +358,10 @@ def register(subparsers) -> None:
     p.add_argument("query", nargs="?", help="a phone number, the start of a name, or pinyin initials (zs)")
     p.add_argument("--limit", type=int, default=10, help="at most this many (1..50)")
     p.set_defaults(func=cmd_member)
+    p = members.add_parser("pin-reset", help="remove a member's payment PIN and lift its lock (the member "
+                           "sets a new one at a till)")
+    p.add_argument("account_id", help=ACCOUNT_HELP)
+    p.set_defaults(func=cmd_member)
     p = members.add_parser("reindex", help="rebuild the member index and the identity index (phones, each account's cards) from the accounts and cards")
     p.set_defaults(func=cmd_member)
     p = members.add_parser("import", help="move members in from another system (CSV or .xlsx): a dry run "
@@ -375,4 +394,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_settings)
     p = with_txn(names.add_parser("balance-cap", help="show or set the most one account may hold ('off')"))
     p.add_argument("value", nargs="?", help="yuan, e.g. 5000.00, or 'off' (none: show the current one)")
+    p.set_defaults(func=cmd_settings)
+    p = with_txn(names.add_parser("member-pin-above", help="show or set the amount above which a member "
+                                  "with a payment PIN must enter it (0: every charge)"))
+    p.add_argument("value", nargs="?", help="yuan, e.g. 200.00, or 0 (none: show the current one)")
     p.set_defaults(func=cmd_settings)

@@ -7,9 +7,9 @@ gateway with a per-terminal credential):
     (FCALL), the reads behind its answers (accounts, cards, members, history, promotions,
     cs:meta, INFO for Redis's memory share), WAIT, and its own records: sessions and
     supervisor grants (cs:session:*, cs:approval:*: HSET/EXPIRE/HSETNX, DEL on those
-    keys only), terminal tokens (HMGET, last-seen HSET) and cashier PIN attempts (strings
-    on cs:cashier:* only). No SET or DEL on balances, EVAL, FUNCTION LOAD, FLUSHALL,
-    CONFIG, KEYS, XTRIM, ACL.
+    keys only), terminal tokens (HMGET, last-seen HSET) and cashier and member PIN attempts
+    (strings on cs:cashier:* and cs:mpin:* only). No SET or DEL on balances, EVAL,
+    FUNCTION LOAD, FLUSHALL, CONFIG, KEYS, XTRIM, ACL.
   * reconcile: the ledger's functions and reads plus the consumer-group commands,
     trimming, the scans of reconciliation, and FUNCTION LOAD (it loads the library at
     start, so the gateway, which may not load it, finds it after a Redis restart).
@@ -71,6 +71,9 @@ RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", 
 # PIN attempts (core/lua/cashier_pin_attempt.lua) count failures and set a lock with
 # plain strings: granted on the cashier keys only, never on balances or the journal.
 CASHIER_SELECTOR = "(~cs:cashier:* +get +set +del +incr +pttl +pexpire)"
+# Member payment PINs (core/member_pins.py): the same counter-and-lock function on the
+# member PIN keys, and DEL of a member's counter and lock when a supervisor resets it.
+MEMBER_PIN_SELECTOR = "(~cs:mpin:* +get +set +del +incr +pttl +pexpire)"
 # A session ended (sign-out) or a grant that expired while being used is deleted: DEL on
 # the gateway's own token records only (gateway/sessions.py).
 TOKEN_SELECTOR = "(~cs:session:* ~cs:approval:* +del)"
@@ -119,7 +122,8 @@ def ledger_users(gateway_password: str = "<gateway-password>",
     ledger = SCRIPT_COMMANDS + CONNECT_COMMANDS + LEDGER_COMMANDS
     gateway = tuple(dict.fromkeys(ledger + GATEWAY_COMMANDS))
     reconcile = tuple(dict.fromkeys(ledger + RECONCILE_COMMANDS))
-    return [AclUser(gateway_user, gateway_password, gateway, selectors=(CASHIER_SELECTOR, TOKEN_SELECTOR)),
+    return [AclUser(gateway_user, gateway_password, gateway,
+                    selectors=(CASHIER_SELECTOR, MEMBER_PIN_SELECTOR, TOKEN_SELECTOR)),
             AclUser(reconcile_user, reconcile_password, reconcile, selectors=(CASHIER_SELECTOR,)),
             AclUser(admin_user, admin_password, (), all_commands=True)]
 

@@ -24,7 +24,7 @@ from .keys import PREFIX
 
 # keys that expire by design: txn records, PIN failure counters and locks, the gateway's
 # sessions and grants
-EXPIRING_BY_DESIGN = re.compile(r"^cs:\{[^}]*\}:t:|^cs:cashier:\{[^}]*\}:(?:fails|lock)$"
+EXPIRING_BY_DESIGN = re.compile(r"^cs:\{[^}]*\}:t:|^cs:(?:cashier|mpin):\{[^}]*\}:(?:fails|lock)$"
                                 r"|^cs:(?:session|approval):\{[0-9a-f]{64}\}:h$")
 PAGE_SIZE = 500
 

@@ -501,6 +501,7 @@ class Ledger:
     close_account = _part_method("members", Members.close_account)
     set_spend_order = _part_method("members", Members.set_spend_order)
     set_balance_cap = _part_method("members", Members.set_balance_cap)
+    set_member_pin_threshold = _part_method("members", Members.set_member_pin_threshold)
     shop_settings = _part_method("members", Members.shop_settings)
     add_promotion = _part_method("members", Members.add_promotion)
     remove_promotion = _part_method("members", Members.remove_promotion)

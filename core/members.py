@@ -91,6 +91,7 @@ def check_phone(value: object, field: str = "phone") -> str:
 class ShopSettings:
     spend_order: str = DEFAULT_SPEND_ORDER
     balance_cap_minor: int | None = None      # None: no cap beyond MAX_BALANCE_MINOR
+    member_pin_above_minor: int = 0           # charges above this need the member's PIN (if set)
 
 
 _MATCH_ORDER = {"phone": 0, "name": 1, "initials": 2}
@@ -465,8 +466,18 @@ class Members:
 
     def shop_settings(self) -> ShopSettings:
         raw = self.runner.with_retry(self.runner.client.hgetall, settings_key(self.ledger.partitions[0]), txn_id=None)
-        cap = raw.get("balance_cap")
-        return ShopSettings(raw.get("spend_order") or DEFAULT_SPEND_ORDER, int(cap) if cap else None)
+        cap, pin_above = raw.get("balance_cap"), raw.get("member_pin_above")
+        return ShopSettings(raw.get("spend_order") or DEFAULT_SPEND_ORDER, int(cap) if cap else None,
+                            int(pin_above) if pin_above else 0)
+
+    def set_member_pin_threshold(self, above_minor: int, *, txn_id: str, terminal_id: str | None = None,
+                                 cashier_id: str | None = None) -> Result:
+        """Charges (deduct, hold) above `above_minor` need the member's payment PIN when the
+        member has one set (0, the default: every charge). Read by the gateway; set on every
+        partition like the balance cap (the reconcile pass compares each); journaled as a setting."""
+        value = str(v.check_amount(above_minor, "member_pin_above_minor", allow_zero=True))
+        return self.setting("member_pin_above", value, txn_id=txn_id, every_partition=True,
+                            terminal_id=terminal_id, cashier_id=cashier_id)
 
     def add_promotion(self, min_minor: int, bonus_minor: int, *, txn_id: str, promo_id: str | None = None,
                       terminal_id: str | None = None, cashier_id: str | None = None) -> Result:

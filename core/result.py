@@ -39,6 +39,8 @@ class Status(str, enum.Enum):
     LOOKUP_AMBIGUOUS = "LOOKUP_AMBIGUOUS"          # resolve_card: the string is the identity of several members
     SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
     BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
+    CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"  # a charge above the shop's member-PIN threshold
+    # without the member's payment PIN (decided by the gateway; never applied, never stored)
 
     @property
     def applied(self) -> bool:

@@ -43,6 +43,7 @@ def status_words(status: str, kind: str = "") -> str:
         "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Not made: that account number is already a card number or a member's phone"),
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Not made: that phone is already another member's phone, card number or account number"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
+        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN is needed for this amount"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
@@ -80,6 +81,7 @@ def short_status(status: str, pending: bool) -> str:
         "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Number taken"),
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Phone taken"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
+        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Member PIN needed"),
         "ABANDONED": QCoreApplication.translate("Texts", "Abandoned"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))

@@ -9,6 +9,10 @@ Supervisor approvals are checked here, for one operation each. Bodies are checke
 core as it is, so a retry of a request gets the first answer (`replayed`) whichever
 gateway it reaches. Errors are JSON {"error", "field", "message"}: never a traceback.
 
+A charge (deduct, hold) above the shop's `member_pin_above` setting of a member who has a
+payment PIN needs it (`member_pin`, checked here with a lockout: core/member_pins.py);
+without it the answer is CONFIRMATION_REQUIRED, nothing applied or stored.
+
 `POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
 (one call): every item checked as a single deduct, a refusal that concerns one item only
 (the approval threshold: a batch carries no approval) answered at that item's position,
@@ -34,9 +38,11 @@ from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
 from core.history import History, OperationNotFound
+from core.member_pins import MemberPins, check_member_pin
 from core.members import mask_phone
 from core.keys import META_KEY
 from core.records import DeductRequest
+from core.result import Result, Status
 from core.shifts import ShiftTotals, close_shift
 
 from . import schema
@@ -56,6 +62,10 @@ MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most t
 # approval (the lockout counts), answered with no grant (it cannot carry an operation), and
 # possible with no cashier signed in
 LOCAL_APPROVALS = frozenset({"settings", "drawer"})
+# charges that need the member's payment PIN above the shop's threshold (docs/gateway.md)
+CHARGE_KINDS = frozenset({"deduct", "hold"})
+# what a grant (POST /v1/approvals) may be asked for besides an operation
+GRANT_KINDS = frozenset({"member_pin_reset"})
 # refusals a retry of an already decided txn id is answered through (its first decision)
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
@@ -80,6 +90,7 @@ class Gateway:
         self.sessions = SessionStore(ledger.client, ttl_s=self.settings.session_ttl_s)
         self.grants = GrantStore(ledger.client)
         self.history = History(ledger)
+        self.member_pins = MemberPins(ledger.client)
         self._memory: tuple[float, float | None] | None = None     # (read at, share)
 
     # ---------------------------------------------------------------- who is asking
@@ -173,7 +184,7 @@ class Gateway:
         if kind in LOCAL_APPROVALS:
             return self.approve_local(request, body, terminal_id, kind)
         session = self.session_of(request, terminal_id)
-        if kind and kind not in OPS:
+        if kind and kind not in OPS and kind not in GRANT_KINDS:
             raise GatewayRefused("kind_refused", "kind", "not an operation a till may ask for")
         supervisor_id = self.check_supervisor(check_plain_id(body["supervisor_id"], "supervisor_id"), body["pin"],
                                               session.cashier_id)
@@ -282,6 +293,13 @@ class Gateway:
             for name in ("approval", "terminal_id", "cashier_id"):
                 body.pop(name, None)
             cashier_id, approved_by = "", ""
+        member_pin = body.pop("member_pin", None)
+        if kind in CHARGE_KINDS and cashier_id:
+            unconfirmed = self.confirm_member(kind, body, terminal_id, member_pin)
+            if unconfirmed is not None:
+                log.info("%s %s %s by %s@%s: CONFIRMATION_REQUIRED (the member's PIN)", kind, body["account_id"],
+                         body["txn_id"], cashier_id, terminal_id)
+                return unconfirmed
         result = self.run_op(kind, body, terminal_id, cashier_id)
         log.info("%s %s %s by %s@%s%s: %s%s", kind, body.get("account_id", ""), body["txn_id"],
                  cashier_id, terminal_id, f" approved by {approved_by}" if approved_by else "",
@@ -290,6 +308,98 @@ class Gateway:
         if approved_by:
             answer["approved_by"] = approved_by
         return answer
+
+    # ---------------------------------------------------------------- member payment PINs
+
+    def needs_member_pin(self, account_id: str, amount_minor: int, txn_id: str, terminal_id: str,
+                         threshold: int | None = None) -> bool:
+        """Whether this charge needs the member's payment PIN: above the shop's threshold, the
+        member has a PIN, and `txn_id` is not decided yet (a retry of a decided charge is
+        answered its first decision by core: no second PIN)."""
+        if threshold is None:
+            threshold = self.ledger.shop_settings().member_pin_above_minor
+        if amount_minor <= threshold or not self.member_pins.has_pin(account_id):
+            return False
+        return not self.decided_for(txn_id, terminal_id)
+
+    @staticmethod
+    def unconfirmed(kind: str, body: dict, locked: bool) -> dict:
+        """The answer to a charge without the member's PIN: CONFIRMATION_REQUIRED, nothing
+        applied and nothing stored (the same txn id, sent again with the PIN, is decided then)."""
+        answer = encode(Result(Status.CONFIRMATION_REQUIRED, 0, False, body["txn_id"], body["account_id"], kind,
+                               body["amount_minor"]))
+        answer["member_pin_locked"] = locked
+        return answer
+
+    def confirm_member(self, kind: str, body: dict, terminal_id: str, member_pin: str | None) -> dict | None:
+        """None when the charge may run (no PIN needed, or the member's PIN checked here: the
+        lockout counts); else the CONFIRMATION_REQUIRED answer, or GatewayRefused
+        ('member_pin_refused': wrong PIN with `attempts_left`, or `locked`)."""
+        if member_pin is not None:
+            check_member_pin(member_pin)            # malformed: a field error, not a guess
+        account_id = body["account_id"]
+        if not self.needs_member_pin(account_id, body["amount_minor"], body["txn_id"], terminal_id):
+            return None
+        if member_pin is None:
+            return self.unconfirmed(kind, body, self.member_pins.locked(account_id))
+        check = self.member_pins.verify(account_id, member_pin)
+        if check.ok or check.outcome == "no_pin":     # no_pin: reset in between, none needed now
+            return None
+        log.warning("%s %s for %s@%s: the member's PIN refused (%s)", kind, body["txn_id"], account_id, terminal_id,
+                    check.outcome)
+        if check.outcome == "locked":
+            raise GatewayRefused("member_pin_refused", "member_pin", "the member's payment PIN is locked after "
+                                 "too many wrong entries: a supervisor must reset it", outcome="locked",
+                                 attempts_left=0)
+        raise GatewayRefused("member_pin_refused", "member_pin", "the member's payment PIN is wrong",
+                             outcome="wrong_pin", attempts_left=check.attempts_left)
+
+    def set_member_pin(self, request: Request, account_id: str, body: dict) -> dict:
+        """POST /v1/members/{account_id}/pin: the member's new payment PIN, entered twice on
+        the till (both must match); a member who has one gives the old one too (checked
+        here, the lockout counts)."""
+        terminal_id = self.terminal_of(request)
+        session = self.session_of(request, terminal_id)
+        check_fields(body, schema.MEMBER_PIN_SET, common=False)
+        account_id = check_plain_id(account_id, "account_id")
+        check_member_pin(body["pin"], "pin")
+        check_member_pin(body["pin_again"], "pin_again")
+        if body["pin"] != body["pin_again"]:
+            raise InvalidRequest("pin_again", "the two entries of the new PIN differ")
+        self.ledger.account(account_id)             # AccountNotFound for an unknown member
+        if self.member_pins.has_pin(account_id):
+            if "old_pin" not in body:
+                raise GatewayRefused("member_pin_refused", "old_pin", "the member has a PIN: the old one is "
+                                     "needed to change it", outcome="old_pin_required", attempts_left=0)
+            check = self.member_pins.verify(account_id, check_member_pin(body["old_pin"], "old_pin"))
+            if check.outcome in ("wrong_pin", "locked"):
+                raise GatewayRefused("member_pin_refused", "old_pin", "the member's old payment PIN was refused",
+                                     outcome=check.outcome, attempts_left=check.attempts_left)
+            self.member_pins.change_pin(account_id, body["pin"], body["pin_again"])
+        else:
+            self.member_pins.set_pin(account_id, body["pin"], body["pin_again"])
+        log.info("member %s: payment PIN set at %s by %s", account_id, terminal_id, session.cashier_id)
+        return {"outcome": "ok", "account_id": account_id, "member_pin_set": True}
+
+    def reset_member_pin(self, request: Request, account_id: str, body: dict) -> dict:
+        """POST /v1/members/{account_id}/pin/reset: a supervisor's approval (a grant of kind
+        member_pin_reset, or their id and PIN) removes the member's PIN and lifts its lock."""
+        terminal_id = self.terminal_of(request)
+        session = self.session_of(request, terminal_id)
+        check_fields(body, schema.MEMBER_PIN_RESET, common=False)
+        account_id = check_plain_id(account_id, "account_id")
+        approval = body["approval"]
+        if "grant" in approval:
+            token = check_fields(approval, schema.APPROVAL_GRANT, common=False)["grant"]
+            supervisor_id = self.use_grant(token, "member_pin_reset", f"mpin-reset:{account_id}",
+                                           session.cashier_id, terminal_id)
+        else:
+            check_fields(approval, schema.APPROVAL, common=False)
+            supervisor_id = self.check_supervisor(approval["supervisor_id"], approval["pin"], session.cashier_id)
+        had = self.member_pins.reset(account_id)
+        log.info("member %s: payment PIN reset at %s by %s, approved by %s", account_id, terminal_id,
+                 session.cashier_id, supervisor_id)
+        return {"outcome": "ok", "account_id": account_id, "had_pin": had, "approved_by": supervisor_id}
 
     def deduct_many(self, request: Request, body: dict) -> dict:
         """Thread: POST /v1/ops/deduct_many. `{"results": [...]}`, one per item in order: its
@@ -324,14 +434,23 @@ class Gateway:
                     refused[i] = GatewayRefused("approval_required", "approval", "a deduction above "
                                                 f"{threshold} minor units needs a supervisor's PIN: send it "
                                                 "alone (POST /v1/ops/deduct), not in a batch")
-        run = [i for i in range(len(items)) if i not in refused]
+        unconfirmed: dict[int, dict] = {}
+        if cashier_id:
+            pin_above = self.ledger.shop_settings().member_pin_above_minor
+            for i, item in enumerate(items):
+                if i not in refused and self.needs_member_pin(item["account_id"], item["amount_minor"],
+                                                              item["txn_id"], terminal_id, pin_above):
+                    unconfirmed[i] = self.unconfirmed("deduct", item, self.member_pins.locked(item["account_id"]))
+        run = [i for i in range(len(items)) if i not in refused and i not in unconfirmed]
         answers = self.ledger.deduct_many([
             DeductRequest(item["account_id"], item["amount_minor"], item["txn_id"], terminal_id, cashier_id,
                           item.get("card_no")) for item in (items[i] for i in run)])
         results: list = [None] * len(items)
         for i, exc in refused.items():
             results[i] = error_of(exc)[1]
-        counts = {"applied": 0, "declined": 0, "replayed": 0, "errors": len(refused)}
+        for i, answer in unconfirmed.items():
+            results[i] = answer
+        counts = {"applied": 0, "declined": len(unconfirmed), "replayed": 0, "errors": len(refused)}
         for i, answer in zip(run, answers):
             if isinstance(answer, Exception):
                 results[i] = error_of(answer)[1]
@@ -419,7 +538,9 @@ class Gateway:
             # the member profile of the till: the phone masked here, so the till never holds it
             account_id = check_plain_id(ident, "account_id")
             return {"account": encode(led.account(account_id)), "cards": encode(led.account_cards(account_id)),
-                    "phone_masked": mask_phone(led.member_phone(account_id))}
+                    "phone_masked": mask_phone(led.member_phone(account_id)),
+                    "member_pin": {"set": self.member_pins.has_pin(account_id),
+                                   "locked": self.member_pins.locked(account_id)}}
         if what == "hold_account":
             return {"account_id": led.hold_account(check_plain_id(ident, "hold_txn_id"))}
         if what == "members":
@@ -538,6 +659,15 @@ def create_app(gateway: Gateway) -> Starlette:
             return _json(200, await run_in_threadpool(gateway.approve, request, body))
         return await guarded(work)
 
+    async def member_pin(request: Request):
+        async def work():
+            body = await _body(request, limit)
+            account_id = request.path_params["account_id"]
+            if request.url.path.endswith("/reset"):
+                return _json(200, await run_in_threadpool(gateway.reset_member_pin, request, account_id, body))
+            return _json(200, await run_in_threadpool(gateway.set_member_pin, request, account_id, body))
+        return await guarded(work)
+
     def reader(what: str, param: str = ""):
         async def endpoint(request: Request):
             async def work():
@@ -577,6 +707,8 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/cards/{{card_no}}", reader("card", "card_no"), methods=["GET"]),
         Route(f"{v}/holds/{{hold_txn_id}}/account", reader("hold_account", "hold_txn_id"), methods=["GET"]),
         Route(f"{v}/members", reader("members"), methods=["GET"]),
+        Route(f"{v}/members/{{account_id}}/pin", member_pin, methods=["POST"]),
+        Route(f"{v}/members/{{account_id}}/pin/reset", member_pin, methods=["POST"]),
         Route(f"{v}/promotions", reader("promotions"), methods=["GET"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})

@@ -192,6 +192,24 @@ class GatewayLedger:
                           attempts_left=int(data.get("attempts_left", 0))), None
         return SignIn("ok"), Approval(data["supervisor_id"], data["grant"])
 
+    def set_member_pin(self, account_id: str, pin: str, pin_again: str, *, old_pin: str | None = None,
+                       cashier_id: str | None = None) -> dict:
+        """The member's new payment PIN (6 digits), entered twice; `old_pin` when the member
+        has one. Refusals raise InvalidRequest naming the field, or GatewayRefused
+        'member_pin_refused' (`outcome`, `attempts_left`)."""
+        body = {"pin": pin, "pin_again": pin_again, **({"old_pin": old_pin} if old_pin is not None else {})}
+        return self._request("POST", f"/members/{account_id}/pin", body=body,
+                             session=self.session_for(cashier_id))[1]
+
+    def reset_member_pin(self, account_id: str, *, supervisor_id: str | None = None,
+                         supervisor_pin: str | None = None, approval_grant: str | None = None,
+                         cashier_id: str | None = None) -> dict:
+        """A supervisor removes the member's payment PIN and lifts its lock (a grant of kind
+        member_pin_reset, or the supervisor's id and PIN)."""
+        body = {"approval": self._approval(supervisor_id, supervisor_pin, approval_grant)}
+        return self._request("POST", f"/members/{account_id}/pin/reset", body=body,
+                             session=self.session_for(cashier_id))[1]
+
     def ping(self) -> dict:
         """The gateway and the ledger behind it answer (terminal credential only); keeps the
         shop's retention and Redis's memory share it reports."""
@@ -228,11 +246,13 @@ class GatewayLedger:
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None, supervisor_id: str | None = None,
                supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
         """`card_no`: the card the charge was presented with (checked by the ledger's script:
-        CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT)."""
+        CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT). `member_pin`: the member's payment PIN, for a
+        charge above the shop's threshold of a member who has one (without it:
+        CONFIRMATION_REQUIRED; a wrong one: GatewayRefused 'member_pin_refused')."""
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        card_no=card_no, approval=self._approval(
+                        card_no=card_no, member_pin=member_pin, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def deduct_many(self, requests: Sequence[DeductRequest], *,
@@ -292,9 +312,9 @@ class GatewayLedger:
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
              supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
         return self._op("hold", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        ttl_s=ttl_s, card_no=card_no, approval=self._approval(
+                        ttl_s=ttl_s, card_no=card_no, member_pin=member_pin, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str, account_id: str | None = None,

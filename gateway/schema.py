@@ -33,13 +33,14 @@ class OpSpec:
 
 
 OPS: dict[str, OpSpec] = {
-    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, {"card_no": str}, approval="above"),
+    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, {"card_no": str, "member_pin": str},
+                     approval="above"),
     "credit": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
                      {"method": str, "bonus_minor": int}, approval="top_up"),
     "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
                      approval="always"),
-    "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int}, {"card_no": str},
-                   approval="above"),
+    "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int},
+                   {"card_no": str, "member_pin": str}, approval="above"),
     "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
     "void": OpSpec({"txn_id": str, "hold_txn_id": str}, {"account_id": str}),
     "open": OpSpec({"txn_id": str, "account_id": str}, {"holder_name": str, "phone": str}),
@@ -55,7 +56,12 @@ APPROVAL_GRANT = OpSpec({"grant": str})                      # an approval POST 
 APPROVAL_REQUEST = OpSpec({"supervisor_id": str, "pin": str}, {"kind": str})
 # POST /v1/ops/deduct_many: who (as any operation's) and the items; a batch carries no approval
 DEDUCT_MANY = OpSpec({"items": list}, {"terminal_id": str, "cashier_id": str})
-DEDUCT_ITEM = OpSpec(OPS["deduct"].required, OPS["deduct"].optional)     # a deduct's own fields only
+# a deduct's own fields only: no member PIN (a charge that needs one is sent alone)
+DEDUCT_ITEM = OpSpec(OPS["deduct"].required, {"card_no": str})
+# POST /v1/members/{account_id}/pin: the member's new payment PIN entered twice (and the old
+# one when the member has a PIN); .../pin/reset: a supervisor's approval
+MEMBER_PIN_SET = OpSpec({"pin": str, "pin_again": str}, {"old_pin": str})
+MEMBER_PIN_RESET = OpSpec({"approval": dict})
 _PLAIN_ITEM = {"txn_id": 0, "account_id": 0, "amount_minor": 0}.keys()   # an item without card_no
 
 _TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 PAGE = 500
 PROMO = "promo:"
-SETTING_NAMES = ("spend_order", "balance_cap")
+SETTING_NAMES = ("spend_order", "balance_cap", "member_pin_above")
 # the kinds these comparisons find, each cleared by the pass when no longer observed
 KINDS = ("bucket_mismatch", "card_mismatch", "card_missing_in_db", "card_missing_in_redis",
          "setting_mismatch", "bonus_mismatch", "cashier_record_mismatch", "ttl_on_ledger_key",

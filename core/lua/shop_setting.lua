@@ -3,7 +3,9 @@ shop_setting: set (or remove) one shop setting of a partition: the spending orde
 the balance cap, which the balance scripts read from the partition's own 'cfg' hash (so
 they stay in one slot), and the top-up promotions (kept on partition 0 only).
 Settings: spend_order: principal_first | bonus_first | proportional; balance_cap: minor
-units; promo:<id>: '<min_minor>:<bonus_minor>'. SETTING_NOT_FOUND: removing what is not
+units; member_pin_above: minor units (0 allowed), charges above it need the member's
+payment PIN when the member has one (read by the gateway; set on every partition);
+promo:<id>: '<min_minor>:<bonus_minor>'. SETTING_NOT_FOUND: removing what is not
 set. Journaled as kind 'setting' (acct 'shop', amt 0, bal 0, fields set, val).
 KEYS[1] the partition's settings hash (<prefix>cfg)
 KEYS[2] txn record
@@ -14,7 +16,7 @@ ARGV[3] '0'
 ARGV[4] retention_s
 ARGV[5] terminal_id
 ARGV[6] cashier_id
-ARGV[7] name: spend_order | balance_cap | promo:<id>
+ARGV[7] name: spend_order | balance_cap | member_pin_above | promo:<id>
 ARGV[8] value ('' removes the setting)
 Returns {status, 0, replayed, journal_id}
 Statuses: APPLIED, SETTING_NOT_FOUND
@@ -38,6 +40,9 @@ if name == 'spend_order' then
 elseif name == 'balance_cap' then
   bad = value ~= '' and check_amount(value, 'balance_cap', false, MAX_BALANCE_MINOR)
   if bad then return bad end
+elseif name == 'member_pin_above' then
+  bad = value ~= '' and check_amount(value, 'member_pin_above_minor', true)
+  if bad then return bad end
 elseif string.match(name, '^promo:[A-Za-z0-9._-]+$') and #name <= 70 then
   if value ~= '' then
     local min, bonus = string.match(value, '^([0-9]+):([0-9]+)$')
@@ -46,7 +51,7 @@ elseif string.match(name, '^promo:[A-Za-z0-9._-]+$') and #name <= 70 then
     if bad then return bad end
   end
 else
-  return invalid('setting', 'must be spend_order, balance_cap or promo:<id>')
+  return invalid('setting', 'must be spend_order, balance_cap, member_pin_above or promo:<id>')
 end
 local cfg_key, txn_key, jkey, txn_id, ttl_s = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[4]
 local fp = 'setting|' .. name .. '|' .. value

@@ -929,7 +929,7 @@
         <translation>%1：%2 笔充值，%3</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="121"/>
+        <location filename="../member_profile.py" line="122"/>
         <source>No recent operations of this account on the central server.</source>
         <translation>中心服务器上没有此账户的近期操作。</translation>
     </message>
@@ -1306,12 +1306,12 @@
         <translation>正在打印小票…</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="121"/>
+        <location filename="../receipts/widgets.py" line="124"/>
         <source>Receipt %1</source>
         <translation>小票 %1</translation>
     </message>
     <message>
-        <location filename="../receipts/widgets.py" line="126"/>
+        <location filename="../receipts/widgets.py" line="129"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
@@ -1664,7 +1664,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 请勿重复收款，终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../sale_panel.py" line="48"/>
+        <location filename="../sale_panel.py" line="62"/>
         <source>Connected again: charges can be made.</source>
         <translation>已重新连接：可以收款了。</translation>
     </message>
@@ -2312,28 +2312,28 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="78"/>
+        <location filename="../texts.py" line="79"/>
         <source>Card no. is a phone</source>
         <translation>卡号是手机号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="79"/>
+        <location filename="../texts.py" line="80"/>
         <source>Not this account&apos;s card</source>
         <translation>非本账户的卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="80"/>
+        <location filename="../texts.py" line="81"/>
         <source>Number taken</source>
         <translation>号码已被占用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="81"/>
+        <location filename="../texts.py" line="82"/>
         <source>Phone taken</source>
         <translation>手机号已被占用</translation>
     </message>
     <message>
         <location filename="../texts.py" line="21"/>
-        <location filename="../texts.py" line="59"/>
+        <location filename="../texts.py" line="60"/>
         <source>Approved</source>
         <translation>成功</translation>
     </message>
@@ -2439,550 +2439,560 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="46"/>
+        <source>Not made: the member&apos;s payment PIN is needed for this amount</source>
+        <translation>未完成：此金额需要会员输入支付密码</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="47"/>
         <source>Not made: the request was not valid</source>
         <translation>未执行：请求无效</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="47"/>
+        <location filename="../texts.py" line="48"/>
         <source>Not made: transaction number clash, call support</source>
         <translation>未执行：交易号冲突，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="48"/>
+        <location filename="../texts.py" line="49"/>
         <source>Not made: the terminal could not save it, call support</source>
         <translation>未执行：终端无法保存，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="51"/>
+        <location filename="../texts.py" line="52"/>
         <source>Not made: unexpected answer, call support</source>
         <translation>未执行：答复异常，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="57"/>
-        <location filename="../texts.py" line="141"/>
+        <location filename="../texts.py" line="58"/>
+        <location filename="../texts.py" line="143"/>
         <source>Being checked</source>
         <translation>核实中</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="60"/>
+        <location filename="../texts.py" line="61"/>
         <source>Not enough money</source>
         <translation>余额不足</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="61"/>
+        <location filename="../texts.py" line="62"/>
         <source>Unknown account</source>
         <translation>账户不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="62"/>
+        <location filename="../texts.py" line="63"/>
         <source>Account frozen</source>
         <translation>账户已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="63"/>
+        <location filename="../texts.py" line="64"/>
         <source>Original not found</source>
         <translation>找不到原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="64"/>
+        <location filename="../texts.py" line="65"/>
         <source>Exceeds original</source>
         <translation>超过原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="65"/>
+        <location filename="../texts.py" line="66"/>
         <source>Balance limit</source>
         <translation>超过余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="66"/>
+        <location filename="../texts.py" line="67"/>
         <source>Too many holds</source>
         <translation>预授权过多</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="67"/>
-        <location filename="../texts.py" line="145"/>
+        <location filename="../texts.py" line="68"/>
+        <location filename="../texts.py" line="147"/>
         <source>Hold not found</source>
         <translation>找不到预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="68"/>
+        <location filename="../texts.py" line="69"/>
         <source>Already completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="69"/>
+        <location filename="../texts.py" line="70"/>
         <source>Already released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="70"/>
+        <location filename="../texts.py" line="71"/>
         <source>Hold expired</source>
         <translation>预授权已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="71"/>
+        <location filename="../texts.py" line="72"/>
         <source>More than held</source>
         <translation>超过预授权金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="72"/>
+        <location filename="../texts.py" line="73"/>
         <source>Open holds</source>
         <translation>有预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="73"/>
-        <location filename="../texts.py" line="98"/>
+        <location filename="../texts.py" line="74"/>
+        <location filename="../texts.py" line="100"/>
         <source>Account closed</source>
         <translation>已退卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="74"/>
+        <location filename="../texts.py" line="75"/>
         <source>Account exists</source>
         <translation>账户已存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="75"/>
+        <location filename="../texts.py" line="76"/>
         <source>Card not found</source>
         <translation>卡不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="76"/>
+        <location filename="../texts.py" line="77"/>
         <source>Card blocked</source>
         <translation>卡已停用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="77"/>
+        <location filename="../texts.py" line="78"/>
         <source>Card in use</source>
         <translation>卡已被使用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="82"/>
+        <location filename="../texts.py" line="83"/>
         <source>Balance cap</source>
         <translation>余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="85"/>
+        <location filename="../texts.py" line="84"/>
+        <source>Member PIN needed</source>
+        <translation>需会员支付密码</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="87"/>
         <source>Not made</source>
         <translation>未执行</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="90"/>
+        <location filename="../texts.py" line="92"/>
         <source>Charge</source>
         <translation>收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="91"/>
+        <location filename="../texts.py" line="93"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="92"/>
+        <location filename="../texts.py" line="94"/>
         <source>Top-up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="93"/>
+        <location filename="../texts.py" line="95"/>
         <source>Hold</source>
         <translation>预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="94"/>
+        <location filename="../texts.py" line="96"/>
         <source>Sale completed</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="95"/>
+        <location filename="../texts.py" line="97"/>
         <source>Hold released</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="96"/>
+        <location filename="../texts.py" line="98"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="97"/>
+        <location filename="../texts.py" line="99"/>
         <source>Card replaced</source>
         <translation>换卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="99"/>
+        <location filename="../texts.py" line="101"/>
         <source>Shift closed</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="106"/>
+        <location filename="../texts.py" line="108"/>
         <source>Cash</source>
         <translation>现金</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="107"/>
+        <location filename="../texts.py" line="109"/>
         <source>WeChat Pay</source>
         <translation>微信支付</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="108"/>
+        <location filename="../texts.py" line="110"/>
         <source>Alipay</source>
         <translation>支付宝</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="109"/>
+        <location filename="../texts.py" line="111"/>
         <source>Bank card</source>
         <translation>银行卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="110"/>
-        <location filename="../texts.py" line="124"/>
+        <location filename="../texts.py" line="112"/>
+        <location filename="../texts.py" line="126"/>
         <source>Other</source>
         <translation>其他</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="120"/>
+        <location filename="../texts.py" line="122"/>
         <source>Change</source>
         <translation>找零备用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="122"/>
+        <location filename="../texts.py" line="124"/>
         <source>Expense</source>
         <translation>杂项支出</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="123"/>
+        <location filename="../texts.py" line="125"/>
         <source>Correction</source>
         <translation>更正</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="130"/>
+        <location filename="../texts.py" line="132"/>
         <source>Lost</source>
         <translation>挂失</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="131"/>
+        <location filename="../texts.py" line="133"/>
         <source>Damaged</source>
         <translation>损坏</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="132"/>
+        <location filename="../texts.py" line="134"/>
         <source>Stolen</source>
         <translation>被盗</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="133"/>
+        <location filename="../texts.py" line="135"/>
         <source>Other reason</source>
         <translation>其他原因</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="140"/>
+        <location filename="../texts.py" line="142"/>
         <source>Held until %1</source>
         <translation>预授权至 %1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="142"/>
+        <location filename="../texts.py" line="144"/>
         <source>Completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="143"/>
+        <location filename="../texts.py" line="145"/>
         <source>Released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="144"/>
+        <location filename="../texts.py" line="146"/>
         <source>Expired</source>
         <translation>已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="152"/>
+        <location filename="../texts.py" line="154"/>
         <source>No connection to the central server: charges are refused until it is back.</source>
         <translation>与中心服务器断开：恢复连接前不能收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="154"/>
+        <location filename="../texts.py" line="156"/>
         <source>The central server is switching over: try again in a few seconds.</source>
         <translation>中心服务器切换中：请几秒后再试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="156"/>
+        <location filename="../texts.py" line="158"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="160"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="160"/>
+        <location filename="../texts.py" line="162"/>
         <source>The ledger gateway refuses this terminal&apos;s credential (revoked or replaced): call the shop&apos;s IT person. Charges are refused.</source>
         <translation>账本网关拒绝本终端的凭据（已吊销或已更换）：请联系门店 IT 人员。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="163"/>
+        <location filename="../texts.py" line="165"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔收款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="168"/>
+        <location filename="../texts.py" line="170"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔收款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="170"/>
+        <location filename="../texts.py" line="172"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="172"/>
+        <location filename="../texts.py" line="174"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="174"/>
+        <location filename="../texts.py" line="176"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="175"/>
+        <location filename="../texts.py" line="177"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="178"/>
+        <location filename="../texts.py" line="180"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="183"/>
+        <location filename="../texts.py" line="185"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="184"/>
+        <location filename="../texts.py" line="186"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="185"/>
+        <location filename="../texts.py" line="187"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="186"/>
+        <location filename="../texts.py" line="188"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="187"/>
+        <location filename="../texts.py" line="189"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="188"/>
+        <location filename="../texts.py" line="190"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="189"/>
+        <location filename="../texts.py" line="191"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="195"/>
+        <location filename="../texts.py" line="197"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="197"/>
+        <location filename="../texts.py" line="199"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="198"/>
+        <location filename="../texts.py" line="200"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="204"/>
+        <location filename="../texts.py" line="206"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="205"/>
+        <location filename="../texts.py" line="207"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="206"/>
+        <location filename="../texts.py" line="208"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="207"/>
+        <location filename="../texts.py" line="209"/>
         <source>Central server switching over: reconnecting…</source>
         <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="208"/>
+        <location filename="../texts.py" line="210"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="209"/>
+        <location filename="../texts.py" line="211"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="210"/>
+        <location filename="../texts.py" line="212"/>
         <source>This terminal&apos;s credential is refused: call IT</source>
         <translation>本终端凭据被拒绝：请联系 IT</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="215"/>
+        <location filename="../texts.py" line="217"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="216"/>
+        <location filename="../texts.py" line="218"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="217"/>
+        <location filename="../texts.py" line="219"/>
         <source>Closed (card returned)</source>
         <translation>已退卡销户</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="222"/>
+        <location filename="../texts.py" line="224"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="225"/>
+        <location filename="../texts.py" line="227"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="228"/>
+        <location filename="../texts.py" line="230"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="231"/>
+        <location filename="../texts.py" line="233"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="233"/>
+        <location filename="../texts.py" line="235"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="235"/>
+        <location filename="../texts.py" line="237"/>
         <source>No one approves their own operation: ask another supervisor.</source>
         <translation>不能审批自己的操作：请找另一位主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="237"/>
+        <location filename="../texts.py" line="239"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="238"/>
+        <location filename="../texts.py" line="240"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="243"/>
+        <location filename="../texts.py" line="245"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="244"/>
+        <location filename="../texts.py" line="246"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="251"/>
+        <location filename="../texts.py" line="253"/>
         <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
         <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="258"/>
+        <location filename="../texts.py" line="260"/>
         <source>Member account %1 opened.</source>
         <translation>会员账户 %1 已开立。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="259"/>
+        <location filename="../texts.py" line="261"/>
         <source>Card %1 issued.</source>
         <translation>卡 %1 已发放。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="259"/>
+        <location filename="../texts.py" line="261"/>
         <source>No card issued yet.</source>
         <translation>尚未发卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="261"/>
+        <location filename="../texts.py" line="263"/>
         <source>Member account %1 opened, but the card was not issued:</source>
         <translation>会员账户 %1 已开立，但卡未发放：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="263"/>
+        <location filename="../texts.py" line="265"/>
         <source>The account was not opened:</source>
         <translation>账户未开立：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="271"/>
+        <location filename="../texts.py" line="273"/>
         <source>Card %1 blocked: it can no longer be used.</source>
         <translation>卡 %1 已挂失停用，不能再使用。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="273"/>
+        <location filename="../texts.py" line="275"/>
         <source>New card %1 issued to account %2; the balance stays.</source>
         <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="276"/>
+        <location filename="../texts.py" line="278"/>
         <source>The card was not changed:</source>
         <translation>未换卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="282"/>
+        <location filename="../texts.py" line="284"/>
         <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
         <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="284"/>
+        <location filename="../texts.py" line="286"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="285"/>
+        <location filename="../texts.py" line="287"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="176"/>
+        <location filename="../texts.py" line="178"/>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="49"/>
+        <location filename="../texts.py" line="50"/>
         <source>Abandoned by a supervisor: too old to re-send, handled by hand</source>
         <translation>已由主管放弃：过久无法重发，由人工处理</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="83"/>
+        <location filename="../texts.py" line="85"/>
         <source>Abandoned</source>
         <translation>已放弃</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="121"/>
+        <location filename="../texts.py" line="123"/>
         <source>Safe drop</source>
         <translation>上缴保险柜</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="165"/>
+        <location filename="../texts.py" line="167"/>
         <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
         <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>

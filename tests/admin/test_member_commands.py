@@ -62,7 +62,8 @@ def test_promotions_and_settings(ctl):
     assert "bonus_first" in ctl("settings", "spend-order")[1]
     assert ctl("settings", "balance-cap", "5000.00")[0] == 0
     code, out, _ = ctl("--json", "settings", "balance-cap")
-    assert json.loads(out) == {"spend_order": "bonus_first", "balance_cap_minor": 500_000}
+    assert json.loads(out) == {"spend_order": "bonus_first", "balance_cap_minor": 500_000,
+                               "member_pin_above_minor": 0}
     assert ctl("settings", "balance-cap", "off")[0] == 0
     assert ctl("open", "M-1", "--holder", "张三")[0] == 0
     code, out, _ = ctl("topup", "M-1", "150.00", "--method", "wechat", "--promo")
@@ -95,3 +96,26 @@ def test_argparse_refusals_are_usage_errors_not_tracebacks(ctl):
         with pytest.raises(SystemExit) as info:
             ctl(*argv)
         assert info.value.code == 2
+
+
+def test_member_pin_reset_and_the_threshold_setting(ctl, redis_url):
+    from core import Ledger
+    from core.member_pins import MemberPins
+    ledger = Ledger.from_url(redis_url)
+    pins = MemberPins(ledger.client)
+    pins.set_pin("M-9", "123456", "123456")
+    for _ in range(5):
+        pins.verify("M-9", "000000")
+    assert pins.locked("M-9")
+    code, out, _ = ctl("--json", "member", "pin-reset", "M-9")
+    assert code == 0 and json.loads(out) == {"account_id": "M-9", "had_pin": True}
+    assert not pins.has_pin("M-9") and not pins.locked("M-9")
+    assert "was not set" in ctl("member", "pin-reset", "M-9")[1]
+    assert ctl("settings", "member-pin-above", "200.00")[0] == 0
+    assert ledger.shop_settings().member_pin_above_minor == 20_000
+    assert "member PIN needed above 200.00" in ctl("settings", "member-pin-above")[1]
+    code, _, err = ctl("settings", "member-pin-above", "-1")
+    assert code == 2 and "member_pin_above" in err
+    assert ctl("settings", "member-pin-above", "0")[0] == 0
+    assert ledger.shop_settings().member_pin_above_minor == 0
+    ledger.close()

@@ -84,9 +84,20 @@ def test_the_forbidden_list_is_not_granted():
     assert gateway.name == "gateway"
     granted = {c.lstrip("+") for c in gateway.rule_args() if c.startswith("+")}
     assert not granted & set(FORBIDDEN_FOR_GATEWAY)
-    # selectors grant string commands on cashier keys, DEL on its sessions and grants, only
+    # selectors grant string commands on cashier and member PIN keys, DEL on its sessions and
+    # grants, only
     assert gateway.selectors == ("(~cs:cashier:* +get +set +del +incr +pttl +pexpire)",
+                                 "(~cs:mpin:* +get +set +del +incr +pttl +pexpire)",
                                  "(~cs:session:* ~cs:approval:* +del)")
+
+
+def test_the_gateway_user_keeps_member_pins(secured):
+    from core.member_pins import MemberPins
+    gw = redis.Redis(port=secured.port, username="gateway", password="g-secret", decode_responses=True)
+    pins = MemberPins(gw)
+    pins.set_pin("A-sec", "123456", "123456")
+    assert [pins.verify("A-sec", "000000").outcome for _ in range(5)][-1] == "locked"
+    assert pins.reset("A-sec") and not pins.has_pin("A-sec") and not pins.locked("A-sec")
 
 
 def test_scripts_after_restart_come_from_the_admin_side(secured):

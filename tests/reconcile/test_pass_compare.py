@@ -121,3 +121,25 @@ def test_a_deleted_tail_is_found_by_the_pass(ledger, redis_url, pg_url):
     found = _pass(ledger, pg_url, redis_url)
     assert "chain_behind_anchor" in _kinds(found), found
     assert f"seq {last}..{last}" in found[("chain_behind_anchor", None)].cause
+
+
+def test_the_member_pin_threshold_is_booked_compared_and_restored(ledger, redis_url, pg_url, db):
+    from reconcile_service.models import ShopSetting
+    from reconcile_service.verify import verify
+    _shop(ledger)
+    assert ledger.set_member_pin_threshold(20_000, txn_id="mpin-above-1").applied
+    assert _pass(ledger, pg_url, redis_url) == {}
+    with db.connect() as conn:
+        assert conn.execute(select(ShopSetting.value).where(ShopSetting.name == "member_pin_above")).scalar_one() \
+            == "20000"
+    assert verify(ledger, db).ok
+    for part in ledger.partitions:                   # lowered behind the ledger's back, on every partition
+        ledger.client.hset(part.settings, "member_pin_above", "100000000")
+    found = _pass(ledger, pg_url, redis_url)
+    assert _kinds(found) == {"setting_mismatch"} and "member_pin_above" in found[("setting_mismatch", None)].cause
+    assert not verify(ledger, db).ok
+    ledger.client.flushdb()
+    assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0
+    back = Ledger.from_url(redis_url, auto_init=False)
+    assert back.shop_settings().member_pin_above_minor == 20_000
+    assert verify(back, db).ok
