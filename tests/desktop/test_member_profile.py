@@ -39,10 +39,12 @@ def test_the_profile_shows_cards_history_buckets_masked_phone_and_top_ups(qtbot,
     cards = dialog.cards_label.text()
     assert "C-901: blocked (" in cards and "C-902: active" in cards
     top_ups = dialog.top_ups_label.text()
-    assert "WeChat" in top_ups and "¥50.00" in top_ups and "Cash" in top_ups and "¥120.00" in top_ups
+    # what the member paid by each method (the ¥20.00 bonus of the cash top-up is the shop's, not paid)
+    assert "WeChat" in top_ups and "¥50.00" in top_ups and "Cash" in top_ups and "¥100.00" in top_ups
     model = dialog.table.model()
     txns = [model.rows[i].txn_id for i in range(model.rowCount())]
     assert txns[:2] == ["T7-d-1", "T7-c-1"]                            # newest first, every terminal
+    assert "block-C-901" not in txns and "open-M-901" not in txns      # money only: no ¥0.00 card rows
     qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)
     assert not dialog.isVisible()
 
