@@ -9,7 +9,7 @@ connection status is online, signs in a cashier created with
 polling every 0.2 ms instead of 10 ms. Prints one JSON line: times in seconds and the
 per-charge latencies in milliseconds; amounts are integer minor units (1 per charge).
 The terminal reaches URL the way a till does, through a ledger gateway (`gateway.app`
-under uvicorn, in a thread of this process, on a free loopback port; the terminal
+under uvicorn in a thread of this process, gateway/in_thread.py, on a free loopback port; the terminal
 enrolled there), so a charge's latency includes the gateway's HTTP round trip.
 """
 from __future__ import annotations
@@ -37,28 +37,6 @@ def wait_until(app, predicate, timeout_s: float = 10.0) -> None:
         time.sleep(POLL_S)
 
 
-def start_gateway(ledger):
-    """The ledger gateway on a free loopback port, in a thread: (url, server)."""
-    import socket
-    import threading
-
-    import uvicorn
-
-    from gateway.app import Gateway, create_app
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(Gateway(ledger)), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off", access_log=False, ws="none"))
-    threading.Thread(target=server.run, daemon=True).start()
-    deadline = time.perf_counter() + 10
-    while not server.started:
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the gateway did not start")
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{port}", server
-
-
 def main(url: str, charges: int) -> dict:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
@@ -68,7 +46,9 @@ def main(url: str, charges: int) -> dict:
     from core.cashiers import CashierRegistry
     from desktop.engine import ONLINE, Engine
     from desktop.main_window import MainWindow
+    from gateway.app import Gateway
     from gateway.client import GatewayLedger
+    from gateway.in_thread import serve_in_thread, stop
     from gateway.terminals import TerminalRegistry
     imported_s = time.perf_counter() - PROBE_STARTED_S
 
@@ -76,7 +56,7 @@ def main(url: str, charges: int) -> dict:
     ledger.init()
     assert ledger.open_account(ACCOUNT, txn_id=f"open-{ACCOUNT}", initial_minor=INITIAL_MINOR).applied
     CashierRegistry(ledger.client).add(CASHIER, "Bench Cashier", PIN)
-    gateway_url, server = start_gateway(ledger)
+    server, gateway_url = serve_in_thread(Gateway(ledger))
     token = TerminalRegistry(ledger.client).enroll("TBENCH")
 
     app = QApplication.instance() or QApplication(["cashier-terminal-bench"])
@@ -119,7 +99,7 @@ def main(url: str, charges: int) -> dict:
         balance = ledger.balance(ACCOUNT)
         window.close()
         engine.close()
-    server.should_exit = True
+    stop(server)
     ledger.close()
     return {"imported_s": imported_s, "construct_show_s": construct_show_s, "online_s": online_s,
             "latencies_ms": latencies_ms, "exact": balance == INITIAL_MINOR - charges}

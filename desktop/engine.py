@@ -764,13 +764,10 @@ class Engine(LedgerReads, QObject):
         (SignIn, Approval | None) to on_done. The grant is kept here until the next
         operation submitted with `approved_by=supervisor_id` takes it. kind 'settings' or 'drawer':
         the till's own settings or printer (no operation; no cashier needs to be signed in)."""
-        def ask():
-            signin, approval = self.ledger.approve(supervisor_id, pin, kind=kind, cashier_id=cashier_id)
-            return signin, approval
-
         def answered(answer) -> None:
             signin, approval = answer
             if approval is not None and approval.grant:
                 self._grants[approval.supervisor_id] = approval.grant
             on_done(answer)
-        return self.reads.run(ask, answered, on_error)
+        return self.reads.run(lambda: self.ledger.approve(supervisor_id, pin, kind=kind, cashier_id=cashier_id),
+                              answered, on_error)

@@ -7,7 +7,7 @@ worker: `Engine.profile`) and says so while it reads, or why it could not."""
 from __future__ import annotations
 
 from PySide6.QtCore import QLocale
-from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from core import AccountNotFound, InvalidRequest
 
@@ -50,18 +50,13 @@ class MemberProfileDialog(TillDialog):
         layout.addLayout(self.form)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
-        row = self.button_row_of(self.close_button)
+        row = QHBoxLayout()                     # one button: Close (Enter and Esc do the same)
+        row.addStretch(1)
+        row.addWidget(self.close_button)
         layout.addLayout(row)
         self.setMinimumWidth(640)
         self.retranslate()
         self.task = engine.profile(self.account_id, self._read, self._failed)
-
-    def button_row_of(self, button):
-        from PySide6.QtWidgets import QHBoxLayout
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(button)
-        return row
 
     def confirm(self) -> None:
         self.accept()

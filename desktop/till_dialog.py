@@ -16,8 +16,8 @@ complete sale) are desktop/dialogs.py's.
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QButtonGroup, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QDialog, QFormLayout, QHBoxLayout, QLabel, QLayout, QLineEdit,
+                               QPushButton, QVBoxLayout, QWidget)
 
 from core import InvalidRequest
 from core.cashiers import check_pin
@@ -72,6 +72,18 @@ class TillDialog(Retranslates, QDialog):
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.confirm_button)
         return buttons
+
+    def keypad_layout(self, *top, buttons: QHBoxLayout, min_width_px: int) -> QVBoxLayout:
+        """The keypad dialogs' one layout: `top` (widgets or layouts: what the dialog asks),
+        the message line, the on-screen keypad, then the buttons."""
+        layout = QVBoxLayout(self)
+        for part in top:
+            (layout.addLayout if isinstance(part, QLayout) else layout.addWidget)(part)
+        layout.addWidget(self.message)
+        layout.addWidget(self.keypad)
+        layout.addLayout(buttons)
+        self.setMinimumWidth(min_width_px)
+        return layout
 
     def keyPressEvent(self, event) -> None:
         if event.key() in ENTER_KEYS and self._scan_entered(self.focusWidget()):
@@ -310,14 +322,7 @@ class SupervisorDialog(TillDialog):
         self.keypad = Keypad(lambda: self.focused_line_edit(self.pin_input), with_point=False)
         form = QFormLayout()
         self.supervisor.add_to(form)
-        buttons = self.button_row()
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.purpose)
-        layout.addLayout(form)
-        layout.addWidget(self.message)
-        layout.addWidget(self.keypad)
-        layout.addLayout(buttons)
-        self.setMinimumWidth(480)
+        self.keypad_layout(self.purpose, form, buttons=self.button_row(), min_width_px=480)
         self.retranslate()
 
     def retranslate(self) -> None:

@@ -1,5 +1,5 @@
-"""A real ledger gateway (gateway/app.py under uvicorn) in a thread of the test process,
-on a free loopback port in front of a given Redis URL, for the till's tests: every till
+"""A real ledger gateway (gateway/app.py, served in a thread by gateway/in_thread.py) in the
+test process, on a free loopback port in front of a given Redis URL, for the till's tests: every till
 test reaches the ledger the way a till in a shop does (HTTP, its terminal's credential,
 cashier sessions, supervisor grants), never Redis itself.
 
@@ -14,16 +14,13 @@ outage is answered "ledger unavailable" (HTTP 503) rather than by silence.
 """
 from __future__ import annotations
 
-import threading
-import time
-
 import uvicorn
 
 from core import Ledger, RetryPolicy
-from gateway.app import Gateway, GatewaySettings, create_app
+from gateway.app import Gateway, GatewaySettings
 from gateway.client import GatewayLedger
+from gateway.in_thread import free_port, serve_in_thread, stop
 from gateway.terminals import TerminalRegistry
-from tests.support.servers import free_port
 
 
 class InProcessGateway:
@@ -39,24 +36,13 @@ class InProcessGateway:
         self.port = free_port()
         self.tokens: dict[str, str] = {}
         self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "InProcessGateway":
-        config = uvicorn.Config(create_app(self.gateway), host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off", access_log=False, ws="none", timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
-        # uvicorn installs no signal handlers outside the main thread
-        self._thread = threading.Thread(target=self._server.run, name=f"gateway-{self.port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the in-process gateway on port {self.port} did not start")
-            time.sleep(0.01)
+        self._server, _ = serve_in_thread(self.gateway, port=self.port)
         return self
 
     def enroll(self, terminal_id: str) -> str:
@@ -70,9 +56,8 @@ class InProcessGateway:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(15)
+            stop(self._server)
+            self._server = None
         self.ledger.close()
 
 
