@@ -18,6 +18,9 @@ from core import JournalEntry
 from .dialect import ms_to_datetime, utcnow
 from .models import METHOD_LEN, journal_pos
 
+# the book's method of an imported opening balance (journal field `imp`: core/member_import.py)
+IMPORT_METHOD = "import"
+
 _INT_RE = re.compile(r"-?[0-9]{1,19}")
 # the totals of a Z record (core.shifts), each a whole number
 SHIFT_TOTALS = ("sales_count", "sales_minor", "refunds_count", "refunds_minor", "topups_count", "topups_minor")
@@ -67,6 +70,8 @@ class BookEntry(_BookEntryFields):
         if pd + bd != amt:
             raise ValueError(f"pd {pd} + bd {bd} != amt {amt}")
         method = f.get("m") or ""
+        if not method and "imp" in f and core[_KIND_AT] == "open":
+            method = IMPORT_METHOD      # an opening balance moved in from an old system
         if len(method) > METHOD_LEN:
             raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
         shift = _parse_shift(f) if core[_KIND_AT] == "shift_close" else None

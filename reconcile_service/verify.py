@@ -199,8 +199,14 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                        f"balance {row.balance_minor}", redis_balance_minor=redis_balance,
                        db_balance_minor=row.balance_minor)
     for dup in open_dups:
+        # "reported" covers more than a double application (a credit applied twice, or an
+        # entry Redis lost): its discrepancy holds the evidence, so say only what is certain
+        what = ("is in the book twice and not reversed yet: the next reconcile pass repairs or reports it"
+                if dup.status == "open" else
+                "is in the book twice and waits for a person: its duplicate_txn discrepancy says why "
+                "(a credit applied twice, or a first entry Redis lost) and what to correct")
         report.add("duplicate_not_reversed", dup.account_id, f"txn {dup.txn_id} ({dup.kind} "
-                   f"{dup.amount_minor:+d}) applied twice in Redis and not reversed (status {dup.status})",
+                   f"{dup.amount_minor:+d}) {what} (status {dup.status})",
                    txn_id=dup.txn_id, journal_id=dup.journal_id)
     stream_entries = 0
     for part in ledger.partitions:
