@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from . import validation as v
 from .errors import InvalidRequest, OperationNotFound
+from .journal_codec import decode
 from .keys import Partition
 from .kinds import ORIGINAL_NAMING_KINDS, REFUNDABLE_KINDS
 from .records import PastOperation, RefundCheck  # noqa: F401  (also importable from here)
@@ -88,7 +89,7 @@ class History:
             page = self.ledger.runner.with_retry(self.ledger.client.xrange, part.journal, journal_id,
                                                  journal_id, 1, txn_id=None)
             if page:
-                fields = page[0][1]
+                fields = decode(page[0][1])
         return PastOperation(
             txn_id=txn_id, kind=kind, account_id=account_id,
             amount_minor=int(amount) if amount.isdigit() else 0,
@@ -127,7 +128,7 @@ class History:
             for jid in credits:
                 pipe.xrange(part.journal, jid, jid, 1)
             return pipe.execute()
-        extra = {jid: (page[0][1] if page else {}) for jid, page in
+        extra = {jid: (decode(page[0][1]) if page else {}) for jid, page in
                  zip(credits, self.ledger.runner.with_retry(read_credits, txn_id=None))} if credits else {}
         out = []
         for e in entries:

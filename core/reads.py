@@ -13,6 +13,7 @@ from typing import Sequence
 
 from . import validation as v
 from .errors import AccountNotFound
+from .journal_codec import decode
 from .keys import Partition
 from .records import AccountInfo, JournalEntry
 
@@ -88,6 +89,7 @@ class AccountReads:
             if not page:
                 break
             for entry_id, fields in page:
+                fields = decode(fields)
                 if fields.get("acct") == account_id:
                     found.append(JournalEntry.from_fields(entry_id, part.index, fields))
                     if len(found) == count:

@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .journal_codec import FIELD, decode_payload
 from .kinds import REFUNDABLE_KINDS
 from .result import Result, Status
 
@@ -69,8 +70,11 @@ class JournalEntry:
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
         """Raises KeyError/ValueError on a malformed entry (the reconcile service quarantines those).
+        `f`: the stream entry's fields, in either encoding (core.journal_codec.decode).
         The entry's time is its `ts` field where an older script wrote one, else the
         milliseconds of its stream id (what the scripts write now)."""
+        if FIELD in f:
+            f = decode_payload(f[FIELD])
         ts = int(f["ts"]) if "ts" in f else int(journal_id[:journal_id.index("-")])
         return cls(journal_id, partition, f["txn"], f["kind"], f["acct"], int(f["amt"]),
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,

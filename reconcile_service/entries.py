@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 from core import JournalEntry
+from core.journal_codec import FIELD as JOURNAL_FIELD, decode_payload
 
 from .dialect import ms_to_datetime, utcnow
 from .models import METHOD_LEN, journal_pos
@@ -61,6 +62,9 @@ class BookEntry(_BookEntryFields):
 
     @classmethod
     def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
+        """`f`: the stream entry's fields, in either encoding (core.journal_codec)."""
+        if JOURNAL_FIELD in f:
+            f = decode_payload(f[JOURNAL_FIELD])
         core = _core_from_fields(_args_tuple, journal_id, partition, f)    # the core fields, in order
         if len(core) != _CORE_FIELDS:
             raise RuntimeError("JournalEntry.from_fields must pass every field")  # a bug, never data

@@ -19,6 +19,7 @@ Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@include checks
 --@include decisions
+--@include journal
 
 -- core/shifts.py has the same limits (tests/core/test_limits.py)
 local MAX_Z_BYTES = 4096
@@ -61,7 +62,7 @@ local prior = replay(txn_key, fp)
 if prior then return prior end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
-local id = redis.call('XADD', jkey, '*', 'txn', txn_id, 'kind', 'shift_close', 'acct', '~',
-  'amt', '0', 'bal', '0', 'term', terminal_id, 'cash', cashier_id, 'orig', '',
-  'shift', shift_no, 'by', closed_by, 'opened', opened, 'z', z)
+local id = redis.call('XADD', jkey, '*', JOURNAL_FIELD,
+  journal_entry(txn_id, 'shift_close', '~', 0, 0, terminal_id, cashier_id, '',
+                {'shift', shift_no, 'by', closed_by, 'opened', opened, 'z', z}))
 return decide(txn_key, fp, ttl_s, 'APPLIED', 0, id)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from admin.cashierctl import main as ctl
 from core import Ledger
 from core import member_import as mi
+from core.journal_codec import read_range
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = ["会员编号", "会员卡号", "姓名", "手机号", "余额", "赠送余额"]
@@ -48,7 +49,7 @@ def opens_in_journal(ledger: Ledger) -> dict[str, int]:
     """How many open entries each account has in the journal."""
     counts: dict[str, int] = {}
     for part in ledger.partitions:
-        for _, f in ledger.client.xrange(part.journal):
+        for _, f in read_range(ledger.client, part.journal):
             if f.get("kind") == "open":
                 counts[f["acct"]] = counts.get(f["acct"], 0) + 1
     return counts
@@ -79,7 +80,7 @@ def test_the_same_members_from_utf8_bom_gbk_and_xlsx(tmp_path, ledger, kind):
     assert (info.balance_minor, info.bonus_minor, info.holder_name) == (12050, 2000, "张三")
     assert ledger.resolve_card("8800001").account_id == "M001"
     assert ledger.find_members("zs")[0].account_id == "M001"
-    entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f.get("acct") == "M001"
+    entry = [f for _, f in read_range(ledger.client, ledger.partitions[0].journal) if f.get("acct") == "M001"
              and f["kind"] == "open"][0]
     assert (entry["amt"], entry["pd"], entry["bd"], entry["imp"]) == ("12050", "10050", "2000", "M001")
 
@@ -328,7 +329,7 @@ def test_account_ids_and_txn_ids_from_references(tmp_path, ledger):
             assert len(txn) <= 64 and "@" not in txn
     assert plan.members[1].txn_id == "imp:h" + __import__("hashlib").sha1(long_ref.encode()).hexdigest()
     mi.apply_import(plan, ledger)
-    entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal)
+    entry = [f for _, f in read_range(ledger.client, ledger.partitions[0].journal)
              if f["kind"] == "open" and f["acct"] == "8800001"][0]
     assert entry["imp"] == "张三-001" and entry["txn"] == "imp:8800001"
     assert ledger.resolve_card("8800001").account_id == "8800001"
@@ -360,7 +361,7 @@ def test_operator_is_recorded_one_member_at_a_time_and_checked_first(tmp_path, l
     out = mi.apply_import(mi.plan_import(mi.read_table(str(path)), None, ledger), ledger, operator="boss",
                           progress=lambda done, total, phase: seen.append((done, total, phase)))
     assert len(out.created) == 4 and seen[-1] == (4, 4, "apply")
-    entry = [f for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f["kind"] == "open"][0]
+    entry = [f for _, f in read_range(ledger.client, ledger.partitions[0].journal) if f["kind"] == "open"][0]
     assert entry["cash"] == "boss"
 
 
@@ -395,5 +396,5 @@ def test_connections_killed_during_apply_each_member_once(tmp_path, ledger):
     assert sum(kills) > 0
     assert out.declined == [] and len(out.created) + len(out.replayed) == n
     assert opens_in_journal(ledger) == {r[0]: 1 for r in rows}
-    cards = [f["card"] for _, f in ledger.client.xrange(ledger.partitions[0].journal) if f["kind"] == "card_issue"]
+    cards = [f["card"] for _, f in read_range(ledger.client, ledger.partitions[0].journal) if f["kind"] == "card_issue"]
     assert sorted(cards) == sorted(r[1] for r in rows)

@@ -20,13 +20,14 @@ from core import (MAX_AMOUNT_MINOR, DeductRequest, InvalidRequest, Ledger, Ledge
                   RetryPolicy, Status, TxnConflict)
 from tests.support.flaky_ledger import faulty_fixture, until_answered
 from tests.support.servers import RedisServer, wait_for
+from core.journal_codec import read_range
 
 ACCOUNTS = ("B-0", "B-1", "B-2", "B-frozen", "B-missing")
 OPENING_MINOR = {"B-0": 1_000, "B-1": MAX_AMOUNT_MINOR, "B-2": 0, "B-frozen": 500}
 
 
 def _journal(ledger) -> list[dict]:
-    return [f for part in ledger.partitions for _, f in ledger.client.xrange(part.journal)]
+    return [f for part in ledger.partitions for _, f in read_range(ledger.client, part.journal)]
 
 
 def _open_all(ledger) -> None:

@@ -115,7 +115,7 @@ def _split_args(text: str, start: int) -> list[str]:
 
 def _journal_helpers(sources: dict[str, str]) -> dict[str, int]:
     """Lua functions that journal an entry of the kind they are given, with the index of
-    their `kind` parameter: those that XADD it, and those that hand their own `kind` to one
+    their `kind` parameter: those that XADD or encode it, and those that hand their own `kind` to one
     that does (includes/account_status.lua's set_account_status for freeze and unfreeze)."""
     bodies = []
     for text in sources.values():
@@ -123,7 +123,8 @@ def _journal_helpers(sources: dict[str, str]) -> dict[str, int]:
             params = [p.strip() for p in m.group(2).split(",")]
             if "kind" in params:
                 bodies.append((m.group(1), params.index("kind"), m.group(3)))
-    helpers = {name: index for name, index, body in bodies if "XADD" in body}
+    # journal_entry (the encoded entry, issue 30) is what a script's own XADD writes
+    helpers = {name: index for name, index, body in bodies if "XADD" in body or name == "journal_entry"}
     grew = True
     while grew:
         grew = False

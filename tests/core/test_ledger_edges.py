@@ -19,6 +19,7 @@ from core.scripts import _expand
 from reconcile_service.reconcile import compensation_txn_id
 from reconcile_service.restore import restore_txn_id
 from tests.support.servers import RedisServer, wait_for
+from core.journal_codec import read_range
 
 DIGITS = re.compile(r"-?(0|[1-9][0-9]*)")
 NUMERIC_FIELDS = ("amt", "bal", "ts", "held", "exp")
@@ -32,7 +33,7 @@ def _restore(ledger: Ledger, account_id: str, balance_minor: int) -> Result:
 
 
 def _entries(ledger: Ledger) -> list[dict]:
-    return [f for _, f in ledger.client.xrange(ledger.partitions[0].journal)]
+    return [f for _, f in read_range(ledger.client, ledger.partitions[0].journal)]
 
 
 def _record(ledger: Ledger, txn_id: str) -> dict:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from core import InvalidRequest, Ledger, Status, TxnConflict
 from core.members import member_index_key, name_key, pinyin_initials
 from tests.support.flaky_ledger import faulty_fixture, until_answered
+from core.journal_codec import read_range
 
 
 def journal_len(ledger: Ledger) -> int:
@@ -190,7 +191,7 @@ def test_close_pays_out_the_principal_and_every_later_operation_answers_closed(l
         ledger.close_account("M-2", txn_id="close-1")
     entry = ledger.journal("M-1", count=1)[0]
     assert (entry.kind, entry.amount_minor, entry.balance_after_minor) == ("close", -8_766, 0)
-    raw = ledger.client.xrange(ledger.partitions[0].journal, entry.journal_id, entry.journal_id)[0][1]
+    raw = read_range(ledger.client, ledger.partitions[0].journal, entry.journal_id, entry.journal_id)[0][1]
     assert (raw["pd"], raw["bd"]) == ("-8766", "0")
     assert ledger.account("M-1").status == "closed" and ledger.balance("M-1") == 0
     later = [ledger.deduct("M-1", 1, txn_id="l-1"), ledger.credit("M-1", 1, txn_id="l-2"),
@@ -369,7 +370,7 @@ def test_member_operations_under_lost_replies_match_a_model(ledger, faulty, ops)
         again = until_answered(call)
         assert again.replayed and (again.status, again.journal_id) == (r.status, r.journal_id)
     # invariants, read directly (not through the proxy)
-    entries = [f for p in ledger.partitions for _, f in ledger.client.xrange(p.journal)]
+    entries = [f for p in ledger.partitions for _, f in read_range(ledger.client, p.journal)]
     txns = [f["txn"] for f in entries]
     assert len(txns) == len(set(txns))                                # every change journaled once
     for a, m in model_accounts.items():

@@ -10,11 +10,12 @@ import pytest
 from core import InvalidRequest, Ledger, TxnConflict
 from core import member_import as mi
 from core.validation import MAX_AMOUNT_MINOR
+from core.journal_codec import read_range
 
 
 def _open_entry(ledger: Ledger, account_id: str) -> dict:
     part = ledger.schema.partition_of(account_id)
-    return [f for _, f in ledger.client.xrange(part.journal) if f.get("acct") == account_id
+    return [f for _, f in read_range(ledger.client, part.journal) if f.get("acct") == account_id
             and f["kind"] == "open"][0]
 
 

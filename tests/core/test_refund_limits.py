@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import Ledger, Status
 from tests.support.flaky_ledger import faulty_fixture, until_answered
+from core.journal_codec import read_range
 
 faulty = faulty_fixture(drop_reply_probability=0.3, seed=25)
 
@@ -127,7 +128,7 @@ def test_property_refunds_never_exceed_their_sale_under_lost_replies_and_tamperi
         r = until_answered(lambda: flaky.deduct(account, amount, txn_id=txn))
         assert r.applied
         charged += amount
-        e = ledger.client.xrange(ledger.schema.partition_of(account).journal, r.journal_id, r.journal_id)[0][1]
+        e = read_range(ledger.client, ledger.schema.partition_of(account).journal, r.journal_id, r.journal_id)[0][1]
         taken.append((txn, amount, -int(e.get("bd", 0))))
     refunds: dict[str, list[tuple[int, int]]] = {t: [] for t, _, _ in taken}   # (principal, bonus) back
     for j, (kind, which, amount, bump) in enumerate(ops):
@@ -141,7 +142,7 @@ def test_property_refunds_never_exceed_their_sale_under_lost_replies_and_tamperi
         again = until_answered(call)
         assert again.replayed and (again.status, again.journal_id) == (r.status, r.journal_id)
         if r.applied:
-            e = ledger.client.xrange(ledger.schema.partition_of(account).journal, r.journal_id, r.journal_id)[0][1]
+            e = read_range(ledger.client, ledger.schema.partition_of(account).journal, r.journal_id, r.journal_id)[0][1]
             bd = int(e.get("bd", 0))
             refunds[sale].append((int(e["amt"]) - bd, bd))
         else:

@@ -21,12 +21,13 @@ from desktop.receipts.shift_slip import slip_layout, slip_text
 
 from .conftest import (CASHIER, SUPERVISOR, SUPERVISOR_PIN, close_shift, open_account, sign_in, stays_true,
                        visible_window)
+from core.journal_codec import read_range
 
 
 def journal_entries(ledger, kind: str) -> list[dict]:
     out = []
     for part in ledger.partitions:
-        out += [f for _, f in ledger.client.xrange(part.journal) if f.get("kind") == kind]
+        out += [f for _, f in read_range(ledger.client, part.journal) if f.get("kind") == kind]
     return out
 
 

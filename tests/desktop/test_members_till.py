@@ -18,6 +18,7 @@ from core.shifts import shift_txn_id
 
 from .conftest import CASHIER, SUPERVISOR, SUPERVISOR_PIN, close_shift, sign_in, visible_window
 from .proxy import FaultProxy
+from core.journal_codec import read_range
 
 ENTER = Qt.Key.Key_Return
 
@@ -57,7 +58,7 @@ def wait_idle(qtbot, window):
 def journal_entries(ledger, kind: str) -> list[dict]:
     out = []
     for part in ledger.partitions:
-        out += [f for _, f in ledger.client.xrange(part.journal) if f.get("kind") == kind]
+        out += [f for _, f in read_range(ledger.client, part.journal) if f.get("kind") == kind]
     return out
 
 

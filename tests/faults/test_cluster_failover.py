@@ -14,6 +14,7 @@ import pytest
 
 from core import Ledger, LedgerUnavailable, RetryPolicy, Status
 from tests.support.servers import RedisClusterServers, wait_for
+from core.journal_codec import read_range
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 ACCOUNTS = [f"K-{i}" for i in range(24)]
@@ -89,7 +90,7 @@ def failover_run(ledger_options: dict) -> dict:
         written_after_kill_on_promoted = 0
         for part in ledger.partitions:
             node = ledger.client.get_node_from_key(part.journal)
-            for entry_id, f in ledger.client.xrange(part.journal):
+            for entry_id, f in read_range(ledger.client, part.journal):
                 if f["kind"] == "deduct":
                     journal_txns.append(f["txn"])
                     if node.port == replica.port and int(entry_id.split("-")[0]) > killed_at_ms:
@@ -192,13 +193,13 @@ def stalled_replica_failover(ledger_options: dict, stall_s: float) -> dict:
         after = Ledger.from_url(cluster.url)
         jkey = after.schema.partition_of("S-1").journal
         holder = {}
-        wait_for(lambda: holder.setdefault("j", after.client.xrange(jkey)) is not None, 30, "promoted replica")
+        wait_for(lambda: holder.setdefault("j", read_range(after.client, jkey)) is not None, 30, "promoted replica")
         journal = {f["txn"] for _, f in holder["j"]}
         lost = [t for t in acked if t not in journal]
         # every unknown outcome is settled by retrying the same txn id: exactly once
         for txn in unknown:
             after.deduct("S-1", 1, txn_id=txn)
-        journal = [f["txn"] for _, f in after.client.xrange(jkey)]
+        journal = [f["txn"] for _, f in read_range(after.client, jkey)]
         assert len(journal) == len(set(journal))
         return {"acknowledged": len(acked), "unknown_then_retried": len(unknown),
                 "lost_acknowledged": len(lost)}

@@ -15,6 +15,7 @@ from core import Ledger, LedgerUnavailable, RetryPolicy, Status
 from tests.faults.test_cluster_failover import record
 from tests.support.proxy import FaultyProxy
 from tests.support.servers import RedisServer, wait_for
+from core.journal_codec import read_range
 
 pytestmark = pytest.mark.slow
 ACCOUNTS = [f"F-{i}" for i in range(4)]
@@ -67,7 +68,7 @@ def check_invariants(client: redis.Redis, acked) -> dict:
     """The journal (never trimmed here: no reconcile service runs) is the evidence."""
     ledger = Ledger(client)
     entries = [e for part in ledger.partitions for e in
-               (f for _, f in client.xrange(part.journal))]
+               (f for _, f in read_range(client, part.journal))]
     deducts = [e for e in entries if e["kind"] == "deduct"]
     txns = [e["txn"] for e in deducts]
     assert len(txns) == len(set(txns)), "a txn was applied twice"
@@ -116,7 +117,7 @@ def test_redis_sigkill_and_restart_with_aof_always(tmp_path):
             try:
                 ledger = Ledger(client)
                 return {f.get("term") for part in ledger.partitions
-                        for _, f in client.xrange(part.journal, f"({after}", "+") if f.get("kind") == "deduct"}
+                        for _, f in read_range(client, part.journal, f"({after}", "+") if f.get("kind") == "deduct"}
             finally:
                 client.close()
 

@@ -37,6 +37,7 @@ from reconcile_service.verify import verify
 from tests.faults.test_cluster_failover import record
 from tests.support.postgres import fresh_database
 from tests.support.servers import RedisSentinelServers, wait_for
+from core.journal_codec import read_range
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +148,7 @@ def failover_run(wait_replicas: int, tmp_path: Path, *, load_s: float = 7.0) -> 
                      "the reconcile service to drain the new primary")
             assert service.poll() is None, "the reconcile service died in the failover"
             journal = [(f["txn"], f["kind"]) for part in ledger.partitions
-                       for _, f in ledger.client.xrange(part.journal)]
+                       for _, f in read_range(ledger.client, part.journal)]
             redis_deducts = [t for t, k in journal if k == "deduct"]
             with engine.connect() as conn:
                 db_counts = dict(conn.execute(select(LedgerEntry.txn_id, func.count())
@@ -295,7 +296,7 @@ def test_primary_killed_at_a_random_point_applies_each_txn_once(deployment, ops,
         killed.extra_args = [*deploy.redis_args, "--replicaof", "127.0.0.1", str(deploy.primary_port())]
         killed.start()
     deploy.wait_until_settled()
-    journal = [f for part in ledger.partitions for _, f in ledger.client.xrange(part.journal)
+    journal = [f for part in ledger.partitions for _, f in read_range(ledger.client, part.journal)
                if f["acct"] in accounts]
     txns = [f["txn"] for f in journal if not f["txn"].startswith("open-")]
     assert len(txns) == len(set(txns)), "a txn was applied twice"
@@ -335,7 +336,7 @@ def test_planned_switch_with_sentinel_failover_is_reported():
             i += 1
         deploy.wait_for_failover(old)
         deploy.wait_until_settled()
-        journal = [f["txn"] for p in ledger.partitions for _, f in ledger.client.xrange(p.journal)
+        journal = [f["txn"] for p in ledger.partitions for _, f in read_range(ledger.client, p.journal)
                    if f["kind"] == "deduct"]
         figures = {"wait_replicas": 1, "acknowledged": len(acked),
                    "lost_acknowledged": len(set(acked) - set(journal)),

@@ -27,6 +27,7 @@ from gateway.terminals import TerminalRegistry
 from tests.gateway.conftest import GatewayProcess
 from tests.properties.workload import RobustProxy
 from tests.support.servers import RedisSentinelServers, wait_for
+from core.journal_codec import read_range
 
 pytestmark = pytest.mark.slow
 ACCOUNTS = [f"G-{i}" for i in range(4)]
@@ -107,7 +108,7 @@ def test_gateway_on_sentinel_applies_each_txn_once_across_a_failover():
             gateway.stop()
 
         ledger = Ledger.from_url(deploy.url(), auto_init=False)
-        journal = [f for part in ledger.partitions for _, f in ledger.client.xrange(part.journal)]
+        journal = [f for part in ledger.partitions for _, f in read_range(ledger.client, part.journal)]
         txns = Counter(f["txn"] for f in journal if f["txn"].startswith("T1-"))     # the till's
         doubled = {t: n for t, n in txns.items() if n > 1}
         assert not doubled, f"applied twice: {doubled}"

@@ -22,6 +22,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 from core import DeductRequest, InvalidRequest, LedgerUnavailable, Result, TxnConflict
+from core.journal_codec import read_range
 
 OPS = ("open", "deduct", "credit", "refund", "hold", "capture", "void", "freeze", "unfreeze")
 # kinds the ledger journals under its own txn ids (never a client's)
@@ -132,7 +133,7 @@ def read_journal(client, stream_keys: list[str], after: dict[str, str] | None = 
     for key in stream_keys:
         start = "(" + after[key] if after and after.get(key) else "-"
         while True:
-            page = client.xrange(key, start, "+", count=5000)
+            page = read_range(client, key, start, "+", count=5000)
             for eid, fields in page:
                 out.append({"id": eid, "stream": key, **fields})
             if len(page) < 5000:

@@ -1,8 +1,36 @@
 --[[
 Journal entries: every applied change is one entry of the partition's journal stream
 (KEYS[3] of most scripts), which the reconcile service copies to the database of record.
+
+Encoding version 1 (docs/ledger.md "Journal entry encoding", core/journal_codec.py): one
+stream field 'j1' = txn|kind|acct|amt|bal|term|cash|orig, then each extra name|value
+pair, names and values escaped ('%' -> '%25', '|' -> '%7C'). One field instead of 8-12
+name/value pairs: XADD parses and stores a fraction of the arguments (issue 30).
 ]]
 --@include common
+
+local JOURNAL_FIELD = 'j1'
+local JOURNAL_ESCAPES = {['%'] = '%25', ['|'] = '%7C'}
+
+-- '|' and the escaped extra name/value pairs ('' when none). Numbers as exact digits.
+local function journal_extras(extra)
+  if not extra or #extra == 0 then return '' end
+  local out = {}
+  for i = 1, #extra do
+    local v = extra[i]
+    if type(v) == 'number' then out[i] = int_str(v)
+    else out[i] = (string.gsub(v, '[%%|]', JOURNAL_ESCAPES)) end
+  end
+  return '|' .. table.concat(out, '|')
+end
+
+-- The encoded entry, every field escaped (the scripts off the hot path, whose fields
+-- may not be checked ids).
+local function journal_entry(txn_id, kind, account_id, signed_amount, balance_after, term, cash,
+                             original_txn_id, extra)
+  return journal_extras({txn_id, kind, account_id, int_str(signed_amount), int_str(balance_after),
+                         term or '', cash or '', original_txn_id or ''}):sub(2) .. journal_extras(extra)
+end
 
 -- Append the journal entry of an applied change and remember it on `acct_key` (field
 -- lj): the scripts off the hot paths, whose txn or account may not be the call's
@@ -10,34 +38,27 @@ Journal entries: every applied change is one entry of the partition's journal st
 -- value pairs (open/restore: name). The balance scripts use append_entry.
 local function journal(jkey, acct_key, txn_id, kind, account_id, signed_amount, balance_after,
                        original_txn_id, extra)
-  local fields = {'txn', txn_id, 'kind', kind, 'acct', account_id,
-    'amt', int_str(signed_amount), 'bal', int_str(balance_after),
-    'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-    'orig', original_txn_id or ''}
-  if extra then
-    for i = 1, #extra do table.insert(fields, extra[i]) end
-  end
-  local id = redis.call('XADD', jkey, '*', unpack(fields))
+  local id = redis.call('XADD', jkey, '*', JOURNAL_FIELD,
+    journal_entry(txn_id, kind, account_id, signed_amount, balance_after, ARGV[5], ARGV[6],
+                  original_txn_id, extra))
   redis.call('HSET', acct_key, 'lj', id)
   return id
 end
 
 -- The journal entry of an applied balance change of the call's account (ARGV[1] txn,
--- ARGV[2] account, ARGV[5]/[6] terminal/cashier), fields as journal() writes them, as
--- the call's first write. NOMKSTREAM: a partition without its stream (a Redis that lost
--- its data) gets nothing and the answer is nil, for the caller's NOT_INITIALIZED; so the
--- hot paths need no EXISTS of the stream. `signed_amount`, `balance_after`: exact digits.
--- Then the caller sets balance and last journal id in one HSET (set_balance).
+-- ARGV[2] account, ARGV[5]/[6] terminal/cashier: ids the script checked, so never a
+-- '|' to escape), as the call's first write. NOMKSTREAM: a partition without its stream
+-- (a Redis that lost its data) gets nothing and the answer is nil, for the caller's
+-- NOT_INITIALIZED; so the hot paths need no EXISTS of the stream. `signed_amount`,
+-- `balance_after`: exact digits. Then the caller sets balance and last journal id in one
+-- HSET (set_balance).
 -- No time field: an entry's time is its stream id's milliseconds (XADD '*' takes them
 -- from Redis's clock, never going back), so no call pays a TIME for its journal entry.
 local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, extra)
-  if extra then      -- more fields (a top-up's method, bucket deltas, a hold's amount): expanded
-    -- as the last arguments, no combined table to build
-    return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
-                      'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-                      'orig', original_txn_id, unpack(extra))
-  end
-  return redis.call('XADD', jkey, 'NOMKSTREAM', '*', 'txn', ARGV[1], 'kind', kind, 'acct', ARGV[2],
-              'amt', signed_amount, 'bal', balance_after, 'term', ARGV[5] or '', 'cash', ARGV[6] or '',
-              'orig', original_txn_id)
+  if type(signed_amount) ~= 'string' then signed_amount = int_str(signed_amount) end
+  if type(balance_after) ~= 'string' then balance_after = int_str(balance_after) end
+  local entry = ARGV[1] .. '|' .. kind .. '|' .. ARGV[2] .. '|' .. signed_amount .. '|' .. balance_after
+    .. '|' .. (ARGV[5] or '') .. '|' .. (ARGV[6] or '') .. '|' .. (original_txn_id or '')
+  if extra then entry = entry .. journal_extras(extra) end
+  return redis.call('XADD', jkey, 'NOMKSTREAM', '*', JOURNAL_FIELD, entry)
 end

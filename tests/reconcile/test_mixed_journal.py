@@ -1,0 +1,94 @@
+"""Issue 30: journal entries are one compact field (core.journal_codec, version 1), and
+entries written before it (one stream field per name) are still read everywhere. A
+stream mixing both forms drains into the same book as a stream of either; the codec
+round-trips any extra value (names, JSON, '|' and '%' included); the drain's parser
+reads the compact form exactly as core.JournalEntry does."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from sqlalchemy import select
+
+from core import JournalEntry
+from core.journal_codec import FIELD, decode, encode, read_range
+from core.keys import CONSUMER_GROUP
+from reconcile_service.models import LedgerEntry
+from reconcile_service.store import BookEntry
+from tests.reconcile.conftest import assert_books_agree, run_cli
+from tests.reconcile.test_drain_paths import SAMPLES
+
+
+@pytest.mark.parametrize("old", SAMPLES, ids=[f["txn"] for f in SAMPLES])
+def test_compact_and_old_entries_parse_alike(old):
+    compact = encode(old)
+    assert list(compact) == [FIELD] and decode(compact) == {**dict.fromkeys(("term", "cash", "orig"), ""), **old}
+    for parse in (JournalEntry.from_fields, BookEntry.parse):
+        a, b = parse("1700000000000-3", 2, old), parse("1700000000000-3", 2, compact)
+        for f in fields(JournalEntry):
+            assert getattr(a, f.name) == getattr(b, f.name), f.name
+    assert BookEntry.parse("1-0", 0, old) == BookEntry.parse("1-0", 0, compact)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=6).filter(lambda n: n not in ("txn", "kind", "acct", "amt",
+                                                                                   "bal", "term", "cash", "orig")),
+                       st.text(max_size=20), max_size=5))
+def test_any_extra_value_round_trips(extra):
+    entry = {"txn": "t-1", "kind": "open", "acct": "A-1", "amt": "5", "bal": "5", "term": "T1", "cash": "",
+             "orig": "", **extra}
+    assert decode(encode(entry)) == entry
+
+
+@pytest.mark.parametrize("payload", ["t|deduct|A|-1|4|||", "t|deduct|A|-1|4|T|C|o|pd", "t|deduct|A|-1"])
+def test_a_malformed_payload_is_refused(payload):
+    with pytest.raises(ValueError):
+        decode({FIELD: payload + ("" if payload.count("|") != 7 else "|x")})
+
+
+def test_the_scripts_write_one_field_with_extras_escaped(ledger):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=500, holder_name="Wang|Fang %7C 王芳")
+    ledger.deduct("A-1", 120, txn_id="d-1", terminal_id="T1", cashier_id="C1")
+    part = ledger.schema.partition_of("A-1")
+    raw = ledger.client.xrange(part.journal)
+    assert all(list(f) == [FIELD] for _, f in raw)
+    assert raw[-1][1][FIELD] == "d-1|deduct|A-1|-120|380|T1|C1|"
+    opened = decode(raw[0][1])
+    assert (opened["name"], opened["kind"], opened["amt"]) == ("Wang|Fang %7C 王芳", "open", "500")
+    assert [e.kind for e in ledger.journal("A-1")] == ["deduct", "open"]
+
+
+def test_a_stream_mixing_old_and_compact_entries_drains_into_one_book(ledger, redis_url, pg_url, db):
+    """The journal of a shop that upgraded mid-day: its entries, rewritten with the same ids
+    so every other one is in the old form (as a script before issue 30 wrote it)."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=5_000, holder_name="Li|Lei")
+    ledger.open_account("B-2", txn_id="open-B-2", initial_minor=900)
+    for i in range(6):
+        ledger.deduct("A-1", 100 + i, txn_id=f"d-{i}", terminal_id="T1", cashier_id="C9")
+        ledger.credit("B-2", 50, txn_id=f"c-{i}", terminal_id="T2", method="wechat")
+    ledger.hold("A-1", 300, txn_id="h-1", ttl_s=600)
+    ledger.capture("h-1", 200, txn_id="cap-1")
+    ledger.refund("A-1", 40, txn_id="r-1", original_txn_id="d-2")
+    part = ledger.schema.partition_of("A-1")
+    assert part == ledger.schema.partition_of("B-2")
+    entries = read_range(ledger.client, part.journal)
+    ledger.client.delete(part.journal)
+    for i, (eid, f) in enumerate(entries):
+        ledger.client.xadd(part.journal, f if i % 2 else encode(f), id=eid)
+    ledger.client.xgroup_create(part.journal, CONSUMER_GROUP, "0")
+    raw = ledger.client.xrange(part.journal)
+    assert {len(f) == 1 for _, f in raw} == {True, False}          # both forms in the stream
+
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    assert_books_agree(ledger, db, expected_entries=len(entries))
+    with db.connect() as conn:
+        rows = {r.txn_id: r for r in conn.execute(select(LedgerEntry))}
+    for eid, f in entries:
+        row = rows[f["txn"]]
+        assert (row.journal_id, row.kind, row.amount_minor, row.balance_after_minor) == \
+            (eid, f["kind"], int(f["amt"]), int(f["bal"]))
+        assert (row.terminal_id or "", row.cashier_id or "", row.original_txn_id or "") == \
+            (f["term"], f["cash"], f["orig"])
+        assert (row.method or "") == f.get("m", "")
+    assert rows["cap-1"].original_txn_id == "h-1" and rows["c-3"].method == "wechat"
