@@ -15,6 +15,7 @@ import secrets
 from core import Ledger, Status
 from core.connection import connect, is_cluster
 from core.ledger import DEFAULT_RETENTION_S, DeductRequest
+from core.runner import reply_status
 
 INITIAL_BALANCE_MINOR = 100_000_000_000      # the most one open_account may give
 AMOUNT_MINOR = 1
@@ -38,7 +39,7 @@ def check_bare_call(url: str, account_id: str) -> None:
         keys = deduct_keys(part, account_id, "bench-selfcheck")
         reply = ledger.client.fcall(ledger.scripts.function("deduct"), len(keys), *keys, "bench-selfcheck",
                                       account_id, AMOUNT_MINOR, DEFAULT_RETENTION_S, "T1", "c1")
-        if reply[0] != "APPLIED":
+        if reply_status(reply) != "APPLIED":
             raise RuntimeError(f"bare deduct call answered {reply}: bench.drivers.deduct_keys is out of "
                                "step with core's deduct script")
         ledger.client.hincrby(part.account(account_id), "bal", AMOUNT_MINOR)   # undo, keep totals exact
@@ -172,7 +173,7 @@ class BareScriptDriver(_Base):
         if self.batch == 1:
             def step():
                 reply = client.fcall(*args(*next(reqs)))
-                return (1, 0, 0, AMOUNT_MINOR) if reply[0] == "APPLIED" else (1, 0, 0, 0)
+                return (1, 0, 0, AMOUNT_MINOR) if reply_status(reply) == "APPLIED" else (1, 0, 0, 0)
             return step
         batch = self.batch
 
@@ -181,6 +182,6 @@ class BareScriptDriver(_Base):
             for _ in range(batch):
                 pipe.fcall(*args(*next(reqs)))
             replies = pipe.execute()
-            ok = sum(1 for r in replies if r[0] == "APPLIED")
+            ok = sum(1 for r in replies if reply_status(r) == "APPLIED")
             return batch, 0, batch - ok, ok * AMOUNT_MINOR
         return step_many

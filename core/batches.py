@@ -75,11 +75,19 @@ class Batches:
                     for _, _, _, req in calls:
                         self.runner.read_cache.invalidate(req.account_id)
             for (i, _, _, req), reply in zip(calls, replies):
-                status = DECIDED.get(reply[0]) if type(reply) is list else None
-                if status is not None:                # a decision: the common case, decoded here
-                    out[i] = new_result(status, int(reply[1]), reply[2] == 1, req.txn_id, req.account_id,
-                                        "deduct", req.amount_minor, reply[3])
-                    continue
+                if type(reply) is str:                # a decision 'status|balance|replayed|detail'
+                    status_name, balance, replayed, detail = reply.split("|", 3)
+                    status = DECIDED.get(status_name)
+                    if status is not None:            # the common case, decoded here
+                        out[i] = new_result(status, int(balance), replayed == "1", req.txn_id, req.account_id,
+                                            "deduct", req.amount_minor, detail)
+                        continue
+                elif type(reply) is list:             # the array form (a script not converted)
+                    status = DECIDED.get(reply[0])
+                    if status is not None:
+                        out[i] = new_result(status, int(reply[1]), reply[2] == 1, req.txn_id, req.account_id,
+                                            "deduct", req.amount_minor, reply[3])
+                        continue
                 if isinstance(reply, RedisError):     # this item only (others were decided)
                     out[i] = self.runner.as_ledger_error(reply, req.txn_id)
                     continue

@@ -417,8 +417,11 @@ class Members:
         args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or ""]
         reply = self.runner.call("close_account", keys, args, txn_id=txn_id, account_id=account_id)
         from .runner import decode       # redis-py: on first use (tills import this module's rules)
-        base = decode(reply[:4], "close", account_id, 0, txn_id)
-        payout, forfeited = (int(reply[4]), int(reply[5])) if len(reply) >= 6 else (0, 0)
+        if type(reply) is str:           # a bare decision (unknown account, NOT_INITIALIZED)
+            base, payout, forfeited = decode(reply, "close", account_id, 0, txn_id), 0, 0
+        else:                            # the decision's array with payout and bonus appended
+            base = decode(reply[:4], "close", account_id, 0, txn_id)
+            payout, forfeited = (int(reply[4]), int(reply[5])) if len(reply) >= 6 else (0, 0)
         fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Result)}
         return CloseResult(**fields, payout_minor=payout, bonus_forfeited_minor=forfeited)
 

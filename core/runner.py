@@ -100,10 +100,21 @@ def as_ledger_error(exc: RedisError, txn_id: str | None, where: str) -> LedgerUn
     return LedgerUnavailable(f"Redis at {where} refused the call ({type(exc).__name__}: {exc})", txn_id)
 
 
+def reply_status(reply) -> str:
+    """The status of a script's reply in either shape (see `decode`)."""
+    return reply.split("|", 1)[0] if type(reply) is str else reply[0]
+
+
 def decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) -> Result:
-    """A script's reply [status, balance, replayed, detail] as a `Result`, or the exception
-    of a request that was not decided (INVALID, TXN_CONFLICT, NOT_INITIALIZED)."""
-    status, balance, replayed, detail = reply
+    """A script's reply as a `Result`, or the exception of a request that was not decided
+    (INVALID, TXN_CONFLICT, NOT_INITIALIZED). The reply is one string
+    'status|balance|replayed|detail' (decisions.lua, issue 30) or, from a script that
+    builds its own, the array [status, balance, replayed, detail]: both are taken."""
+    if type(reply) is str:
+        status, balance, replayed, detail = reply.split("|", 3)
+        replayed = 1 if replayed == "1" else 0
+    else:
+        status, balance, replayed, detail = reply
     if status == "INVALID":
         field, _, reason = detail.partition(": ")
         raise InvalidRequest(field, reason)

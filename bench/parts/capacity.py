@@ -23,6 +23,7 @@ from core import DeductRequest, Ledger
 from core import capacity
 from core.ledger import DEFAULT_RETENTION_S
 from core.members import member_index_key, name_key, pinyin_initials
+from core.runner import reply_status
 
 from ..drivers import flush_redis
 
@@ -69,7 +70,7 @@ def measure(url: str, n: int, *, seed: int = 33) -> dict:
             pipe.fcall(open_fn, len(keys), *keys, f"open-{a}", a, "100000", ret, "T-01", "c-01", names[i],
                        phones[i], name_key(names[i]), pinyin_initials(names[i]))
         for reply in pipe.execute():
-            assert reply[0] == "APPLIED", reply
+            assert reply_status(reply) == "APPLIED", reply
     delete([part.txn(f"open-{a}") for a in accounts])
     client.xtrim(part.journal, maxlen=0, approximate=False)
     mem1 = used()

@@ -26,6 +26,7 @@ import time
 from core import Ledger
 from core.ledger import DEFAULT_RETENTION_S
 from core.members import member_index_key, name_key, pinyin_initials
+from core.runner import reply_status
 
 from .. import machine
 from ..drivers import flush_redis
@@ -79,7 +80,7 @@ def lookup(ctx) -> None:
             pipe.fcall(function, len(keys), *keys, f"open-{a}", a, "10000", ret, "T1", "c1", names[i], phones[i],
                          *members[i])
         for reply in pipe.execute():
-            assert reply[0] == "APPLIED", reply
+            assert reply_status(reply) == "APPLIED", reply
     for start in range(0, n, CHUNK * 5):
         client.delete(*[part.txn(f"open-{a}") for a in accounts[start:start + CHUNK * 5]])
     client.xtrim(part.journal, maxlen=0, approximate=False)

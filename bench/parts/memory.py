@@ -13,6 +13,7 @@ import uuid
 
 from core import Ledger
 from core.ledger import DEFAULT_RETENTION_S
+from core.runner import reply_status
 
 from ..drivers import deduct_keys, flush_redis
 
@@ -47,7 +48,7 @@ def run(ctx) -> None:
                 keys, args = make(i)
                 pipe.fcall(function, len(keys), *keys, *args)
             for reply in pipe.execute():
-                assert reply[0] == "APPLIED", reply
+                assert reply_status(reply) == "APPLIED", reply
 
     def delete(keys):
         for start in range(0, len(keys), CHUNK * 5):

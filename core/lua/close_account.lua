@@ -37,6 +37,7 @@ local txn_id, account_id, ttl_s = ARGV[1], ARGV[2], ARGV[4]
 local fp = 'close|' .. account_id .. '|0'
 
 local function answer(reply)
+  reply = decision_table(reply)
   local rec = redis.call('HMGET', txn_key, 'p', 'x')
   reply[5], reply[6] = tonumber(rec[1] or '0'), tonumber(rec[2] or '0')
   return reply

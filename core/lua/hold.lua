@@ -67,4 +67,4 @@ local available = int_str(balance - held - amount)
 redis.call('HSET', txn_key, 'f', fp, 's', stored_status('APPLIED'), 'b', available, 'j', jid,
            'hs', 'active', 'ha', amount_arg, 'hx', expires)
 redis.call('EXPIRE', txn_key, ttl_s)
-return {'APPLIED', available, 0, jid}
+return 'APPLIED' .. '|' .. available .. '|0|' .. jid

@@ -18,7 +18,9 @@ Conventions every script follows:
     stream of the partition. All keys share one hash tag, so one slot.
   * ARGV[1] txn_id, ARGV[2] account_id, ARGV[3] amount (decimal digits),
     ARGV[4] idempotency retention in seconds, ARGV[5] terminal_id, ARGV[6] cashier_id.
-  * Reply: {status, balance_minor (exact decimal digits), replayed (0/1), detail}
+  * Reply: one string 'status|balance_minor|replayed|detail' (decisions.lua; balance as exact
+      decimal digits, replayed 0/1; scripts outside the decisions may answer the array
+      {status, balance_minor, replayed, detail}: core/runner.py decode takes both)
       detail = journal entry id when applied, the reason when INVALID, the stored
       fingerprint on TXN_CONFLICT, '' otherwise.
   * Every number a script writes (journal fields, records, balances, scores) or returns
