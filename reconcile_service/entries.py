@@ -37,6 +37,15 @@ def _book_entry_fields():
 
 
 _BookEntryFields, _CORE_FIELDS = _book_entry_fields()
+# The compact entry's fast path (BookEntry.parse) fills core.JournalEntry's fields up to
+# original_txn_id from the eight fixed fields and the rest with their defaults, as
+# from_fields does for an entry without extras; valid while JournalEntry starts with these.
+_FIXED_CORE = ("journal_id", "partition", "txn_id", "kind", "account_id", "amount_minor", "balance_after_minor",
+               "terminal_id", "cashier_id", "occurred_ms", "original_txn_id")
+_FAST_PATH = _BookEntryFields._fields[:len(_FIXED_CORE)] == _FIXED_CORE
+_CORE_REST = _BookEntryFields._field_defaults
+_CORE_TAIL = tuple(_CORE_REST[n] for n in _BookEntryFields._fields[len(_FIXED_CORE):_CORE_FIELDS]) \
+    if _FAST_PATH else ()
 _core_from_fields = JournalEntry.from_fields.__func__
 _AMOUNT_AT, _KIND_AT = _BookEntryFields._fields.index("amount_minor"), _BookEntryFields._fields.index("kind")
 
@@ -62,9 +71,20 @@ class BookEntry(_BookEntryFields):
 
     @classmethod
     def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
-        """`f`: the stream entry's fields, in either encoding (core.journal_codec)."""
-        if JOURNAL_FIELD in f:
-            f = decode_payload(f[JOURNAL_FIELD])
+        """`f`: the stream entry's fields, in either encoding (core.journal_codec). A
+        compact entry without extras (a plain deduction or refund: most of a day) goes
+        straight from its eight parts to the tuple, no dict of fields in between."""
+        payload = f.get(JOURNAL_FIELD)
+        if payload is not None:
+            parts = payload.split("|")
+            if len(parts) == 8 and _FAST_PATH and "%" not in payload:
+                txn, kind, acct, amt, bal, term, cash, orig = parts
+                amount = int(amt)
+                if kind != "shift_close":          # (which always has its Z record's extras)
+                    return tuple.__new__(cls, (journal_id, partition, txn, kind, acct, amount, int(bal), term,
+                                               cash, int(journal_id[:journal_id.index("-")]), orig) + _CORE_TAIL
+                                         + (amount, 0, "", None, journal_pos(journal_id)))
+            f = decode_payload(payload)
         core = _core_from_fields(_args_tuple, journal_id, partition, f)    # the core fields, in order
         if len(core) != _CORE_FIELDS:
             raise RuntimeError("JournalEntry.from_fields must pass every field")  # a bug, never data
