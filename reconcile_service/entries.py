@@ -44,6 +44,11 @@ _FIXED_CORE = ("journal_id", "partition", "txn_id", "kind", "account_id", "amoun
                "terminal_id", "cashier_id", "occurred_ms", "original_txn_id")
 _FAST_PATH = _BookEntryFields._fields[:len(_FIXED_CORE)] == _FIXED_CORE
 _CORE_REST = _BookEntryFields._field_defaults
+# the kinds whose book entry is its fixed fields alone when it has no extras; any other
+# kind (shift_close, open, kinds added later with checks of their own) takes the
+# generic path below, whatever it carries
+_FAST_KINDS = frozenset({"deduct", "credit", "refund", "capture", "compensate", "void", "hold_expire",
+                         "freeze", "unfreeze"})
 _CORE_TAIL = tuple(_CORE_REST[n] for n in _BookEntryFields._fields[len(_FIXED_CORE):_CORE_FIELDS]) \
     if _FAST_PATH else ()
 _core_from_fields = JournalEntry.from_fields.__func__
@@ -80,7 +85,7 @@ class BookEntry(_BookEntryFields):
             if len(parts) == 8 and _FAST_PATH and "%" not in payload:
                 txn, kind, acct, amt, bal, term, cash, orig = parts
                 amount = int(amt)
-                if kind != "shift_close":          # (which always has its Z record's extras)
+                if kind in _FAST_KINDS:
                     return tuple.__new__(cls, (journal_id, partition, txn, kind, acct, amount, int(bal), term,
                                                cash, int(journal_id[:journal_id.index("-")]), orig) + _CORE_TAIL
                                          + (amount, 0, "", None, journal_pos(journal_id)))
