@@ -58,6 +58,14 @@ TABLE: tuple[Kind, ...] = (
          book_section="refund", names_original=True, amount_sign="+"),
     Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup",
          amount_sign="+"),
+    # a split-tender sale (issue 31): the card leg moves the balance (amount = minus it), the
+    # other tenders ride in the same entry (field tn); its card leg is refunded by 'refund'
+    Kind("sale", "s", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
+         splits_buckets=True, book_section="spend", amount_sign="-"),
+    # a sale's non-card tender given back (cash as cash): journaled with amount 0 (the card's
+    # balance does not move), the tender's method and amount in fields m / ta; it moves the
+    # shift's cash (or WeChat...) money, so it is a money row of the shift report
+    Kind("tender_refund", "t", "money", moves_money=True, receipt=True, names_original=True),
     Kind("hold", "h", "money"),                                   # reserves; moves nothing until captured
     Kind("void", "v", "money", hold_resolution="voided", names_original=True),
     # open: an opening balance is a migrated figure, counted with the member operations on the till

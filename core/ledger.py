@@ -10,7 +10,7 @@ terminal's outbox does exactly that).
 `Ledger` is built of parts, each on the ledger's `LedgerRunner` (`core.runner`: retries,
 deadlines, script calls, WAIT, pipelines, error translation): the setup and the balance
 operations here, holds (`core.holds`), batches (`core.batches`), the reads (`core.reads`),
-the member layer (`core.members`: cards, lookup, settings, promotions, closing) and its
+split-tender sales (`core.sales`), the member layer (`core.members`: cards, lookup, settings, promotions, closing) and its
 indexes (`core.member_index`), whose methods are the Ledger's own.
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .read_cache import ReadCache
 from .reads import AccountReads
 from .records import AccountInfo, DeductRequest, JournalEntry
 from .result import Result, Status
+from .sales import Sales
 from .runner import EVICTION_CHECK_INTERVAL_S, LedgerRunner, RetryPolicy
 from .scripts import ScriptRunner
 
@@ -131,6 +132,7 @@ class Ledger:
         self.member_index = MemberIndex(self)
         self.holds = Holds(self)
         self.batches = Batches(self)
+        self.sales = Sales(self)
 
     # kept by the runner, read and set here as before
     client = _RunnerAttribute()
@@ -476,6 +478,12 @@ class Ledger:
     void = _part_method("holds", Holds.void)
     expire_holds = _part_method("holds", Holds.expire_holds)
     deduct_many = _part_method("batches", Batches.deduct_many)
+
+    # ---------------------------------------------------------------- split-tender sales (core.sales)
+
+    sale = _part_method("sales", Sales.sale)
+    tender_refund = _part_method("sales", Sales.tender_refund)
+    sale_tenders = _part_method("sales", Sales.sale_tenders)
 
     # ---------------------------------------------------------------- reads (core.reads)
 

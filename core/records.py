@@ -65,6 +65,11 @@ class JournalEntry:
     card_reason: str = ""       # card_block: lost | damaged | stolen | other
     setting: str = ""           # setting: spend_order | balance_cap | promo:<id>
     setting_value: str = ""     # setting: the new value ('' = removed)
+    tenders: str = ""           # sale: the tenders besides the card ('cash:1350;wechat:2000', core.sales)
+    sale_total_minor: int = 0   # sale: card leg + tenders
+    change_minor: int = 0       # sale: the cash handed back
+    tender_method: str = ""     # tender_refund: the tender given back (cash, wechat, ...)
+    tender_minor: int = 0       # tender_refund: how much of it
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -76,7 +81,9 @@ class JournalEntry:
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
-                   f.get("set", ""), f.get("val", ""))
+                   f.get("set", ""), f.get("val", ""), f.get("tn", ""), int(f.get("tot", 0)),
+                   int(f.get("chg", 0)), f.get("m", "") if f["kind"] == "tender_refund" else "",
+                   int(f.get("ta", 0)))
 
 
 # ---------------------------------------------------------------- answers of the member layer

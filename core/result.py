@@ -39,6 +39,7 @@ class Status(str, enum.Enum):
     LOOKUP_AMBIGUOUS = "LOOKUP_AMBIGUOUS"          # resolve_card: the string is the identity of several members
     SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
     BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
+    TENDER_NOT_IN_SALE = "TENDER_NOT_IN_SALE"      # tender_refund: the sale was not paid (partly) by that method
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"  # a charge above the shop's member-PIN threshold
     # without the member's payment PIN (decided by the gateway; never applied, never stored)
 
