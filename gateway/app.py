@@ -63,7 +63,7 @@ MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most t
 # possible with no cashier signed in
 LOCAL_APPROVALS = frozenset({"settings", "drawer"})
 # charges that need the member's payment PIN above the shop's threshold (docs/gateway.md)
-CHARGE_KINDS = frozenset({"deduct", "hold"})
+CHARGE_KINDS = frozenset({"deduct", "hold", "sale"})
 # what a grant (POST /v1/approvals) may be asked for besides an operation
 GRANT_KINDS = frozenset({"member_pin_reset"})
 # refusals a retry of an already decided txn id is answered through (its first decision)
@@ -231,6 +231,13 @@ class Gateway:
         if kind == "refund":
             return led.refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
                               original_txn_id=b["original_txn_id"], **who)
+        if kind == "sale":
+            return led.sale(b["account_id"], b["amount_minor"], b["tenders"], txn_id=b["txn_id"],
+                            total_minor=b["total_minor"], change_minor=b.get("change_minor", 0),
+                            card_no=b.get("card_no"), **who)
+        if kind == "tender_refund":
+            return led.tender_refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
+                                     original_txn_id=b["original_txn_id"], method=b["method"], **who)
         if kind == "hold":
             return led.hold(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], ttl_s=b["ttl_s"],
                             card_no=b.get("card_no"), **who)

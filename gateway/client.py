@@ -309,6 +309,27 @@ class GatewayLedger:
                         original_txn_id=original_txn_id, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
+    def sale(self, account_id: str, card_minor: int, tenders: dict, *, txn_id: str, total_minor: int,
+             change_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None,
+             supervisor_id: str | None = None, supervisor_pin: str | None = None, card_no: str | None = None,
+             approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+        """core.Ledger.sale through the gateway (POST /v1/ops/sale): the card leg
+        `card_minor` (approval threshold and member PIN as for `deduct`) and `tenders`
+        {method: amount_minor} in one record, or nothing when the card leg is declined."""
+        return self._op("sale", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=card_minor,
+                        tenders=dict(tenders), total_minor=total_minor, change_minor=change_minor or None,
+                        card_no=card_no, member_pin=member_pin,
+                        approval=self._approval(supervisor_id, supervisor_pin, approval_grant))
+
+    def tender_refund(self, account_id: str, amount_minor: int, *, txn_id: str, original_txn_id: str, method: str,
+                      terminal_id: str | None = None, cashier_id: str | None = None,
+                      supervisor_id: str | None = None, supervisor_pin: str | None = None,
+                      approval_grant: str | None = None) -> Result:
+        """core.Ledger.tender_refund through the gateway (a supervisor's approval, as `refund`)."""
+        return self._op("tender_refund", txn_id, terminal_id, cashier_id, account_id=account_id,
+                        amount_minor=amount_minor, original_txn_id=original_txn_id, method=method,
+                        approval=self._approval(supervisor_id, supervisor_pin, approval_grant))
+
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
              supervisor_pin: str | None = None, card_no: str | None = None,

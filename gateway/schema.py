@@ -22,7 +22,8 @@ from .wire import MAX_BATCH_ITEMS, GatewayRefused
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
 ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
              "terminal_id", "cashier_id", "shift_cashier_id", "closed_by")
-AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
+AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True,     # name -> zero allowed
+                 "total_minor": False, "change_minor": True}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,13 @@ OPS: dict[str, OpSpec] = {
                      {"method": str, "bonus_minor": int}, approval="top_up"),
     "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
                      approval="always"),
+    # a split-tender sale (issue 31): amount_minor is the card leg (the approval threshold and
+    # the member PIN apply to it as to a deduct), tenders {method: amount_minor} the rest
+    "sale": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "tenders": dict, "total_minor": int},
+                   {"card_no": str, "member_pin": str, "change_minor": int}, approval="above"),
+    # a split sale's non-card tender given back: a refund, approved as one
+    "tender_refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str,
+                             "method": str}, approval="always"),
     "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int},
                    {"card_no": str, "member_pin": str}, approval="above"),
     "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
