@@ -252,6 +252,35 @@ class ChainHead(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class SaleTender(Base):
+    """The tenders of split-tender sales (issue 31, migration 0011): one row per tender of
+    a `sale` entry besides its card leg (field tn; `amount_minor` positive, `change_minor`
+    on its cash row) and one per `tender_refund` entry (fields m, ta; `amount_minor`
+    negative: given back). Written by the transaction that writes the entries, so the book
+    has every sale whole; the card leg is the entry's own amount in ledger_entries. Not in
+    the hash chain (its canonical form is frozen): `verify` checks each sale's rows add up
+    with its card leg to the journaled total, and none without its entry."""
+    __tablename__ = "sale_tenders"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)          # the entry's
+    sale_txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)     # the sale's
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)                 # sale | tender_refund
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    method: Mapped[str] = mapped_column(String(METHOD_LEN), nullable=False)
+    amount_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    change_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sale_total_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)    # sale rows: card + tenders
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", "method", name="uq_sale_tenders_entry"),
+                      Index("ix_sale_tenders_sale", "sale_txn_id"),
+                      Index("ix_sale_tenders_occurred_at", "occurred_at"))
+
+
 class ShiftClose(Base):
     """A terminal's Z record: one closed shift, from the journal kind `shift_close`
     (core.shifts). The entry itself is also in ledger_entries (amount 0), in the chain."""

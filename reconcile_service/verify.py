@@ -35,6 +35,7 @@ from .metrics import Metrics
 from .applied_proof import FORGED_ENTRY
 from .models import Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, journal_pos
 from .refund_limits import KIND as REFUND_OVERRUN, refund_overruns
+from .sale_tenders import check_sales
 from .store import account_balance_at
 
 # The sign each journaled kind's amount must have (core.kinds' `amount_sign`): "+"
@@ -142,6 +143,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 elif kind in FORMULA_OUT_KINDS:
                     formula[acct] -= abs(total)
         check_compensations(conn, report)
+        check_sales(conn, report)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
                      for r in conn.execute(select(t.journal_partition, t.journal_id))}

@@ -61,6 +61,10 @@ LABELS = {
         "tills_seen": "Tills in the book today", "last_entry": "Last entry", "open_discrepancies": "Open discrepancies",
         "all_discrepancies": "all", "period_shown": "Periods shown", "no_terminal": "(no terminal)",
         "no_cashier": "(no cashier)", "entries_n": "Entries",
+        # split-tender sales (issue 31)
+        "spent_sale_card": "Spent: card legs of split-tender sales", "split_tenders": "Split sales: card / other tenders",
+        "m_card": "card", "change": "change", "given_back": "given back",
+        "other_tenders": "Split sales paid besides the card (not stored value)",
     },
     "zh_CN": {
         "liability_title": "储值负债表", "period": "期间", "generated": "生成时间",
@@ -96,6 +100,9 @@ LABELS = {
         "tills_seen": "今日账本中的终端", "last_entry": "最后一笔", "open_discrepancies": "未解决差异",
         "all_discrepancies": "全部", "period_shown": "显示期间", "no_terminal": "（无终端）",
         "no_cashier": "（无收银员）", "entries_n": "笔数",
+        "spent_sale_card": "消费：组合支付的储值卡部分", "split_tenders": "组合支付：储值卡 / 其他支付",
+        "m_card": "储值卡", "change": "找零", "given_back": "已退",
+        "other_tenders": "组合支付中储值卡以外的支付（不计入储值）",
     },
 }
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
@@ -153,6 +160,9 @@ def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str
     if rep.chain_heads:     # the book's heads on paper (reconcile_service/anchors.py)
         footer.append(f"{L('chain_head')}: " + "  ".join(
             f"{h['journal_partition']}: {h['chain_seq']} {h['hash_digits']}" for h in rep.chain_heads))
+    if rep.other_tenders:    # split sales' other tenders: money taken, not stored value
+        footer.append(f"{L('other_tenders')}: " + "; ".join(
+            f"{L('m_' + m)} {yuan(a)}" for m, a in rep.other_tenders.items()))
     # the check line last: the back-office page shows footer[-1] as the verdict
     footer.append(f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}")
     return [L("item"), L("principal"), L("bonus"), L("total")], rows, footer
@@ -180,7 +190,7 @@ def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str]
               f"{L('sales')} ({L('count')})", L("sales"), f"{L('refunds_col')} ({L('count')})", L("refunds_col"),
               f"{L('topups')} ({L('count')})", L("topups")]
     header += [L("topups_by_method"), L("bonus_granted"), L("spent_split"), L("float"), L("cash_in_out"),
-               L("cash_expected"), L("counted"), L("over_short")]
+               L("cash_expected"), L("counted"), L("over_short"), L("split_tenders")]
     body = [[r["terminal_id"], str(r["shift_no"]), r["cashier_id"] or "", r["closed_by"],
              local(r["opened_at"], zone), local(r["closed_at"], zone), str(r["sales_count"]), yuan(r["sales_minor"]),
              str(r["refunds_count"]), yuan(r["refunds_minor"]), str(r["topups_count"]), yuan(r["topups_minor"])]
@@ -203,7 +213,23 @@ def _shift_member_cells(record: dict, L) -> list[str]:
               if isinstance(record.get("cash_in_minor"), int) and isinstance(record.get("cash_out_minor"), int)
               else "")
     return [by_method, cell("bonus_granted_minor"), split, cell("drawer_float_minor"), in_out,
-            cell("cash_expected_minor"), cell("drawer_counted_minor"), cell("over_short_minor")]
+            cell("cash_expected_minor"), cell("drawer_counted_minor"), cell("over_short_minor"),
+            _split_tender_cell(record, L)]
+
+
+def _split_tender_cell(record: dict, L) -> str:
+    """Split-tender sales of a Z record (issue 31, core.sales Z_* keys): the card legs, each
+    other tender, the change handed back and what was given back per tender; '' when none."""
+    parts = []
+    if isinstance(record.get("sale_card_minor"), int) and record["sale_card_minor"]:
+        parts.append(f"{L('m_card')} {yuan(record['sale_card_minor'])}")
+    parts += [f"{L('m_' + m)} {yuan(record[f'tenders_{m}_minor'])}" for m in PAYMENT_METHODS
+              if isinstance(record.get(f"tenders_{m}_minor"), int) and record[f"tenders_{m}_minor"]]
+    if isinstance(record.get("change_minor"), int) and record["change_minor"]:
+        parts.append(f"{L('change')} {yuan(record['change_minor'])}")
+    parts += [f"{L('given_back')} {L('m_' + m)} {yuan(record[f'tender_refunds_{m}_minor'])}" for m in PAYMENT_METHODS
+              if isinstance(record.get(f"tender_refunds_{m}_minor"), int) and record[f"tender_refunds_{m}_minor"]]
+    return "; ".join(parts)
 
 
 def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
