@@ -60,7 +60,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core import (InvalidRequest, LedgerNotInitialized, LedgerUnavailable,
                   OperationNotFound, Status, TxnConflict, UnsafeRedisConfig)
-from core import kinds
+from core import kinds, sales
 from core.capacity import MEMORY_NOTICE_SHARE
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, shift_txn_id
 from core.validation import DEFAULT_RETENTION_S, RESEND_MARGIN_S, check_id
@@ -84,7 +84,7 @@ DEFAULT_PING_INTERVAL_MS = 2000
 DEFAULT_RETRY_INTERVAL_MS = 1500
 DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capped by the retention)
 # the kinds whose request carries a supervisor's approval grant (gateway/schema.py OPS)
-APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close"})
+APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close", "sale", "tender_refund"})
 # re-exported: the share of maxmemory above which the supervisor notice shows
 MEMORY_NOTICE = MEMORY_NOTICE_SHARE
 STALE = "stale"          # a pending row too old to re-send (see the module docstring)
@@ -97,6 +97,7 @@ SESSION_REFUSALS = frozenset({"session_required", "session_invalid"})
 # from core.kinds (still importable from here): one letter per kind in txn ids
 # ('<terminal>-<letter>-<32 hex>'); the kinds whose bucket split the script decides
 TXN_LETTERS = kinds.TXN_LETTERS
+TENDER_METHODS = sales.TENDER_METHODS
 SPLIT_KINDS = kinds.SPLIT_KINDS
 
 
@@ -515,6 +516,34 @@ class Engine(LedgerReads, QObject):
         return self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
                                   original_txn_id=op.original_txn_id, **who), {}
 
+    def _send_sale(self, op: Op, who: dict):
+        # a split-tender sale: the card leg and the other tenders, one ledger record; the row's
+        # detail keeps the tenders, so a re-send is the same request (a different one: TXN_CONFLICT)
+        d = op.details
+        return self.ledger.sale(op.account_id, op.amount_minor, d["tenders"], txn_id=op.txn_id,
+                                total_minor=d["total_minor"], change_minor=d.get("change_minor", 0),
+                                card_no=op.card_no or None, **who), {}
+
+    def _send_tender_refund(self, op: Op, who: dict):
+        # the refund of a split sale, one row (one supervisor approval): the card leg back to
+        # the card (`refund` under the row's txn id) and each other tender given back
+        # (`tender_refund` under '<txn id>.t<n>', n its place in TENDER_METHODS); a re-send
+        # replays every step. The answer is the first step that was not applied, else the last.
+        d = op.details
+        result = None
+        if d.get("card_minor"):
+            result = self.ledger.refund(op.account_id, d["card_minor"], txn_id=op.txn_id,
+                                        original_txn_id=op.original_txn_id, **who)
+            if not result.applied:
+                return result, {}
+        for method, amount_minor in d.get("tenders", {}).items():
+            result = self.ledger.tender_refund(op.account_id, amount_minor,
+                                               txn_id=step_txn_id(op.txn_id, f"t{TENDER_METHODS.index(method)}"),
+                                               original_txn_id=op.original_txn_id, method=method, **who)
+            if not result.applied:
+                return result, {}
+        return result, {}
+
     def _send_open(self, op: Op, who: dict):
         led, d, who = self.ledger, op.details, self._plain(who)
         r = led.open_account(op.account_id, txn_id=op.txn_id, holder_name=d.get("holder") or None,
@@ -547,7 +576,8 @@ class Engine(LedgerReads, QObject):
     # the ledger call(s) of each outbox row kind: one per core.kinds.TILL_KINDS (a test checks)
     _SENDERS = {"deduct": _send_deduct, "credit": _send_credit, "hold": _send_hold, "capture": _send_capture,
                 "void": _send_void, "refund": _send_refund, "open": _send_open,
-                "card_replace": _send_card_replace, "close": _send_close, "shift_close": _send_shift_close}
+                "card_replace": _send_card_replace, "close": _send_close, "shift_close": _send_shift_close,
+                "sale": _send_sale, "tender_refund": _send_tender_refund}
 
     def _replace_card(self, op: Op, d: dict, who: dict):
         """Block the old card (when named) and issue the new one (when named) to the same

@@ -50,7 +50,8 @@ MONEY_KINDS = kinds.MONEY_KINDS
 MEMBER_KINDS = kinds.MEMBER_KINDS
 KINDS = kinds.TILL_KINDS
 HOLD_RESOLUTIONS = kinds.TILL_HOLD_RESOLUTIONS        # capture, void
-SCHEMA_VERSION = 4
+# version 5: the split-tender kinds (sale, tender_refund: issue 31); their tenders ride in `detail`
+SCHEMA_VERSION = 5
 # the drawer table's kinds: the opening float, cash put in / taken out (with a reason), the count
 DRAWER_KINDS = ("float", "cash_in", "cash_out", "count")
 # A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
@@ -72,8 +73,7 @@ CREATE TABLE IF NOT EXISTS shifts (
 );
 CREATE TABLE IF NOT EXISTS ops (
     txn_id               TEXT    PRIMARY KEY,
-    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void',
-                                                          'open', 'card_replace', 'close', 'shift_close')),
+    kind                 TEXT    NOT NULL CHECK (kind IN (%(kinds)s)),
     account_id           TEXT    NOT NULL,
     amount_minor         INTEGER NOT NULL CHECK (amount_minor > 0 OR kind IN ('open', 'card_replace', 'close',
                                                                                'shift_close')),
@@ -116,7 +116,7 @@ CREATE TABLE IF NOT EXISTS drawer (
     detail       TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS drawer_shift ON drawer (shift_id, created_ms);
-"""
+""" % {"kinds": ", ".join(f"'{k}'" for k in KINDS)}      # every till kind of core.kinds
 
 
 def now_ms() -> int:
@@ -231,7 +231,7 @@ class Outbox:
         """Bring an outbox of an earlier version up to SCHEMA_VERSION, in one transaction.
         Version 1 (no user_version) allowed only deduct/refund/credit and had no ttl_s;
         version 2 had no member kinds, no top-up method/bonus and no bucket split; version
-        3 had no drawer table (created here, empty). SQLite
+        3 had no drawer table (created here, empty); version 4 had no split-tender kinds. SQLite
         cannot change a CHECK constraint, so the ops table is rebuilt, keeping every row."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         has_ops = self._db.execute(

@@ -21,6 +21,7 @@ as core answers an item it could not decide; anything else refuses the whole bat
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 
@@ -64,6 +65,15 @@ MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most t
 LOCAL_APPROVALS = frozenset({"settings", "drawer"})
 # charges that need the member's payment PIN above the shop's threshold (docs/gateway.md)
 CHARGE_KINDS = frozenset({"deduct", "hold", "sale"})
+_SPLIT_REFUND_STEP = re.compile(r"(.+)\.t[0-9]")
+
+
+def split_refund_base(kind: str, txn_id: str) -> str:
+    """The txn id whose approval a tender refund `<id>.t<n>` shares ('' for any other)."""
+    if kind != "tender_refund":
+        return ""
+    m = _SPLIT_REFUND_STEP.fullmatch(txn_id)
+    return m.group(1) if m else ""
 # what a grant (POST /v1/approvals) may be asked for besides an operation
 GRANT_KINDS = frozenset({"member_pin_reset"})
 # refusals a retry of an already decided txn id is answered through (its first decision)
@@ -163,11 +173,15 @@ class Gateway:
     def use_grant(self, token: str, kind: str, txn_id: str, cashier_id: str, terminal_id: str) -> str:
         """The supervisor of an approval POST /v1/approvals gave this session, used by `txn_id`
         (a retry of `txn_id` may carry it again; any other operation is refused)."""
+        # the refund of a split sale is one approved operation (one outbox row on the till):
+        # its tender refunds '<id>.t<n>' share the approval of '<id>' (its card leg's refund)
+        step_of = split_refund_base(kind, txn_id)
+        txn_id = step_of or txn_id
         grant = self.grants.use(token, txn_id)
         if grant is None or grant.terminal_id != terminal_id or grant.cashier_id != cashier_id:
             raise GatewayRefused("approval_refused", "approval", "the approval is unknown, expired or not "
                                  "this session's: ask the supervisor again", outcome="expired")
-        if grant.kind and grant.kind != kind:
+        if grant.kind and grant.kind != kind and not (step_of and grant.kind == "refund"):
             raise GatewayRefused("approval_refused", "approval", f"the approval was given for {grant.kind}, "
                                  f"not {kind}", outcome="other_operation")
         if grant.txn_id != txn_id:

@@ -96,3 +96,26 @@ def test_refunds_of_a_split_sale_per_tender_need_a_supervisor(shop, till, member
     assert till.tender_refund(member, 1_000, txn_id="T1-t-4", original_txn_id="T1-s-1", method="wechat",
                               **sup).applied
     assert shop.sale_tenders(member, "T1-s-1") == {"card": 2_000, "cash": 500, "wechat": 0}
+
+
+def test_one_approval_covers_a_split_refund_row_and_nothing_else(shop, till, member):
+    """The till refunds a split sale as one approved row: the card leg's refund '<id>' and its
+    tender refunds '<id>.t<n>' share one grant; another txn id cannot use it."""
+    assert till.sale(member, 3_000, {"cash": 1_200, "wechat": 1_000}, txn_id="T1-s-1", total_minor=5_200).applied
+    _, grant = till.approve(SUPERVISOR, SUPERVISOR_PIN, kind="refund")
+    assert till.refund(member, 3_000, txn_id="T1-r-x", original_txn_id="T1-s-1", approval_grant=grant.grant).applied
+    assert till.tender_refund(member, 1_200, txn_id="T1-r-x.t0", original_txn_id="T1-s-1", method="cash",
+                              approval_grant=grant.grant).applied
+    assert till.tender_refund(member, 1_000, txn_id="T1-r-x.t1", original_txn_id="T1-s-1", method="wechat",
+                              approval_grant=grant.grant).applied
+    with pytest.raises(GatewayRefused) as refused:          # another operation: not covered
+        till.tender_refund(member, 1, txn_id="T1-r-y.t0", original_txn_id="T1-s-1", method="cash",
+                           approval_grant=grant.grant)
+    assert refused.value.code == "approval_refused"
+    # a split refund without a card part: the grant binds to the row's id all the same
+    assert till.sale(member, 100, {"cash": 500}, txn_id="T1-s-2", total_minor=600).applied
+    _, grant = till.approve(SUPERVISOR, SUPERVISOR_PIN, kind="refund")
+    assert till.tender_refund(member, 500, txn_id="T1-r-z.t0", original_txn_id="T1-s-2", method="cash",
+                              approval_grant=grant.grant).applied
+    with pytest.raises(GatewayRefused):
+        till.refund(member, 100, txn_id="T1-r-w", original_txn_id="T1-s-2", approval_grant=grant.grant)
