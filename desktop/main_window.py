@@ -146,6 +146,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.lock_page.unlocked.connect(self.unlock)
         self.sign_in_page.signedIn.connect(self.signed_in)
         self.sale_page.refundRequested.connect(self.open_refund)
+        self.sale_page.splitRequested.connect(self.open_split_tender)
         self.sale_page.topUpRequested.connect(self.open_top_up)
         self.sale_page.completeRequested.connect(self.open_complete_sale)
         self.sale_page.pickRequested.connect(self.open_pick_list)
@@ -338,6 +339,11 @@ class MainWindow(Retranslates, QMainWindow):
     def open_refund(self, op) -> None:
         self.refund_dialog = RefundDialog(self.sale_page, op, self)
         self.refund_dialog.open()
+
+    def open_split_tender(self, view, bill_minor: int, method: str) -> None:
+        from .split_tender import SplitTenderDialog
+        self.split_dialog = SplitTenderDialog(self.sale_page, view, bill_minor, method, self)
+        self.split_dialog.open()
 
     def open_complete_sale(self, hold) -> None:
         self.complete_dialog = CompleteSaleDialog(self.sale_page, hold, self)

@@ -68,6 +68,7 @@ class SalePage(Retranslates, QWidget):
     lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
     receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
     nextCustomer = Signal()              # the customer on screen left (Esc, another account): old news go
+    splitRequested = Signal(object, int, str)   # the member on screen, the bill, the rest's tender (F10 / F11)
 
     def __init__(self, engine, parent=None):
         super().__init__(parent)
@@ -187,6 +188,7 @@ class SalePage(Retranslates, QWidget):
     def _update_buttons(self) -> None:
         can = self.session.controls(self.engine.state == ONLINE, self.selected_op(), self.lookup.typed())
         for button, enabled in ((self.charge_button, can.charge), (self.hold_button, can.charge),
+                                (self.split_cash_button, can.charge), (self.split_wechat_button, can.charge),
                                 (self.refund_button, can.refund), (self.top_up_button, can.top_up),
                                 (self.complete_button, can.hold_actions), (self.release_button, can.hold_actions)):
             button.setEnabled(enabled)
@@ -236,6 +238,22 @@ class SalePage(Retranslates, QWidget):
             detail = {"member": member} if member else None
             self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no,
                                                                         detail=detail), parent=self)
+
+    def split_tender(self, method: str) -> None:
+        """F10 (the rest in cash) and F11 (the rest by WeChat Pay): the bill typed, paid partly
+        by the card of the member on screen (desktop/split_tender.py)."""
+        refusal = self.session.typed_refusal(self.lookup.typed())
+        if refusal is not None:
+            if refusal.reason != Reason.NO_SHIFT:
+                self.panel.refuse(refusal)
+            if refusal.reason == Reason.NOT_LOOKED_UP:
+                self.account_input.setFocus()
+            return
+        checked = self._validated()
+        shown = self.session.account
+        if checked is None or shown is None or shown.account_id != checked[0]:
+            return
+        self.splitRequested.emit(shown, checked[1], method)
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier

@@ -69,6 +69,11 @@ def setup_ui(page) -> None:
     page.f5 = QShortcut(QKeySequence(Qt.Key.Key_F5), page, activated=page.refund_shortcut)
     page.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), page, activated=page.top_up_button.click)
     page.f7 = QShortcut(QKeySequence(Qt.Key.Key_F7), page, activated=page.members_button.click)
+    # split tender (issue 31): the card pays part, the rest in cash (F10) or by WeChat Pay (F11)
+    page.split_cash_button = QPushButton(objectName="splitCashButton", clicked=lambda: page.split_tender("cash"))
+    page.split_wechat_button = QPushButton(objectName="splitWechatButton", clicked=lambda: page.split_tender("wechat"))
+    page.f10 = QShortcut(QKeySequence(Qt.Key.Key_F10), page, activated=lambda: page.split_tender("cash"))
+    page.f11 = QShortcut(QKeySequence(Qt.Key.Key_F11), page, activated=lambda: page.split_tender("wechat"))
     page.history_bar = lay_out(page)
     set_tab_order(page)
 
@@ -83,6 +88,8 @@ def retranslate_ui(page) -> None:
     page.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
     page.charge_button.setText(translate("SalePage", "Charge  (F12)"))
     page.hold_button.setText(translate("SalePage", "Hold  (F9)"))
+    page.split_cash_button.setText(translate("SalePage", "Card + cash  (F10)"))
+    page.split_wechat_button.setText(translate("SalePage", "Card + WeChat  (F11)"))
     page.complete_button.setText(translate("SalePage", "Complete sale…"))
     page.release_button.setText(translate("SalePage", "Release hold"))
     page.new_sale_button.setText(translate("SalePage", "Next customer  (Esc)"))
@@ -108,6 +115,9 @@ def lay_out(page) -> QHBoxLayout:
     buttons.addWidget(page.charge_button, 3)
     buttons.addWidget(page.hold_button, 2)
     buttons.addWidget(page.new_sale_button, 2)
+    split_buttons = QHBoxLayout()
+    split_buttons.addWidget(page.split_cash_button)
+    split_buttons.addWidget(page.split_wechat_button)
     hold_panel = QFrame(objectName="holdPanel")
     hold_column = QVBoxLayout(hold_panel)
     hold_column.setContentsMargins(10, 6, 6, 6)
@@ -120,6 +130,7 @@ def lay_out(page) -> QHBoxLayout:
     left = QVBoxLayout()
     left.addLayout(form)
     left.addLayout(buttons)
+    left.addLayout(split_buttons)
     left.addWidget(page.result_label)
     right = QVBoxLayout()        # the keypad, and under it the hold panel (no extra height)
     right.addWidget(page.keypad, 1)
@@ -161,7 +172,7 @@ def set_tab_order(page) -> None:
         bar += [widget] if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else [
             w for w in widget.findChildren(QPushButton) if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
     chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.new_sale_button,
-             page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
+             page.split_cash_button, page.split_wechat_button, page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
              page.history_table]
     for first, second in zip(chain, chain[1:]):
         QWidget.setTabOrder(first, second)

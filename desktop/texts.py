@@ -15,7 +15,7 @@ from . import money
 def status_words(status: str, kind: str = "") -> str:
     """The result of a decided operation, e.g. 'Declined: not enough money'. `kind`: the
     operation's (a charge declined by its card is told apart from a card not issued)."""
-    if kind in ("deduct", "hold") and status == "CARD_BLOCKED":
+    if kind in ("deduct", "hold", "sale") and status == "CARD_BLOCKED":
         return QCoreApplication.translate("Texts", "Declined: the card is blocked (reported lost or stolen); nothing was charged")
     words = {
         "APPLIED": QCoreApplication.translate("Texts", "Approved"),
@@ -44,6 +44,7 @@ def status_words(status: str, kind: str = "") -> str:
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Not made: that phone is already another member's phone, card number or account number"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
         "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN is needed for this amount"),
+        "TENDER_NOT_IN_SALE": QCoreApplication.translate("Texts", "Refund refused: the sale was not paid that way"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
@@ -82,6 +83,7 @@ def short_status(status: str, pending: bool) -> str:
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Phone taken"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
         "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Member PIN needed"),
+        "TENDER_NOT_IN_SALE": QCoreApplication.translate("Texts", "Not paid that way"),
         "ABANDONED": QCoreApplication.translate("Texts", "Abandoned"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))
@@ -99,6 +101,8 @@ def kind_words(kind: str) -> str:
         "card_replace": QCoreApplication.translate("Texts", "Card replaced"),
         "close": QCoreApplication.translate("Texts", "Account closed"),
         "shift_close": QCoreApplication.translate("Texts", "Shift closed"),
+        "sale": QCoreApplication.translate("Texts", "Card + other payment"),
+        "tender_refund": QCoreApplication.translate("Texts", "Refund of a card + other payment"),
     }.get(kind, kind)
 
 

@@ -1,0 +1,102 @@
+"""Split tender at the till (issue 31 items 1, 2, 5): the card pays part of the bill and
+the rest is paid in cash (F10) or by WeChat Pay (F11), one ledger record of both; the
+cash handed over and the change shown large; a declined card leg records nothing and the
+screen says the customer still owes the whole bill; the sale survives an unknown outcome
+(re-sent with the same txn id, applied once)."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from .conftest import open_account, sign_in
+from .test_holds import look_up, wait_idle
+
+
+def split(qtbot, window, account: str, bill: str, method: str = "cash"):
+    page = window.sale_page
+    look_up(qtbot, window, account)
+    page.amount_input.setText(bill)
+    (page.f10 if method == "cash" else page.f11).activated.emit()
+    dialog = window.split_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    return dialog
+
+
+def pay(qtbot, window, dialog):
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    wait_idle(qtbot, window)
+    [op] = [op for op in window.engine.outbox.ops_of_shift(window.shift.shift_id) if op.kind == "sale"][-1:]
+    return op
+
+
+def sales_journal(ledger):
+    return [e for p in ledger.partitions for _, e in ledger.client.xrange(p.journal) if e["kind"] == "sale"]
+
+
+def test_rest_in_cash_with_change(qtbot, terminal, ledger):
+    open_account(ledger, "SP-1", 3850)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-1", "52.00")
+    assert dialog.card_input.text() == "38.50" and dialog.tendered_input.text() == "13.50"
+    assert "13.50" in dialog.rest_label.text() and "0.00" in dialog.change_label.text()
+    assert dialog.change_label.font().pointSizeF() > dialog.summary.font().pointSizeF() * 2   # large
+    dialog.tendered_input.setText("20.00")
+    dialog.tendered_input.textEdited.emit("20.00")
+    assert "6.50" in dialog.change_label.text()
+    op = pay(qtbot, terminal, dialog)
+    assert op.applied and op.amount_minor == 3850 and op.balance_after_minor == 0
+    assert op.details == {"tenders": {"cash": 1350}, "total_minor": 5200, "change_minor": 650}
+    [e] = sales_journal(ledger)
+    assert (e["amt"], e["tn"], e["tot"], e["chg"], e["term"]) == ("-3850", "cash:1350", "5200", "650", "T1")
+    panel = terminal.sale_page.result_label.text()
+    assert "Paid" in panel and "Change" in panel and "6.50" in panel
+
+
+def test_rest_by_wechat_is_one_key_and_enter(qtbot, terminal, ledger):
+    open_account(ledger, "SP-2", 1000)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-2", "30.00", "wechat")
+    assert not dialog.tendered_input.isVisible() and dialog.method() == "wechat"
+    op = pay(qtbot, terminal, dialog)
+    assert op.applied and op.details["tenders"] == {"wechat": 2000} and ledger.balance("SP-2") == 0
+    assert [e["tn"] for e in sales_journal(ledger)] == ["wechat:2000"]
+
+
+@pytest.mark.parametrize("method", ["alipay", "bank_card", "other"])
+def test_the_other_methods_are_one_tap_away(qtbot, terminal, ledger, method):
+    open_account(ledger, "SP-3", 500)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-3", "8.00", "wechat")
+    qtbot.mouseClick(dialog.method_buttons[method], Qt.MouseButton.LeftButton)
+    op = pay(qtbot, terminal, dialog)
+    assert op.applied and op.details["tenders"] == {method: 300}
+
+
+def test_a_declined_card_leg_records_nothing_and_says_what_is_owed(qtbot, terminal, ledger):
+    open_account(ledger, "SP-4", 1000)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-4", "52.00")
+    ledger.deduct("SP-4", 900, txn_id="elsewhere-1")         # the balance drops after the look-up
+    op = pay(qtbot, terminal, dialog)
+    assert op.status == "INSUFFICIENT_FUNDS" and not op.applied
+    assert sales_journal(ledger) == [] and ledger.balance("SP-4") == 100
+    panel = terminal.sale_page.result_label.text()
+    assert "still owes" in panel and "52.00" in panel
+
+
+def test_the_card_part_is_checked_before_sending(qtbot, terminal, ledger):
+    open_account(ledger, "SP-5", 10_000)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-5", "52.00")
+    assert dialog.card_input.text() == "51.99"              # the card could pay it all: Charge does that
+    dialog.card_input.setText("52.00")
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and "less than the bill" in dialog.message.text()
+    dialog.card_input.setText("40.00")
+    dialog.card_input.textEdited.emit("40.00")
+    dialog.tendered_input.setText("5.00")
+    dialog.tendered_input.textEdited.emit("5.00")
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and "at least the rest" in dialog.message.text()
+    assert sales_journal(ledger) == []
