@@ -88,8 +88,11 @@ def retranslate_ui(page) -> None:
     page.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
     page.charge_button.setText(translate("SalePage", "Charge  (F12)"))
     page.hold_button.setText(translate("SalePage", "Hold  (F9)"))
-    page.split_cash_button.setText(translate("SalePage", "Card + cash  (F10)"))
-    page.split_wechat_button.setText(translate("SalePage", "Card + WeChat  (F11)"))
+    # the card pays part of the bill, the rest in cash / by WeChat (desktop/split_tender.py)
+    page.split_cash_button.setText(translate("SalePage", "+ Cash  (F10)"))
+    page.split_cash_button.setToolTip(translate("SalePage", "The card pays part of the bill, the rest in cash"))
+    page.split_wechat_button.setToolTip(translate("SalePage", "The card pays part of the bill, the rest by WeChat Pay"))
+    page.split_wechat_button.setText(translate("SalePage", "+ WeChat  (F11)"))
     page.complete_button.setText(translate("SalePage", "Complete sale…"))
     page.release_button.setText(translate("SalePage", "Release hold"))
     page.new_sale_button.setText(translate("SalePage", "Next customer  (Esc)"))
@@ -115,7 +118,7 @@ def lay_out(page) -> QHBoxLayout:
     buttons.addWidget(page.charge_button, 3)
     buttons.addWidget(page.hold_button, 2)
     buttons.addWidget(page.new_sale_button, 2)
-    split_buttons = QHBoxLayout()
+    split_buttons = QHBoxLayout()      # under the keypad: the card pays part, the rest in cash / WeChat
     split_buttons.addWidget(page.split_cash_button)
     split_buttons.addWidget(page.split_wechat_button)
     hold_panel = QFrame(objectName="holdPanel")
@@ -130,10 +133,10 @@ def lay_out(page) -> QHBoxLayout:
     left = QVBoxLayout()
     left.addLayout(form)
     left.addLayout(buttons)
-    left.addLayout(split_buttons)
     left.addWidget(page.result_label)
     right = QVBoxLayout()        # the keypad, and under it the hold panel (no extra height)
     right.addWidget(page.keypad, 1)
+    right.addLayout(split_buttons)
     right.addSpacing(8)
     right.addWidget(hold_panel, 0)
     top = QHBoxLayout()
@@ -171,8 +174,8 @@ def set_tab_order(page) -> None:
         # a widget of several buttons (the receipts' bar): its buttons, in their order
         bar += [widget] if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else [
             w for w in widget.findChildren(QPushButton) if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
-    chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.new_sale_button,
-             page.split_cash_button, page.split_wechat_button, page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
+    chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.split_cash_button,
+             page.split_wechat_button, page.new_sale_button, page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
              page.history_table]
     for first, second in zip(chain, chain[1:]):
         QWidget.setTabOrder(first, second)
