@@ -100,3 +100,19 @@ def test_the_card_part_is_checked_before_sending(qtbot, terminal, ledger):
     qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
     assert dialog.isVisible() and "at least the rest" in dialog.message.text()
     assert sales_journal(ledger) == []
+
+
+def test_the_receipt_shows_every_tender_and_the_change(qtbot, terminal, ledger):
+    from desktop.receipts.model import ReceiptContext, plain_text, receipt_for_op
+    open_account(ledger, "SP-6", 3850)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-6", "52.00")
+    dialog.tendered_input.setText("20.00")
+    dialog.tendered_input.textEdited.emit("20.00")
+    op = pay(qtbot, terminal, dialog)
+    slip = plain_text(receipt_for_op(op, ReceiptContext(language="en")), 32)
+    lines = [" ".join(row.split()) for row in slip.splitlines()]
+    for line in ("Total ¥52.00", "Card ¥38.50", "Cash ¥13.50", "cash handed over ¥20.00", "Change ¥6.50"):
+        assert line in lines, slip
+    zh = plain_text(receipt_for_op(op, ReceiptContext(language="zh_CN")), 32)
+    assert "消费小票（组合支付）" in zh and "找零" in zh and "储值卡" in zh
