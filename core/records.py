@@ -170,6 +170,7 @@ class PastOperation:
     method: str = ""                 # top-ups: cash, wechat, alipay, bank_card, other
     has_entry: bool = False
     record_ttl_s: int = -1           # seconds the record (and so a refund) has left; -1 unknown
+    tenders: str = ""                # split sales: each other tender's part left to refund ('cash:1350;wechat:0')
 
     @property
     def applied(self) -> bool:

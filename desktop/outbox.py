@@ -342,6 +342,20 @@ class Outbox:
             "SELECT coalesce(sum(amount_minor), 0) FROM ops WHERE kind = 'refund' AND original_txn_id = ? "
             "AND (state = 'pending' OR status = 'APPLIED')", (original_txn_id,))[0][0]
 
+    def split_refunded(self, original_txn_id: str) -> dict[str, int]:
+        """What refunds made here of the split sale `original_txn_id` gave back (or may still
+        give back: pending ones count), per tender: {'card': ..., 'cash': ...}."""
+        out: dict[str, int] = {}
+        for kind, amount_minor, detail in self._all(
+                "SELECT kind, amount_minor, detail FROM ops WHERE kind IN ('refund', 'tender_refund') "
+                "AND original_txn_id = ? AND (state = 'pending' OR status = 'APPLIED')", (original_txn_id,)):
+            d = json.loads(detail) if detail else {}
+            parts = {"card": amount_minor} if kind == "refund" else {"card": d.get("card_minor", 0),
+                                                                    **d.get("tenders", {})}
+            for tender, given in parts.items():
+                out[tender] = out.get(tender, 0) + given
+        return out
+
     # ---------------------------------------------------------------- holds
 
     def resolutions_of(self, hold_txn_id: str) -> list[Op]:

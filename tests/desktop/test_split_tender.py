@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from .conftest import open_account, sign_in
 from .test_holds import look_up, wait_idle
+from .test_terminal import _select_row_of
 
 
 def split(qtbot, window, account: str, bill: str, method: str = "cash"):
@@ -116,3 +117,42 @@ def test_the_receipt_shows_every_tender_and_the_change(qtbot, terminal, ledger):
         assert line in lines, slip
     zh = plain_text(receipt_for_op(op, ReceiptContext(language="zh_CN")), 32)
     assert "消费小票（组合支付）" in zh and "找零" in zh and "储值卡" in zh
+
+
+def refund_selected(qtbot, window, amount: str | None = None):
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN
+    page = window.sale_page
+    _select_row_of(window, dialog_sale_txn(window))
+    assert page.refund_button.isEnabled()
+    qtbot.mouseClick(page.refund_button, Qt.MouseButton.LeftButton)
+    dialog = window.refund_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=3000)
+    if amount is not None:
+        dialog.amount_input.setText(amount)
+    dialog.supervisor_input.setText(SUPERVISOR)
+    dialog.pin_input.setText(SUPERVISOR_PIN)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    wait_idle(qtbot, window)
+    return [op for op in window.engine.outbox.ops_of_shift(window.shift.shift_id) if op.kind == "tender_refund"][-1]
+
+
+def test_refunds_of_a_split_sale_each_tender_back_partial_then_full(qtbot, terminal, ledger):
+    open_account(ledger, "SP-7", 3000)
+    sign_in(qtbot, terminal)
+    dialog = split(qtbot, terminal, "SP-7", "40.00", "wechat")
+    assert pay(qtbot, terminal, dialog).applied                    # card 30.00 + WeChat 10.00
+    partial = refund_selected(qtbot, terminal, "20.00")            # half: in proportion
+    assert partial.applied and partial.details == {"card_minor": 1500, "tenders": {"wechat": 500}}
+    assert ledger.balance("SP-7") == 1500
+    rest = refund_selected(qtbot, terminal)                        # the rest, as the dialog offers it
+    assert rest.applied and rest.details == {"card_minor": 1500, "tenders": {"wechat": 500}}
+    assert ledger.balance("SP-7") == 3000
+    assert ledger.sale_tenders("SP-7", dialog_sale_txn(terminal)) == {"card": 0, "wechat": 0}
+    journal = [e for p in ledger.partitions for _, e in ledger.client.xrange(p.journal)]
+    assert [(e["kind"], e.get("m"), e.get("ta")) for e in journal if e["kind"] == "tender_refund"] == [
+        ("tender_refund", "wechat", "500"), ("tender_refund", "wechat", "500")]
+
+
+def dialog_sale_txn(window):
+    return [op for op in window.engine.outbox.ops_of_shift(window.shift.shift_id) if op.kind == "sale"][-1].txn_id
