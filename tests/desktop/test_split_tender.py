@@ -156,3 +156,73 @@ def test_refunds_of_a_split_sale_each_tender_back_partial_then_full(qtbot, termi
 
 def dialog_sale_txn(window):
     return [op for op in window.engine.outbox.ops_of_shift(window.shift.shift_id) if op.kind == "sale"][-1].txn_id
+
+
+def test_an_earlier_split_sale_is_refunded_by_its_receipt_number(qtbot, make_terminal, redis_url, ledger, registry):
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN
+    from .test_refund_earlier import open_earlier, scan
+    ledger.init()
+    open_account(ledger, "SP-8", 5_000)
+    sale_txn = "T1-s-" + "a" * 32
+    assert ledger.sale("SP-8", 4_000, {"cash": 1_000, "alipay": 1_000}, txn_id=sale_txn, total_minor=6_000,
+                       terminal_id="T1").applied
+    assert ledger.tender_refund("SP-8", 400, txn_id="T1-t-x", original_txn_id=sale_txn, method="cash").applied
+    t2 = make_terminal(redis_url, "T2")
+    sign_in(qtbot, t2)
+    dialog = open_earlier(qtbot, t2)
+    scan(qtbot, dialog.number_input, sale_txn)
+    qtbot.waitUntil(lambda: dialog.loaded is not None, timeout=5000)
+    assert dialog.loaded.kind == "sale" and dialog.loaded.tenders == "cash:600;alipay:1000"
+    qtbot.mouseClick(dialog.refund_button, Qt.MouseButton.LeftButton)
+    refund = dialog.refund_dialog
+    assert refund.split_left == {"card": 4_000, "cash": 600, "alipay": 1_000}
+    assert refund.amount_input.text() == "56.00"
+    refund.supervisor_input.setText(SUPERVISOR)
+    refund.pin_input.setText(SUPERVISOR_PIN)
+    qtbot.mouseClick(refund.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: t2.sale_page.busy_txn is None, timeout=5000)
+    [op] = [op for op in t2.engine.outbox.ops_of_shift(t2.shift.shift_id) if op.kind == "tender_refund"]
+    assert op.applied and op.details == {"card_minor": 4_000, "tenders": {"cash": 600, "alipay": 1_000}}
+    assert ledger.balance("SP-8") == 5_000
+    assert ledger.sale_tenders("SP-8", sale_txn) == {"card": 0, "cash": 0, "alipay": 0}
+
+
+@pytest.mark.parametrize("balance, status", [(5_000, "APPLIED"), (1_000, "INSUFFICIENT_FUNDS")])
+def test_an_unknown_outcome_is_re_sent_with_the_same_txn_id_then_applied_or_declined(
+        qtbot, make_terminal, redis_url, redis_db, ledger, registry, balance, status):
+    import os
+    from .proxy import FaultProxy
+    ledger.init()
+    open_account(ledger, "SP-9", 5_000)
+    open_account(ledger, "SP-0", 100)
+    proxy = FaultProxy(int(os.environ.get("CASHIER_TEST_REDIS_PORT", "6379")))
+    try:
+        window = make_terminal(proxy.url(redis_db))
+        sign_in(qtbot, window)
+        page = window.sale_page
+        page.account_input.setText("SP-0")              # warm up: the policy check is behind us
+        page.amount_input.setText("0.01")
+        page.charge()
+        wait_idle(qtbot, window)
+        dialog = split(qtbot, window, "SP-9", "60.00")   # the card shows 50.00 available
+        if balance < 5_000:
+            ledger.deduct("SP-9", 5_000 - balance, txn_id="elsewhere-2")    # spent elsewhere meanwhile
+        proxy.mode = "drop_replies"
+        qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.result_label.property("tone") == "checking", timeout=10000)
+        assert "Do NOT charge again" in page.result_label.text()
+        proxy.mode = "pass"
+        proxy.cut_connections()
+        qtbot.waitUntil(lambda: window.engine.pending_count == 0, timeout=10000)
+        wait_idle(qtbot, window)
+        [op] = [op for op in window.engine.outbox.ops_of_shift(window.shift.shift_id) if op.kind == "sale"]
+        assert (op.status, op.replayed) == (status, True)
+        sales = sales_journal(ledger)
+        if status == "APPLIED":
+            assert [e["txn"] for e in sales] == [op.txn_id] and ledger.balance("SP-9") == 0
+        else:
+            assert sales == [] and ledger.balance("SP-9") == 1_000
+            assert "still owes" in page.result_label.text() and "60.00" in page.result_label.text()
+    finally:
+        proxy.close()
