@@ -95,7 +95,8 @@ class RefundDialog(TillDialog):
             .replace("%2", self.original.account_id)
             .replace("%3", money.format_minor(self.refundable_minor, loc)))
         if self.split_left is not None:
-            left = " · ".join(f"{self.tr('card') if t == 'card' else method_words(t)} {money.format_minor(a, loc)}"
+            card_words = self.tr("card")
+            left = " · ".join(f"{card_words if t == 'card' else method_words(t)} {money.format_minor(a, loc)}"
                               for t, a in self.split_left.items())
             self.summary.setText(
                 self.tr("Refund of a card + other payment of account %1. Left to refund: %2. Each part goes "

@@ -268,20 +268,19 @@ def split_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
     """Split-tender sales (issue 31), card tenders apart from the others: the card legs,
     each other tender, the change handed back, and what their refunds gave back."""
     fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
-    t = QCoreApplication.translate
     sale = report.by_kind["sale"]
     if not sale.count and not report.split_refund_card.count and not any(
             x.count for x in report.tender_refunds_by_method.values()):
         return []
-    lines = [(t("ShiftReportDialog", "Card + other payment: from the card"), f"{sale.count} · {fmt(sale.sum_minor)}")]
-    lines += [(t("ShiftReportDialog", "Card + other payment: by %1").replace("%1", method_words(m)),
+    lines = [(QCoreApplication.translate("ShiftReportDialog", "Card + other payment: from the card"), f"{sale.count} · {fmt(sale.sum_minor)}")]
+    lines += [(QCoreApplication.translate("ShiftReportDialog", "Card + other payment: by %1").replace("%1", method_words(m)),
                f"{tally.count} · {fmt(tally.sum_minor)}") for m, tally in report.tenders_by_method.items() if tally.count]
     if report.change_minor:
-        lines.append((t("ShiftReportDialog", "Change handed back"), fmt(report.change_minor)))
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Change handed back"), fmt(report.change_minor)))
     if report.split_refund_card.count:
-        lines.append((t("ShiftReportDialog", "Refunded to the card (card + other payments)"),
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Refunded to the card (card + other payments)"),
                       f"{report.split_refund_card.count} · {fmt(report.split_refund_card.sum_minor)}"))
-    lines += [(t("ShiftReportDialog", "Given back by %1 (card + other payments)").replace("%1", method_words(m)),
+    lines += [(QCoreApplication.translate("ShiftReportDialog", "Given back by %1 (card + other payments)").replace("%1", method_words(m)),
                f"{tally.count} · {fmt(tally.sum_minor)}") for m, tally in report.tender_refunds_by_method.items()
               if tally.count]
     return lines

@@ -68,7 +68,7 @@ class SalePage(Retranslates, QWidget):
     lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
     receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
     nextCustomer = Signal()              # the customer on screen left (Esc, another account): old news go
-    splitRequested = Signal(object, int, str)   # the member on screen, the bill, the rest's tender (F10 / F11)
+    splitRequested = Signal(object, int, str)   # the member on screen, the bill, the rest's tender (F1 / Insert)
 
     def __init__(self, engine, parent=None):
         super().__init__(parent)
@@ -240,7 +240,7 @@ class SalePage(Retranslates, QWidget):
                                                                         detail=detail), parent=self)
 
     def split_tender(self, method: str) -> None:
-        """F10 (the rest in cash) and F11 (the rest by WeChat Pay): the bill typed, paid partly
+        """F1 (the rest in cash) and Insert (the rest by WeChat Pay): the bill typed, paid partly
         by the card of the member on screen (desktop/split_tender.py)."""
         refusal = self.session.typed_refusal(self.lookup.typed())
         if refusal is not None:

@@ -5,7 +5,7 @@ when the card leg is declined, nothing is, and the screen says what the customer
 owes (the whole bill). There is no state in which the card was charged and the rest is
 left open: a sale abandoned after it was sent is still one record of all its tenders.
 
-Keyboard first: on the sale screen F10 opens it with the rest in cash, F11 with the rest
+Keyboard first: on the sale screen F1 opens it with the rest in cash, Insert with the rest
 by WeChat Pay (the bill typed in the amount field, the member on screen); the card pays
 its available balance (or less: the cashier types the card's part). For cash the amount
 handed over is typed (it starts at the rest: exact money is just Enter) and the change

@@ -1,5 +1,5 @@
 """Split tender at the till (issue 31 items 1, 2, 5): the card pays part of the bill and
-the rest is paid in cash (F10) or by WeChat Pay (F11), one ledger record of both; the
+the rest is paid in cash (F1) or by WeChat Pay (Insert), one ledger record of both; the
 cash handed over and the change shown large; a declined card leg records nothing and the
 screen says the customer still owes the whole bill; the sale survives an unknown outcome
 (re-sent with the same txn id, applied once)."""
@@ -17,7 +17,7 @@ def split(qtbot, window, account: str, bill: str, method: str = "cash"):
     page = window.sale_page
     look_up(qtbot, window, account)
     page.amount_input.setText(bill)
-    (page.f10 if method == "cash" else page.f11).activated.emit()
+    (page.f1 if method == "cash" else page.ins).activated.emit()
     dialog = window.split_dialog
     qtbot.waitUntil(dialog.isVisible, timeout=3000)
     return dialog
