@@ -163,8 +163,8 @@ def lay_out(page) -> QHBoxLayout:
 
 def set_tab_order(page) -> None:
     """Tab goes account -> amount -> Charge -> Hold -> Next customer, then Look up and
-    Member… (Enter and F7 do those from the account field), the hold panel's buttons,
-    the history bar's buttons left to right (Reprint and Earlier sale are added later:
+    Member… (Enter and F7 do those from the account field), + Cash and + WeChat (F1 and
+    Insert do those), the hold panel's buttons, the history bar's buttons left to right (Reprint and Earlier sale are added later:
     called again then) and the history. Disabled widgets are skipped by Qt."""
     bar = []
     for i in range(page.history_bar.count()):
@@ -174,9 +174,9 @@ def set_tab_order(page) -> None:
         # a widget of several buttons (the receipts' bar): its buttons, in their order
         bar += [widget] if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else [
             w for w in widget.findChildren(QPushButton) if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
-    chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.split_cash_button,
-             page.split_wechat_button, page.new_sale_button, page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
-             page.history_table]
+    chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.new_sale_button,
+             page.lookup_button, page.members_button, page.split_cash_button, page.split_wechat_button,
+             page.complete_button, page.release_button, *bar, page.history_table]
     for first, second in zip(chain, chain[1:]):
         QWidget.setTabOrder(first, second)
 

@@ -1457,7 +1457,7 @@
     <message>
         <location filename="../sale_layout.py" line="95"/>
         <source>+ WeChat  (Ins)</source>
-        <translation>+微信  (Ins)</translation>
+        <translation>+微信  (插入键)</translation>
     </message>
     <message>
         <location filename="../sale_layout.py" line="100"/>
@@ -1643,7 +1643,7 @@ Account %1</source>
     <message>
         <location filename="../sale_texts.py" line="68"/>
         <source>Charging %1 to the card of %2, the rest by another payment…</source>
-        <translation>正在从 %2 的储值卡扣 %1，其余用其他方式支付…</translation>
+        <translation>正在从 %2 的储值卡收款 %1，其余用其他方式支付…</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="69"/>
