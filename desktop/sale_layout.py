@@ -165,7 +165,8 @@ def set_tab_order(page) -> None:
     """Tab goes account -> amount -> Charge -> Hold -> Next customer, then Look up and
     Member… (Enter and F7 do those from the account field), + Cash and + WeChat (F1 and
     Insert do those), the hold panel's buttons, the history bar's buttons left to right
-    (Reprint and Earlier sale are added later: called again then) and the history. Disabled widgets are skipped by Qt."""
+    (Reprint and Earlier sale are added later: called again then) and the history.
+    Disabled widgets are skipped by Qt."""
     bar = []
     for i in range(page.history_bar.count()):
         widget = page.history_bar.itemAt(i).widget()
