@@ -119,7 +119,11 @@ def split_words(op: Op) -> str:
             text += "\n" + translate("SalePage", "Change %1").replace("%1", _fmt(d["change_minor"]))
         return text + "\n" + translate("SalePage", "New balance %1").replace("%1", _fmt(op.balance_after_minor))
     if not op.applied:
-        return status_words(op.status, "refund")
+        # the row's steps run in order (card, then each tender): a later one refused after an
+        # earlier one applied (another till refunding the same sale) leaves part given back
+        return (status_words(op.status, "refund") + "\n"
+                + translate("SalePage", "Part of it may have been given back: see what is left of the sale "
+                                        "(Earlier sale…, F3) before refunding again."))
     parts = ([translate("SalePage", "card %1").replace("%1", _fmt(d["card_minor"]))] if d.get("card_minor") else [])
     if d.get("tenders"):
         parts.append(tender_words(d["tenders"]))

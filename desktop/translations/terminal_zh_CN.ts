@@ -1555,17 +1555,22 @@
         <translation>找零 %1</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="123"/>
+        <location filename="../sale_texts.py" line="125"/>
+        <source>Part of it may have been given back: see what is left of the sale (Earlier sale…, F3) before refunding again.</source>
+        <translation>可能已退回一部分：再次退款前请查看该笔消费的剩余可退金额（历史交易…，F3）。</translation>
+    </message>
+    <message>
+        <location filename="../sale_texts.py" line="127"/>
         <source>card %1</source>
         <translation>储值卡 %1</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="126"/>
+        <location filename="../sale_texts.py" line="130"/>
         <source>Refunded: %1 (%2)</source>
         <translation>已退款：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="145"/>
+        <location filename="../sale_texts.py" line="149"/>
         <source>Large amount: %1
 %2
 Is this amount right?</source>
@@ -1579,19 +1584,19 @@ Is this amount right?</source>
         <translation>是，金额正确</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="139"/>
+        <location filename="../sale_texts.py" line="143"/>
         <source>No open hold</source>
         <translation>没有未完成的预授权</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="140"/>
+        <location filename="../sale_texts.py" line="144"/>
         <source>Open hold: %2 until %3
 Account %1</source>
         <translation>预授权：%2，有效至 %3
 账户 %1</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="150"/>
+        <location filename="../sale_texts.py" line="154"/>
         <source>Release the hold of %1 on account %2? The money goes back to the account.</source>
         <translation>释放账户 %2 上 %1 的预授权？这笔钱将退回账户。</translation>
     </message>
@@ -1699,7 +1704,7 @@ Account %1</source>
         <location filename="../sale_texts.py" line="92"/>
         <location filename="../sale_texts.py" line="99"/>
         <location filename="../sale_texts.py" line="120"/>
-        <location filename="../sale_texts.py" line="127"/>
+        <location filename="../sale_texts.py" line="131"/>
         <source>New balance %1</source>
         <translation>新余额 %1</translation>
     </message>
@@ -1719,12 +1724,12 @@ Account %1</source>
         <translation>账户：未知账户 %1（没有匹配的卡号、手机号或姓名）</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="132"/>
+        <location filename="../sale_texts.py" line="136"/>
         <source>Checked: %1 %2 for %3: %4</source>
         <translation>已核实：%3 的%1 %2：%4</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="155"/>
+        <location filename="../sale_texts.py" line="159"/>
         <source>Being checked: the central server has not answered yet.
 Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>核实中：中心服务器尚未答复。
@@ -1736,7 +1741,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>已重新连接：可以收款了。</translation>
     </message>
     <message>
-        <location filename="../sale_texts.py" line="160"/>
+        <location filename="../sale_texts.py" line="164"/>
         <source>Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
