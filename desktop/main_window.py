@@ -45,6 +45,7 @@ from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
 from .drawer import install as install_drawer
+from .member_confirm import MemberConfirmation
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -159,6 +160,8 @@ class MainWindow(Retranslates, QMainWindow):
         engine.memoryChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
+        # the member's PIN or code for a charge answered CONFIRMATION_REQUIRED, whichever screen started it
+        self.member_confirmation = MemberConfirmation(self, engine)
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()

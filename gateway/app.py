@@ -356,6 +356,10 @@ class Gateway:
         if member_pin is None:
             return self.unconfirmed(kind, body, self.member_pins.locked(account_id))
         check = self.member_pins.verify(account_id, member_pin)
+        if check.outcome == "no_pin" and self.member_codes.enrolled(account_id):
+            # a member with a member code and no PIN: any PIN would do, so none does
+            raise GatewayRefused("member_pin_refused", "member_pin", "the member has no payment PIN: scan their "
+                                 "member code", outcome="no_pin", attempts_left=0)
         if check.ok or check.outcome == "no_pin":     # no_pin: reset in between, none needed now
             return None
         log.warning("%s %s for %s@%s: the member's PIN refused (%s)", kind, body["txn_id"], account_id, terminal_id,

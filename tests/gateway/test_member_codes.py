@@ -81,6 +81,10 @@ def test_a_code_confirms_one_charge_once(gateway, shop, member, till):
     with pytest.raises(InvalidRequest) as bad:                             # malformed: a field error
         till.deduct(member, 6_000, txn_id="T1-d-3", member_code="MC1:M1:12")
     assert bad.value.field == "member_code"
+    with pytest.raises(GatewayRefused) as refused:        # no PIN set: a PIN does not confirm it
+        till.deduct(member, 6_000, txn_id="T1-d-4", member_pin="123456")
+    assert refused.value.code == "member_pin_refused" and refused.value.detail["outcome"] == "no_pin"
+    assert shop.balance(member) == before - 6_000 - THRESHOLD
 
 
 def test_an_expired_code_another_members_and_wrong_ones_are_refused(gateway, shop, member, till):
