@@ -80,6 +80,19 @@ class MemberConfirmations:
     def drop_member_code(self, account_id: str) -> None:
         self._held_codes.pop(account_id, None)
 
+    def set_member_pin(self, account_id: str, pin: str, pin_again: str, old_pin: str | None, on_done, on_error):
+        """The member's new payment PIN (entered twice; `old_pin` when they have one), sent
+        to the gateway on a worker and forgotten: its answer to on_done, a refusal to on_error."""
+        return self.reads.run(lambda: self.ledger.set_member_pin(account_id, pin, pin_again, old_pin=old_pin),
+                              on_done, on_error)
+
+    def enrol_member_code(self, account_id: str, supervisor_id: str, supervisor_pin: str, on_done, on_error):
+        """Enrol the member's member code with a supervisor's id and PIN (checked by the
+        gateway): the answer (its `otpauth_uri`, shown once) to on_done."""
+        return self.reads.run(lambda: self.ledger.enrol_member_code(account_id, supervisor_id=supervisor_id,
+                                                                    supervisor_pin=supervisor_pin),
+                              on_done, on_error)
+
     def confirm(self, op, *, member_pin: str | None = None, member_code: str | None = None):
         """Re-send `op` (answered CONFIRMATION_REQUIRED) with the same txn id and the
         member's PIN or code for that one send. Returns the re-opened Op (its answer comes

@@ -4,78 +4,78 @@
 <context>
     <name>CardDialog</name>
     <message>
-        <location filename="../members.py" line="360"/>
+        <location filename="../members.py" line="367"/>
         <source>Lost card / new card</source>
         <translation>挂失 / 补卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="361"/>
+        <location filename="../members.py" line="368"/>
         <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
         <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="364"/>
-        <location filename="../members.py" line="398"/>
+        <location filename="../members.py" line="371"/>
+        <location filename="../members.py" line="405"/>
         <source>Old card</source>
         <translation>旧卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="365"/>
+        <location filename="../members.py" line="372"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../members.py" line="368"/>
+        <location filename="../members.py" line="375"/>
         <source>New card (scan it)</source>
         <translation>新卡（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="369"/>
+        <location filename="../members.py" line="376"/>
         <source>The member&apos;s cards</source>
         <translation>会员的卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="379"/>
+        <location filename="../members.py" line="386"/>
         <source>(could not be read)</source>
         <translation>（无法读取）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="383"/>
+        <location filename="../members.py" line="390"/>
         <source>Reading…</source>
         <translation>正在读取…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="385"/>
+        <location filename="../members.py" line="392"/>
         <source>%1: blocked (%2)</source>
         <translation>%1：已停用（%2）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="386"/>
+        <location filename="../members.py" line="393"/>
         <source>%1: active</source>
         <translation>%1：正常</translation>
     </message>
     <message>
-        <location filename="../members.py" line="388"/>
+        <location filename="../members.py" line="395"/>
         <source>none (the account id is used as its card)</source>
         <translation>无（以账户号作卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="395"/>
+        <location filename="../members.py" line="402"/>
         <source>Block and issue</source>
         <translation>挂失并发新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="401"/>
+        <location filename="../members.py" line="408"/>
         <source>New card</source>
         <translation>新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="405"/>
+        <location filename="../members.py" line="412"/>
         <source>Enter the old card, the new card, or both.</source>
         <translation>请填写旧卡、新卡，或两者都填。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="408"/>
+        <location filename="../members.py" line="415"/>
         <source>New card: must differ from the old card</source>
         <translation>新卡：不能与旧卡相同</translation>
     </message>
@@ -150,28 +150,28 @@
 <context>
     <name>CloseAccountDialog</name>
     <message>
-        <location filename="../members.py" line="431"/>
-        <location filename="../members.py" line="440"/>
+        <location filename="../members.py" line="438"/>
+        <location filename="../members.py" line="447"/>
         <source>Close account</source>
         <translation>退卡销户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="432"/>
+        <location filename="../members.py" line="439"/>
         <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
         <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="434"/>
+        <location filename="../members.py" line="441"/>
         <source>Pay out in cash: %1</source>
         <translation>退还现金：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="436"/>
+        <location filename="../members.py" line="443"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="438"/>
+        <location filename="../members.py" line="445"/>
         <source>The account has open holds: complete or release them first.</source>
         <translation>该账户有未完成的预授权：请先完成或释放。</translation>
     </message>
@@ -643,93 +643,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="189"/>
+        <location filename="../main_window.py" line="190"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="191"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="201"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203"/>
+        <location filename="../main_window.py" line="204"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
+        <location filename="../main_window.py" line="205"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="207"/>
+        <location filename="../main_window.py" line="208"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="210"/>
+        <location filename="../main_window.py" line="211"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="257"/>
+        <location filename="../main_window.py" line="258"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="317"/>
+        <location filename="../main_window.py" line="318"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="411"/>
+        <location filename="../main_window.py" line="417"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="440"/>
-        <location filename="../main_window.py" line="461"/>
+        <location filename="../main_window.py" line="446"/>
+        <location filename="../main_window.py" line="467"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="215"/>
+        <location filename="../main_window.py" line="216"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="221"/>
+        <location filename="../main_window.py" line="222"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331"/>
+        <location filename="../main_window.py" line="332"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -737,24 +737,82 @@
 <context>
     <name>MemberActionDialog</name>
     <message>
-        <location filename="../members.py" line="233"/>
+        <location filename="../members.py" line="240"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="234"/>
+        <location filename="../members.py" line="241"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../members.py" line="235"/>
+        <location filename="../members.py" line="242"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="251"/>
+        <location filename="../members.py" line="258"/>
         <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
         <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>MemberCodeEnrolDialog</name>
+    <message>
+        <location filename="../member_security.py" line="190"/>
+        <source>Member code</source>
+        <translation>会员码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="191"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="191"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="193"/>
+        <source>Member %1: ask the member to scan this QR code with their authenticator app now. It is shown this once.</source>
+        <translation>会员 %1：请会员现在用身份验证器应用扫描此二维码。此码仅显示这一次。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="195"/>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="197"/>
+        <source>Member %1: a supervisor enrols the member&apos;s dynamic member code (会员码). Enrolling again replaces an earlier one.</source>
+        <translation>会员 %1：由主管为会员开通动态会员码。重新开通会替换之前的会员码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="199"/>
+        <source>Enrol</source>
+        <translation>开通</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="200"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="211"/>
+        <source>A supervisor&apos;s id and PIN are needed.</source>
+        <translation>需要主管工号和密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="215"/>
+        <source>Another supervisor must approve this.</source>
+        <translation>须由另一位主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="219"/>
+        <source>Checking the supervisor PIN…</source>
+        <translation>正在核对主管密码…</translation>
     </message>
 </context>
 <context>
@@ -894,6 +952,59 @@
     </message>
 </context>
 <context>
+    <name>MemberPinSetDialog</name>
+    <message>
+        <location filename="../member_security.py" line="116"/>
+        <source>Member&apos;s payment PIN</source>
+        <translation>会员支付密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="117"/>
+        <source>Member %1: please ask the member to enter a new %2-digit payment PIN twice (and their current PIN if they have one).</source>
+        <translation>会员 %1：请会员输入两次新的 %2 位支付密码（已设置过的，请先输入当前密码）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="120"/>
+        <source>Current PIN (if set)</source>
+        <translation>当前密码（如已设置）</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="121"/>
+        <source>New PIN</source>
+        <translation>新密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="122"/>
+        <source>New PIN again</source>
+        <translation>再次输入新密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="123"/>
+        <source>Set PIN</source>
+        <translation>设置密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="124"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="139"/>
+        <source>The payment PIN is %1 digits.</source>
+        <translation>支付密码为 %1 位数字。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="143"/>
+        <source>The two entries of the new PIN differ.</source>
+        <translation>两次输入的新密码不一致。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="148"/>
+        <source>Saving…</source>
+        <translation>正在保存…</translation>
+    </message>
+</context>
+<context>
     <name>MemberProfileDialog</name>
     <message>
         <location filename="../member_profile.py" line="65"/>
@@ -1018,44 +1129,92 @@
     </message>
 </context>
 <context>
+    <name>MemberSecurity</name>
+    <message>
+        <location filename="../member_security.py" line="63"/>
+        <source>The member has a payment PIN: enter the current one first.</source>
+        <translation>该会员已设置支付密码：请先输入当前密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="65"/>
+        <source>Wrong PIN: %1 tries left before a lock.</source>
+        <translation>支付密码错误（还可尝试 %1 次，之后将锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="68"/>
+        <source>The member&apos;s payment PIN is locked: a supervisor must reset it first.</source>
+        <translation>会员支付密码已锁定：须先由主管重置。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="71"/>
+        <source>No such member.</source>
+        <translation>没有该会员。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="74"/>
+        <source>The two entries of the new PIN differ.</source>
+        <translation>两次输入的新密码不一致。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="75"/>
+        <source>Not accepted (%1).</source>
+        <translation>未被接受（%1）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="76"/>
+        <source>The central server did not answer: try again.</source>
+        <translation>中心服务器未响应：请重试。</translation>
+    </message>
+</context>
+<context>
     <name>MembersDialog</name>
     <message>
-        <location filename="../members.py" line="175"/>
+        <location filename="../members.py" line="180"/>
         <source>Member</source>
         <translation>会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="177"/>
+        <location filename="../members.py" line="182"/>
         <source>Account on screen: %1</source>
         <translation>当前账户：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="178"/>
+        <location filename="../members.py" line="183"/>
         <source>No account on screen: look a member up first to change a card or close an account.</source>
         <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="180"/>
+        <location filename="../members.py" line="185"/>
         <source>Member profile…</source>
         <translation>会员资料…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="181"/>
+        <location filename="../members.py" line="186"/>
         <source>New member and card…</source>
         <translation>新会员开卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="182"/>
+        <location filename="../members.py" line="187"/>
         <source>Lost card / new card…</source>
         <translation>挂失 / 补卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="183"/>
+        <location filename="../members.py" line="188"/>
         <source>Close account (退卡)…</source>
         <translation>退卡销户…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="184"/>
+        <location filename="../members.py" line="189"/>
+        <source>Payment PIN (支付密码)…</source>
+        <translation>支付密码…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="190"/>
+        <source>Member code (会员码) QR…  (supervisor)</source>
+        <translation>会员码二维码…（需主管）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="191"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -1063,57 +1222,57 @@
 <context>
     <name>NewMemberDialog</name>
     <message>
-        <location filename="../members.py" line="296"/>
+        <location filename="../members.py" line="303"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="297"/>
+        <location filename="../members.py" line="304"/>
         <source>A new member account %1. The card is optional (it can be issued later).</source>
         <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="299"/>
+        <location filename="../members.py" line="306"/>
         <source>Opening an account needs a supervisor.</source>
         <translation>开户需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="301"/>
+        <location filename="../members.py" line="308"/>
         <source>Name</source>
         <translation>姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="302"/>
+        <location filename="../members.py" line="309"/>
         <source>Phone</source>
         <translation>手机号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="303"/>
+        <location filename="../members.py" line="310"/>
         <source>Card (scan it)</source>
         <translation>卡号（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="304"/>
+        <location filename="../members.py" line="311"/>
         <source>Open account</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="310"/>
+        <location filename="../members.py" line="317"/>
         <source>Name: at most 64 characters, no control characters</source>
         <translation>姓名：最多 64 个字符，不能含控制字符</translation>
     </message>
     <message>
-        <location filename="../members.py" line="313"/>
+        <location filename="../members.py" line="320"/>
         <source>Name: enter the member&apos;s name</source>
         <translation>姓名：请输入会员姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="318"/>
+        <location filename="../members.py" line="325"/>
         <source>Phone: 5 to 20 digits (an optional leading +)</source>
         <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="320"/>
+        <location filename="../members.py" line="327"/>
         <source>Card</source>
         <translation>卡号</translation>
     </message>

@@ -156,3 +156,65 @@ def test_the_customer_display_shows_the_amount_to_confirm(qtbot, terminal_with_d
     _type_pin(qtbot, dialog, PIN)
     qtbot.waitUntil(lambda: display.state == "result", timeout=5000)
     assert display.title_label.text() == "支付成功" and ledger.balance("P-4") == 50_000 - 6_650
+
+
+def test_the_member_sets_the_pin_twice_at_the_till_then_it_is_asked(qtbot, terminal, ledger):
+    from .test_members_till import open_member_action
+    _member(ledger, "P-5", pin=None)
+    sign_in(qtbot, terminal)
+    look_up_member(qtbot, terminal, "P-5", "P-5")
+    dialog = open_member_action(qtbot, terminal, "pin_button")
+    assert dialog.objectName() == "memberPinSetDialog"
+    dialog.new_input.setText(PIN)
+    dialog.again_input.setText(WRONG)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    assert "differ" in dialog.message.text() and dialog.isVisible()
+    assert not MemberPins(ledger.client).has_pin("P-5")
+    dialog.new_input.setText(PIN)
+    dialog.again_input.setText(PIN)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert MemberPins(ledger.client).verify("P-5", PIN).ok
+    assert PIN not in (dialog.new_input.text() + dialog.again_input.text())          # no widget keeps it
+    # changing it needs the current one
+    dialog = open_member_action(qtbot, terminal, "pin_button")
+    dialog.new_input.setText(WRONG)
+    dialog.again_input.setText(WRONG)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "current one" in dialog.message.text(), timeout=5000)
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    _charge(qtbot, terminal, "P-5", "90")
+    _type_pin(qtbot, _pin_dialog(qtbot, terminal), PIN)
+    qtbot.waitUntil(lambda: ledger.balance("P-5") == 41_000, timeout=5000)
+
+
+def test_a_supervisor_enrols_the_member_code_and_its_qr_is_shown_once(qtbot, terminal, ledger):
+    from core.member_codes import code_key
+
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN
+    from .test_members_till import open_member_action
+    _member(ledger, "P-6", pin=None)
+    sign_in(qtbot, terminal)
+    look_up_member(qtbot, terminal, "P-6", "P-6")
+    dialog = open_member_action(qtbot, terminal, "code_button")
+    assert dialog.objectName() == "memberCodeEnrolDialog" and not dialog.qr_label.isVisible()
+    dialog.supervisor_input.setText(SUPERVISOR)
+    dialog.pin_input.setText("0000")
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "wrong" in dialog.message.text(), timeout=5000)
+    assert not ledger.client.exists(code_key("P-6"))
+    dialog.supervisor_input.setText(SUPERVISOR)
+    dialog.pin_input.setText(SUPERVISOR_PIN)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.qr_label.isVisible(), timeout=5000)
+    assert not dialog.qr_label.pixmap().isNull() and "shown this once" in dialog.about.text()
+    secret = ledger.client.hget(code_key("P-6"), "secret")
+    assert secret and secret not in _outbox_text(terminal)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)              # Done
+    assert not dialog.isVisible() and dialog.qr_label.pixmap().isNull()
+    # the code now confirms a charge above the threshold; without it, the dialog asks
+    _charge(qtbot, terminal, "P-6", "60")
+    pin_dialog = _pin_dialog(qtbot, terminal)
+    pin_dialog.pin_input.setText(member_code_text(secret, "P-6"))
+    qtbot.mouseClick(pin_dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: ledger.balance("P-6") == 44_000, timeout=5000)
