@@ -93,6 +93,13 @@ class MemberConfirmations:
                                                                     supervisor_pin=supervisor_pin),
                               on_done, on_error)
 
+    def reset_member_pin(self, account_id: str, supervisor_id: str, supervisor_pin: str, on_done, on_error):
+        """A supervisor (id and PIN checked by the gateway) removes the member's payment PIN
+        and lifts the lock of their confirmations."""
+        return self.reads.run(lambda: self.ledger.reset_member_pin(account_id, supervisor_id=supervisor_id,
+                                                                   supervisor_pin=supervisor_pin),
+                              on_done, on_error)
+
     def confirm(self, op, *, member_pin: str | None = None, member_code: str | None = None):
         """Re-send `op` (answered CONFIRMATION_REQUIRED) with the same txn id and the
         member's PIN or code for that one send. Returns the re-opened Op (its answer comes

@@ -46,7 +46,7 @@ from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
 from .drawer import install as install_drawer
 from .member_confirm import MemberConfirmation
-from .member_security import MemberCodeEnrolDialog, MemberPinSetDialog
+from .member_security import MemberCodeEnrolDialog, MemberPinResetDialog, MemberPinSetDialog
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -392,9 +392,9 @@ class MainWindow(Retranslates, QMainWindow):
             self.member_dialog = CardDialog(self.sale_page, view, self)
         elif action == "pin":
             self.member_dialog = MemberPinSetDialog(self.engine, view.account_id, self)
-        elif action == "code":
-            self.member_dialog = MemberCodeEnrolDialog(self.engine, view.account_id, self,
-                                                       not_allowed=(self.cashier.cashier_id,))
+        elif action in ("code", "pin_reset"):
+            dialog = MemberCodeEnrolDialog if action == "code" else MemberPinResetDialog
+            self.member_dialog = dialog(self.engine, view.account_id, self, not_allowed=(self.cashier.cashier_id,))
         else:
             self.member_dialog = CloseAccountDialog(self.sale_page, view, self)
         self.member_dialog.open()

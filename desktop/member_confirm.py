@@ -68,7 +68,7 @@ class MemberPinDialog(TillDialog):
         self.setWindowTitle(self.tr("Member's confirmation"))
         if self.locked:
             self.about.setText(self.tr("The member's payment PIN is locked after too many wrong entries. A "
-                                       "supervisor can reset it (Member…  F7, member profile). The charge is not made."))
+                                       "supervisor can reset it (Member…  F7, Reset payment PIN). The charge is not made."))
         else:
             self.about.setText(self.tr("Please ask the customer to enter their %1-digit payment PIN, or scan their "
                                        "member code, to confirm:").replace("%1", str(MEMBER_PIN_DIGITS)))

@@ -9,6 +9,10 @@ gateway only (POST /v1/members/{id}/pin): the till keeps no PIN once the dialog 
 code (POST /v1/members/{id}/code); the secret's QR (an otpauth:// URI the member's
 authenticator app scans) is shown this once, in the dialog only, and forgotten when it
 closes. Enrolling again replaces the secret (a lost phone is cut off).
+
+`MemberPinResetDialog`: a supervisor's id and PIN remove the member's payment PIN and
+lift the lock of their confirmations (5 wrong PINs or codes; POST
+/v1/members/{id}/pin/reset); the member then sets a new PIN.
 """
 from __future__ import annotations
 
@@ -162,11 +166,14 @@ class MemberPinSetDialog(TillDialog):
 
 
 class MemberCodeEnrolDialog(TillDialog):
-    """A supervisor enrols the member's member code; the QR is shown once (`qr_label`)."""
+    """A supervisor enrols the member's member code; the QR is shown once (`qr_label`).
+    `reset`: the supervisor resets the member's payment PIN and its lock instead
+    (MemberPinResetDialog)."""
+    reset = False
 
     def __init__(self, engine, account_id: str, parent=None, *, not_allowed: tuple[str, ...] = ()):
         super().__init__(parent)
-        self.setObjectName("memberCodeEnrolDialog")
+        self.setObjectName("memberPinResetDialog" if self.reset else "memberCodeEnrolDialog")
         self.engine, self.account_id, self.not_allowed = engine, account_id, not_allowed
         self.enrolled = False
         self.about = QLabel(objectName="memberCodeAbout", wordWrap=True)
@@ -189,6 +196,14 @@ class MemberCodeEnrolDialog(TillDialog):
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Member code"))
         self.supervisor.set_labels(self.tr("Supervisor id"), self.tr("Supervisor PIN"))
+        self.cancel_button.setText(self.tr("Cancel"))
+        if self.reset:
+            self.setWindowTitle(self.tr("Reset the member's payment PIN"))
+            self.about.setText(self.tr("Member %1: a supervisor removes the member's payment PIN and lifts the lock "
+                                       "after wrong PINs or codes; the member then sets a new PIN.")
+                               .replace("%1", self.account_id))
+            self.confirm_button.setText(self.tr("Reset PIN"))
+            return
         if self.enrolled:
             self.about.setText(self.tr("Member %1: ask the member to scan this QR code with their authenticator "
                                        "app now. It is shown this once.").replace("%1", self.account_id))
@@ -197,7 +212,6 @@ class MemberCodeEnrolDialog(TillDialog):
             self.about.setText(self.tr("Member %1: a supervisor enrols the member's dynamic member code (会员码). "
                                        "Enrolling again replaces an earlier one.").replace("%1", self.account_id))
             self.confirm_button.setText(self.tr("Enrol"))
-        self.cancel_button.setText(self.tr("Cancel"))
 
     def confirm(self) -> None:
         if self.enrolled:
@@ -236,8 +250,17 @@ class MemberCodeEnrolDialog(TillDialog):
             self.confirm_button.setEnabled(True)
             words, field = _refusal_words(exc)
             self.fail(words, self.supervisor_input if field == "supervisor" else self.pin_input)
-        self.engine.enrol_member_code(self.account_id, supervisor_id, pin, enrolled, failed)
+        if self.reset:
+            self.engine.reset_member_pin(self.account_id, supervisor_id, pin, lambda _a: self.accept(), failed)
+        else:
+            self.engine.enrol_member_code(self.account_id, supervisor_id, pin, enrolled, failed)
 
     def done(self, result: int) -> None:
         self.qr_label.clear()                            # the secret's QR is shown once
         super().done(result)
+
+
+class MemberPinResetDialog(MemberCodeEnrolDialog):
+    """A supervisor resets the member's payment PIN and lifts the lock (objectName
+    memberPinResetDialog)."""
+    reset = True

@@ -4,78 +4,78 @@
 <context>
     <name>CardDialog</name>
     <message>
-        <location filename="../members.py" line="367"/>
+        <location filename="../members.py" line="370"/>
         <source>Lost card / new card</source>
         <translation>挂失 / 补卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="368"/>
+        <location filename="../members.py" line="371"/>
         <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
         <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="371"/>
-        <location filename="../members.py" line="405"/>
+        <location filename="../members.py" line="374"/>
+        <location filename="../members.py" line="408"/>
         <source>Old card</source>
         <translation>旧卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="372"/>
+        <location filename="../members.py" line="375"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../members.py" line="375"/>
+        <location filename="../members.py" line="378"/>
         <source>New card (scan it)</source>
         <translation>新卡（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="376"/>
+        <location filename="../members.py" line="379"/>
         <source>The member&apos;s cards</source>
         <translation>会员的卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="386"/>
+        <location filename="../members.py" line="389"/>
         <source>(could not be read)</source>
         <translation>（无法读取）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="390"/>
+        <location filename="../members.py" line="393"/>
         <source>Reading…</source>
         <translation>正在读取…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="392"/>
+        <location filename="../members.py" line="395"/>
         <source>%1: blocked (%2)</source>
         <translation>%1：已停用（%2）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="393"/>
+        <location filename="../members.py" line="396"/>
         <source>%1: active</source>
         <translation>%1：正常</translation>
     </message>
     <message>
-        <location filename="../members.py" line="395"/>
+        <location filename="../members.py" line="398"/>
         <source>none (the account id is used as its card)</source>
         <translation>无（以账户号作卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="402"/>
+        <location filename="../members.py" line="405"/>
         <source>Block and issue</source>
         <translation>挂失并发新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="408"/>
+        <location filename="../members.py" line="411"/>
         <source>New card</source>
         <translation>新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="412"/>
+        <location filename="../members.py" line="415"/>
         <source>Enter the old card, the new card, or both.</source>
         <translation>请填写旧卡、新卡，或两者都填。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="415"/>
+        <location filename="../members.py" line="418"/>
         <source>New card: must differ from the old card</source>
         <translation>新卡：不能与旧卡相同</translation>
     </message>
@@ -150,28 +150,28 @@
 <context>
     <name>CloseAccountDialog</name>
     <message>
-        <location filename="../members.py" line="438"/>
-        <location filename="../members.py" line="447"/>
+        <location filename="../members.py" line="441"/>
+        <location filename="../members.py" line="450"/>
         <source>Close account</source>
         <translation>退卡销户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="439"/>
+        <location filename="../members.py" line="442"/>
         <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
         <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="441"/>
+        <location filename="../members.py" line="444"/>
         <source>Pay out in cash: %1</source>
         <translation>退还现金：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="443"/>
+        <location filename="../members.py" line="446"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="445"/>
+        <location filename="../members.py" line="448"/>
         <source>The account has open holds: complete or release them first.</source>
         <translation>该账户有未完成的预授权：请先完成或释放。</translation>
     </message>
@@ -737,22 +737,22 @@
 <context>
     <name>MemberActionDialog</name>
     <message>
-        <location filename="../members.py" line="240"/>
+        <location filename="../members.py" line="243"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="241"/>
+        <location filename="../members.py" line="244"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../members.py" line="242"/>
+        <location filename="../members.py" line="245"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="258"/>
+        <location filename="../members.py" line="261"/>
         <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
         <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
     </message>
@@ -760,57 +760,72 @@
 <context>
     <name>MemberCodeEnrolDialog</name>
     <message>
-        <location filename="../member_security.py" line="190"/>
+        <location filename="../member_security.py" line="197"/>
         <source>Member code</source>
         <translation>会员码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="191"/>
+        <location filename="../member_security.py" line="198"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="191"/>
+        <location filename="../member_security.py" line="198"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="193"/>
+        <location filename="../member_security.py" line="201"/>
+        <source>Reset the member&apos;s payment PIN</source>
+        <translation>重置会员支付密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="202"/>
+        <source>Member %1: a supervisor removes the member&apos;s payment PIN and lifts the lock after wrong PINs or codes; the member then sets a new PIN.</source>
+        <translation>会员 %1：由主管清除会员的支付密码并解除因输错密码或会员码造成的锁定；之后由会员设置新密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="205"/>
+        <source>Reset PIN</source>
+        <translation>重置密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="208"/>
         <source>Member %1: ask the member to scan this QR code with their authenticator app now. It is shown this once.</source>
         <translation>会员 %1：请会员现在用身份验证器应用扫描此二维码。此码仅显示这一次。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="195"/>
+        <location filename="../member_security.py" line="210"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="197"/>
+        <location filename="../member_security.py" line="212"/>
         <source>Member %1: a supervisor enrols the member&apos;s dynamic member code (会员码). Enrolling again replaces an earlier one.</source>
         <translation>会员 %1：由主管为会员开通动态会员码。重新开通会替换之前的会员码。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="199"/>
+        <location filename="../member_security.py" line="214"/>
         <source>Enrol</source>
         <translation>开通</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="200"/>
+        <location filename="../member_security.py" line="199"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="211"/>
+        <location filename="../member_security.py" line="225"/>
         <source>A supervisor&apos;s id and PIN are needed.</source>
         <translation>需要主管工号和密码。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="215"/>
+        <location filename="../member_security.py" line="229"/>
         <source>Another supervisor must approve this.</source>
         <translation>须由另一位主管批准。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="219"/>
+        <location filename="../member_security.py" line="233"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
@@ -877,8 +892,8 @@
     </message>
     <message>
         <location filename="../member_confirm.py" line="70"/>
-        <source>The member&apos;s payment PIN is locked after too many wrong entries. A supervisor can reset it (Member…  F7, member profile). The charge is not made.</source>
-        <translation>会员支付密码因多次输错已锁定。主管可以重置（会员…  F7，会员资料）。本次扣款未完成。</translation>
+        <source>The member&apos;s payment PIN is locked after too many wrong entries. A supervisor can reset it (Member…  F7, Reset payment PIN). The charge is not made.</source>
+        <translation>会员支付密码因多次输错已锁定。主管可以重置（会员…  F7，重置支付密码）。本次扣款未完成。</translation>
     </message>
     <message>
         <location filename="../member_confirm.py" line="73"/>
@@ -954,52 +969,52 @@
 <context>
     <name>MemberPinSetDialog</name>
     <message>
-        <location filename="../member_security.py" line="116"/>
+        <location filename="../member_security.py" line="120"/>
         <source>Member&apos;s payment PIN</source>
         <translation>会员支付密码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="117"/>
+        <location filename="../member_security.py" line="121"/>
         <source>Member %1: please ask the member to enter a new %2-digit payment PIN twice (and their current PIN if they have one).</source>
         <translation>会员 %1：请会员输入两次新的 %2 位支付密码（已设置过的，请先输入当前密码）。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="120"/>
+        <location filename="../member_security.py" line="124"/>
         <source>Current PIN (if set)</source>
         <translation>当前密码（如已设置）</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="121"/>
+        <location filename="../member_security.py" line="125"/>
         <source>New PIN</source>
         <translation>新密码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="122"/>
+        <location filename="../member_security.py" line="126"/>
         <source>New PIN again</source>
         <translation>再次输入新密码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="123"/>
+        <location filename="../member_security.py" line="127"/>
         <source>Set PIN</source>
         <translation>设置密码</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="124"/>
+        <location filename="../member_security.py" line="128"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="139"/>
+        <location filename="../member_security.py" line="143"/>
         <source>The payment PIN is %1 digits.</source>
         <translation>支付密码为 %1 位数字。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="143"/>
+        <location filename="../member_security.py" line="147"/>
         <source>The two entries of the new PIN differ.</source>
         <translation>两次输入的新密码不一致。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="148"/>
+        <location filename="../member_security.py" line="152"/>
         <source>Saving…</source>
         <translation>正在保存…</translation>
     </message>
@@ -1131,37 +1146,37 @@
 <context>
     <name>MemberSecurity</name>
     <message>
-        <location filename="../member_security.py" line="63"/>
+        <location filename="../member_security.py" line="67"/>
         <source>The member has a payment PIN: enter the current one first.</source>
         <translation>该会员已设置支付密码：请先输入当前密码。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="65"/>
+        <location filename="../member_security.py" line="69"/>
         <source>Wrong PIN: %1 tries left before a lock.</source>
         <translation>支付密码错误（还可尝试 %1 次，之后将锁定）。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="68"/>
+        <location filename="../member_security.py" line="72"/>
         <source>The member&apos;s payment PIN is locked: a supervisor must reset it first.</source>
         <translation>会员支付密码已锁定：须先由主管重置。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="71"/>
+        <location filename="../member_security.py" line="75"/>
         <source>No such member.</source>
         <translation>没有该会员。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="74"/>
+        <location filename="../member_security.py" line="78"/>
         <source>The two entries of the new PIN differ.</source>
         <translation>两次输入的新密码不一致。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="75"/>
+        <location filename="../member_security.py" line="79"/>
         <source>Not accepted (%1).</source>
         <translation>未被接受（%1）。</translation>
     </message>
     <message>
-        <location filename="../member_security.py" line="76"/>
+        <location filename="../member_security.py" line="80"/>
         <source>The central server did not answer: try again.</source>
         <translation>中心服务器未响应：请重试。</translation>
     </message>
@@ -1169,52 +1184,57 @@
 <context>
     <name>MembersDialog</name>
     <message>
-        <location filename="../members.py" line="180"/>
+        <location filename="../members.py" line="182"/>
         <source>Member</source>
         <translation>会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="182"/>
+        <location filename="../members.py" line="184"/>
         <source>Account on screen: %1</source>
         <translation>当前账户：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="183"/>
+        <location filename="../members.py" line="185"/>
         <source>No account on screen: look a member up first to change a card or close an account.</source>
         <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="185"/>
+        <location filename="../members.py" line="187"/>
         <source>Member profile…</source>
         <translation>会员资料…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="186"/>
+        <location filename="../members.py" line="188"/>
         <source>New member and card…</source>
         <translation>新会员开卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="187"/>
+        <location filename="../members.py" line="189"/>
         <source>Lost card / new card…</source>
         <translation>挂失 / 补卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="188"/>
+        <location filename="../members.py" line="190"/>
         <source>Close account (退卡)…</source>
         <translation>退卡销户…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="189"/>
+        <location filename="../members.py" line="191"/>
         <source>Payment PIN (支付密码)…</source>
         <translation>支付密码…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="190"/>
+        <location filename="../members.py" line="192"/>
         <source>Member code (会员码) QR…  (supervisor)</source>
         <translation>会员码二维码…（需主管）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="191"/>
+        <location filename="../members.py" line="193"/>
+        <source>Reset payment PIN / unlock…  (supervisor)</source>
+        <translation>重置支付密码 / 解锁…（需主管）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="194"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -1222,57 +1242,57 @@
 <context>
     <name>NewMemberDialog</name>
     <message>
-        <location filename="../members.py" line="303"/>
+        <location filename="../members.py" line="306"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="304"/>
+        <location filename="../members.py" line="307"/>
         <source>A new member account %1. The card is optional (it can be issued later).</source>
         <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="306"/>
+        <location filename="../members.py" line="309"/>
         <source>Opening an account needs a supervisor.</source>
         <translation>开户需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="308"/>
+        <location filename="../members.py" line="311"/>
         <source>Name</source>
         <translation>姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="309"/>
+        <location filename="../members.py" line="312"/>
         <source>Phone</source>
         <translation>手机号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="310"/>
+        <location filename="../members.py" line="313"/>
         <source>Card (scan it)</source>
         <translation>卡号（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="311"/>
+        <location filename="../members.py" line="314"/>
         <source>Open account</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="317"/>
+        <location filename="../members.py" line="320"/>
         <source>Name: at most 64 characters, no control characters</source>
         <translation>姓名：最多 64 个字符，不能含控制字符</translation>
     </message>
     <message>
-        <location filename="../members.py" line="320"/>
+        <location filename="../members.py" line="323"/>
         <source>Name: enter the member&apos;s name</source>
         <translation>姓名：请输入会员姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="325"/>
+        <location filename="../members.py" line="328"/>
         <source>Phone: 5 to 20 digits (an optional leading +)</source>
         <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="327"/>
+        <location filename="../members.py" line="330"/>
         <source>Card</source>
         <translation>卡号</translation>
     </message>

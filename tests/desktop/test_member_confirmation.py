@@ -97,6 +97,16 @@ def test_wrong_pins_say_the_attempts_left_then_locked(qtbot, terminal, ledger):
     qtbot.mouseClick(locked.cancel_button, Qt.MouseButton.LeftButton)
     assert visible_window("memberPinDialog") is None
     assert MemberPins(ledger.client).locked("P-2")
+    # a supervisor resets it at the till (Member… F7): PIN removed, lock lifted
+    from .conftest import SUPERVISOR, SUPERVISOR_PIN
+    from .test_members_till import open_member_action
+    dialog = open_member_action(qtbot, terminal, "pin_reset_button")
+    assert dialog.objectName() == "memberPinResetDialog"
+    dialog.supervisor_input.setText(SUPERVISOR)
+    dialog.pin_input.setText(SUPERVISOR_PIN)
+    qtbot.mouseClick(dialog.confirm_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert not MemberPins(ledger.client).locked("P-2") and not MemberPins(ledger.client).has_pin("P-2")
 
 
 def test_a_scanned_member_code_confirms_the_charge_with_no_pin_asked(qtbot, terminal, ledger):
