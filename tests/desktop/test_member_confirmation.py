@@ -228,3 +228,45 @@ def test_a_supervisor_enrols_the_member_code_and_its_qr_is_shown_once(qtbot, ter
     pin_dialog.pin_input.setText(member_code_text(secret, "P-6"))
     qtbot.mouseClick(pin_dialog.confirm_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: ledger.balance("P-6") == 44_000, timeout=5000)
+
+
+def test_the_confirmed_charge_whose_reply_was_lost_is_replayed_without_a_second_pin(
+        qtbot, tmp_path, gateways, redis_url, ledger, registry):
+    """The PIN send reaches the gateway, which applies the charge, but its reply is lost:
+    the engine re-sends the row with the same txn id and no PIN (the PIN went with that
+    one send only) and the gateway answers the first decision: applied once, no second
+    PIN asked."""
+    from desktop.engine import Engine
+    from desktop.main_window import MainWindow
+    from gateway.client import GatewayLedger
+    from tests.properties.workload import RobustProxy
+    ledger.init()
+    _member(ledger, "P-7")
+    gateway = gateways.for_url(redis_url)
+    proxy = RobustProxy(gateway.port, seed=5).start()
+    engine = Engine(GatewayLedger([f"http://127.0.0.1:{proxy.port}"], gateway.enroll("T1"), timeout_s=2.0),
+                    "T1", tmp_path / "data", **FAST)
+    window = MainWindow(engine, None)
+    qtbot.addWidget(window)
+    window.show()
+    engine.start()
+    try:
+        sign_in(qtbot, window)
+        _charge(qtbot, window, "P-7", "75")
+        dialog = _pin_dialog(qtbot, window)
+        asked = []
+        window.member_confirmation.asked.connect(asked.append)
+        proxy.drop_reply_probability = 1.0              # the gateway decides; the till never hears
+        _type_pin(qtbot, dialog, PIN)
+        qtbot.waitUntil(lambda: ledger.balance("P-7") == 42_500, timeout=5000)
+        qtbot.waitUntil(lambda: window.sale_page.result_label.property("tone") == "checking", timeout=10000)
+        proxy.drop_reply_probability = 0.0
+        qtbot.waitUntil(lambda: engine.pending_count == 0, timeout=15000)
+        op = [o for o in engine.outbox.ops_of_shift(window.sale_page.shift_id) if o.kind == "deduct"][-1]
+        assert op.applied and op.replayed                 # the first decision, replayed
+        assert [e.txn_id for e in ledger.journal("P-7", count=10) if e.kind == "deduct"] == [op.txn_id]
+        assert ledger.balance("P-7") == 42_500 and not asked and visible_window("memberPinDialog") is None
+        assert proxy.dropped_replies >= 1 and not engine._confirmations      # the PIN is held nowhere now
+    finally:
+        engine.close()
+        proxy.close()
