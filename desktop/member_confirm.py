@@ -47,7 +47,7 @@ class MemberPinDialog(TillDialog):
         self.amount_minor, self.kind, self.locked = amount_minor, kind, locked
         self.about = QLabel(objectName="memberPinAbout", wordWrap=True)
         self.amount_label = QLabel(objectName="memberPinAmount", alignment=Qt.AlignmentFlag.AlignCenter)
-        self.amount_label.setProperty("role", "big")
+        self.amount_label.setStyleSheet("font-size: 32px; font-weight: 700;")   # what the customer confirms
         self.pin_input = QLineEdit(objectName="memberPinInput", echoMode=QLineEdit.EchoMode.Password)
         self.pin_input.setInputMethodHints(Qt.InputMethodHint.ImhDigitsOnly | Qt.InputMethodHint.ImhSensitiveData)
         self.pin_input.setEnabled(not locked)
