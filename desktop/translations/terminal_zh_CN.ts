@@ -2701,8 +2701,8 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="46"/>
-        <source>Not made: the member&apos;s payment PIN is needed for this amount</source>
-        <translation>未完成：此金额需要会员输入支付密码</translation>
+        <source>Not made: the member&apos;s payment PIN or member code is needed for this amount</source>
+        <translation>未完成：此金额需要会员的支付密码或会员码确认</translation>
     </message>
     <message>
         <location filename="../texts.py" line="47"/>
