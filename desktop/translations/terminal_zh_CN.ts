@@ -893,7 +893,7 @@
     <message>
         <location filename="../member_confirm.py" line="70"/>
         <source>The member&apos;s payment PIN is locked after too many wrong entries. A supervisor can reset it (Member…  F7, Reset payment PIN). The charge is not made.</source>
-        <translation>会员支付密码因多次输错已锁定。主管可以重置（会员…  F7，重置支付密码）。本次扣款未完成。</translation>
+        <translation>会员支付密码因多次输错已锁定。主管可以重置（会员…  F7，重置支付密码）。本次收款未完成。</translation>
     </message>
     <message>
         <location filename="../member_confirm.py" line="73"/>
