@@ -69,6 +69,7 @@ from gateway.wire import GatewayRefused, GatewayUnauthorized
 # the read half, and the values it answers (importable from here, as before the split)
 from .engine_reads import (MAX_MATCHES, PROFILE_RECENT_COUNT, AccountView, Found, LedgerReads,  # noqa: F401
                            MemberProfile)
+from .engine_confirm import CONFIRMATION_REQUIRED, MEMBER_REFUSALS, MemberConfirmations
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
 
@@ -150,7 +151,7 @@ def new_member_id() -> str:
     return f"M{uuid.uuid4().int % 10**12:012d}"
 
 
-class Engine(LedgerReads, QObject):
+class Engine(LedgerReads, MemberConfirmations, QObject):
     opResolved = Signal(object)        # Op: the ledger decided (or the request was invalid)
     opUncertain = Signal(object)       # Op: sent, no answer yet; being checked
     pendingChanged = Signal(int)       # operations still being resolved
@@ -182,6 +183,7 @@ class Engine(LedgerReads, QObject):
         self._grants: dict[str, str] = {}
         self._op_grants: dict[str, str] = {}
         self._awaiting_cashier: dict[str, str] = {}    # txn id -> the cashier whose session it waits for
+        self._init_confirmations()                     # the member's PIN / code, in memory (engine_confirm.py)
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
         self.ops = Background(1, "operations")     # money operations, strictly in order
         self.reads = Background(2, "reads")        # lookups, PIN checks, pings
@@ -444,8 +446,12 @@ class Engine(LedgerReads, QObject):
                 return STALE, stored or op, (ONLINE, "")
         recovered = op.txn_id in self._from_earlier_run
         try:
-            result, extra = self._call_ledger(op)
+            result, extra = self._call_ledger(op, first=first)
         except GatewayRefused as exc:
+            if exc.code in MEMBER_REFUSALS:       # the member's PIN or code refused: nothing changed
+                refusal = f"{exc.code}:{exc.detail.get('outcome', '')}:{exc.detail.get('attempts_left', 0)}"
+                return "resolved", self.outbox.resolve(op.txn_id, CONFIRMATION_REQUIRED, None, recovered=recovered,
+                                                       error=refusal), (ONLINE, "")
             if exc.code not in SESSION_REFUSALS:
                 return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
                                                        error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
@@ -474,13 +480,14 @@ class Engine(LedgerReads, QObject):
                                                replayed=result.replayed, recovered=recovered,
                                                **extra), (ONLINE, "")
 
-    def _call_ledger(self, op: Op):
+    def _call_ledger(self, op: Op, *, first: bool = False):
         """Worker thread: the ledger call(s) of one outbox row, always the same request for
-        the same row. Returns (Result, extra fields for Outbox.resolve)."""
+        the same row (a charge's member PIN or code only with the one send it was given
+        for: engine_confirm.py). Returns (Result, extra fields for Outbox.resolve)."""
         send = self._SENDERS.get(op.kind)
         if send is None:
             raise ValueError(f"unknown kind {op.kind!r}")
-        who = dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+        who = dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id, **self._confirmation_for(op, first))
         grant = self._op_grants.get(op.txn_id)
         return send(self, op, {**who, "approval_grant": grant} if grant else who)
 

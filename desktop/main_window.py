@@ -45,6 +45,8 @@ from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
 from .drawer import install as install_drawer
+from .member_confirm import MemberConfirmation
+from .member_security import MemberCodeEnrolDialog, MemberPinResetDialog, MemberPinSetDialog
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -159,6 +161,8 @@ class MainWindow(Retranslates, QMainWindow):
         engine.memoryChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
+        # the member's PIN or code for a charge answered CONFIRMATION_REQUIRED, whichever screen started it
+        self.member_confirmation = MemberConfirmation(self, engine)
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()
@@ -386,6 +390,11 @@ class MainWindow(Retranslates, QMainWindow):
             return None
         elif action == "card":
             self.member_dialog = CardDialog(self.sale_page, view, self)
+        elif action == "pin":
+            self.member_dialog = MemberPinSetDialog(self.engine, view.account_id, self)
+        elif action in ("code", "pin_reset"):
+            dialog = MemberCodeEnrolDialog if action == "code" else MemberPinResetDialog
+            self.member_dialog = dialog(self.engine, view.account_id, self, not_allowed=(self.cashier.cashier_id,))
         else:
             self.member_dialog = CloseAccountDialog(self.sale_page, view, self)
         self.member_dialog.open()

@@ -305,6 +305,15 @@ class Outbox:
              amount_minor, txn_id))
         return self.get(txn_id)
 
+    def reopen(self, txn_id: str) -> Op | None:
+        """A charge answered CONFIRMATION_REQUIRED (nothing applied, nothing stored by the
+        ledger) made pending again, to be re-sent with the member's confirmation under the
+        same txn id (desktop/engine_confirm.py); None for any other row."""
+        changed = self._exec(
+            "UPDATE ops SET state = 'pending', status = '', resolved_ms = NULL, last_error = '' "
+            "WHERE txn_id = ? AND state = 'resolved' AND status = 'CONFIRMATION_REQUIRED'", (txn_id,)).rowcount
+        return self.get(txn_id) if changed else None
+
     def abandon(self, txn_id: str, supervisor_id: str) -> Op | None:
         """A supervisor gives up a pending row that is too old to re-send: resolved as
         ABANDONED with who decided; a row already resolved is left as it is."""

@@ -309,6 +309,14 @@ class SalePage(Retranslates, QWidget):
         self._set_result("working", working_words(kind, account_id, amount_minor), account_id=account_id)
         return op
 
+    def resume_operation(self, op: Op) -> None:
+        """`op`, answered CONFIRMATION_REQUIRED, is re-sent with the member's confirmation
+        (desktop/member_confirm.py): this screen's operation in flight again."""
+        self.session.started(op, op.account_id)
+        self._update_buttons()
+        self._add_or_update(op)
+        self._set_result("working", working_words(op.kind, op.account_id, op.amount_minor), account_id=op.account_id)
+
     def _resolved(self, op: Op) -> None:
         self._add_or_update(op)
         done = self.session.resolved(op, self.lookup.typed())

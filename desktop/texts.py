@@ -43,7 +43,7 @@ def status_words(status: str, kind: str = "") -> str:
         "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Not made: that account number is already a card number or a member's phone"),
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Not made: that phone is already another member's phone, card number or account number"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
-        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN is needed for this amount"),
+        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN or member code is needed for this amount"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),

@@ -210,6 +210,16 @@ class GatewayLedger:
         return self._request("POST", f"/members/{account_id}/pin/reset", body=body,
                              session=self.session_for(cashier_id))[1]
 
+    def enrol_member_code(self, account_id: str, *, supervisor_id: str | None = None,
+                          supervisor_pin: str | None = None, approval_grant: str | None = None,
+                          cashier_id: str | None = None) -> dict:
+        """A new member code secret for the member, with a supervisor's approval (a grant of
+        kind member_code_enrol, or the supervisor's id and PIN): the answer's `otpauth_uri`
+        is the only time the secret is answered (show it as a QR once, keep it nowhere)."""
+        body = {"approval": self._approval(supervisor_id, supervisor_pin, approval_grant)}
+        return self._request("POST", f"/members/{account_id}/code", body=body,
+                             session=self.session_for(cashier_id))[1]
+
     def ping(self) -> dict:
         """The gateway and the ledger behind it answer (terminal credential only); keeps the
         shop's retention and Redis's memory share it reports."""
@@ -246,13 +256,15 @@ class GatewayLedger:
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None, supervisor_id: str | None = None,
                supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None,
+               member_code: str | None = None) -> Result:
         """`card_no`: the card the charge was presented with (checked by the ledger's script:
         CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT). `member_pin`: the member's payment PIN, for a
         charge above the shop's threshold of a member who has one (without it:
-        CONFIRMATION_REQUIRED; a wrong one: GatewayRefused 'member_pin_refused')."""
+        CONFIRMATION_REQUIRED; a wrong one: GatewayRefused 'member_pin_refused'); or
+        `member_code`, the scanned member code (refused: 'member_code_refused')."""
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        card_no=card_no, member_pin=member_pin, approval=self._approval(
+                        card_no=card_no, member_pin=member_pin, member_code=member_code, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def deduct_many(self, requests: Sequence[DeductRequest], *,
@@ -312,9 +324,11 @@ class GatewayLedger:
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
              supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None,
+               member_code: str | None = None) -> Result:
         return self._op("hold", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        ttl_s=ttl_s, card_no=card_no, member_pin=member_pin, approval=self._approval(
+                        ttl_s=ttl_s, card_no=card_no, member_pin=member_pin, member_code=member_code,
+                        approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str, account_id: str | None = None,

@@ -33,14 +33,14 @@ class OpSpec:
 
 
 OPS: dict[str, OpSpec] = {
-    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, {"card_no": str, "member_pin": str},
-                     approval="above"),
+    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
+                     {"card_no": str, "member_pin": str, "member_code": str}, approval="above"),
     "credit": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
                      {"method": str, "bonus_minor": int}, approval="top_up"),
     "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
                      approval="always"),
     "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int},
-                   {"card_no": str, "member_pin": str}, approval="above"),
+                   {"card_no": str, "member_pin": str, "member_code": str}, approval="above"),
     "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
     "void": OpSpec({"txn_id": str, "hold_txn_id": str}, {"account_id": str}),
     "open": OpSpec({"txn_id": str, "account_id": str}, {"holder_name": str, "phone": str}),
@@ -62,6 +62,8 @@ DEDUCT_ITEM = OpSpec(OPS["deduct"].required, {"card_no": str})
 # one when the member has a PIN); .../pin/reset: a supervisor's approval
 MEMBER_PIN_SET = OpSpec({"pin": str, "pin_again": str}, {"old_pin": str})
 MEMBER_PIN_RESET = OpSpec({"approval": dict})
+# POST /v1/members/{account_id}/code: a supervisor's approval (gateway/member_codes.py)
+MEMBER_CODE_ENROL = OpSpec({"approval": dict})
 _PLAIN_ITEM = {"txn_id": 0, "account_id": 0, "amount_minor": 0}.keys()   # an item without card_no
 
 _TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}

@@ -59,6 +59,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "display.insufficient": "Balance too low",
         "display.frozen": "Card blocked: please ask the cashier",
         "display.other_decline": "Please ask the cashier",
+        "display.to_confirm": "Amount to confirm",
+        "display.confirm_pin": "Please enter your payment PIN, or show your member code",
         # the shift's slips (receipts/shift_slip.py)
         "slip.z_title": "Z REPORT (SHIFT CLOSED)",
         "slip.x_title": "X REPORT (SHIFT OPEN)",
@@ -137,6 +139,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "display.insufficient": "余额不足",
         "display.frozen": "卡已冻结，请咨询收银员",
         "display.other_decline": "请咨询收银员",
+        "display.to_confirm": "待确认金额",
+        "display.confirm_pin": "请输入支付密码，或出示会员码",
         "slip.z_title": "Z 报表（交班）",
         "slip.x_title": "X 报表（班中）",
         "slip.shift": "班次",

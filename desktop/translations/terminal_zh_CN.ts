@@ -4,78 +4,78 @@
 <context>
     <name>CardDialog</name>
     <message>
-        <location filename="../members.py" line="360"/>
+        <location filename="../members.py" line="370"/>
         <source>Lost card / new card</source>
         <translation>挂失 / 补卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="361"/>
+        <location filename="../members.py" line="371"/>
         <source>Account %1 %2: the old card is blocked, the new card gets the same account and balance (no money moves).</source>
         <translation>账户 %1 %2：旧卡挂失停用，新卡绑定同一账户和余额（不动资金）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="364"/>
-        <location filename="../members.py" line="398"/>
+        <location filename="../members.py" line="374"/>
+        <location filename="../members.py" line="408"/>
         <source>Old card</source>
         <translation>旧卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="365"/>
+        <location filename="../members.py" line="375"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../members.py" line="368"/>
+        <location filename="../members.py" line="378"/>
         <source>New card (scan it)</source>
         <translation>新卡（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="369"/>
+        <location filename="../members.py" line="379"/>
         <source>The member&apos;s cards</source>
         <translation>会员的卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="379"/>
+        <location filename="../members.py" line="389"/>
         <source>(could not be read)</source>
         <translation>（无法读取）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="383"/>
+        <location filename="../members.py" line="393"/>
         <source>Reading…</source>
         <translation>正在读取…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="385"/>
+        <location filename="../members.py" line="395"/>
         <source>%1: blocked (%2)</source>
         <translation>%1：已停用（%2）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="386"/>
+        <location filename="../members.py" line="396"/>
         <source>%1: active</source>
         <translation>%1：正常</translation>
     </message>
     <message>
-        <location filename="../members.py" line="388"/>
+        <location filename="../members.py" line="398"/>
         <source>none (the account id is used as its card)</source>
         <translation>无（以账户号作卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="395"/>
+        <location filename="../members.py" line="405"/>
         <source>Block and issue</source>
         <translation>挂失并发新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="401"/>
+        <location filename="../members.py" line="411"/>
         <source>New card</source>
         <translation>新卡</translation>
     </message>
     <message>
-        <location filename="../members.py" line="405"/>
+        <location filename="../members.py" line="415"/>
         <source>Enter the old card, the new card, or both.</source>
         <translation>请填写旧卡、新卡，或两者都填。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="408"/>
+        <location filename="../members.py" line="418"/>
         <source>New card: must differ from the old card</source>
         <translation>新卡：不能与旧卡相同</translation>
     </message>
@@ -83,66 +83,66 @@
 <context>
     <name>CashMoveDialog</name>
     <message>
-        <location filename="../drawer.py" line="166"/>
+        <location filename="../drawer.py" line="153"/>
         <source>Cash in / cash out</source>
         <translation>存入 / 取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="167"/>
+        <location filename="../drawer.py" line="154"/>
         <source>Cash put into or taken out of the drawer (no member&apos;s balance changes). Above %1 a supervisor approves.</source>
         <translation>放入或取出钱箱的现金（不改变会员余额）。超过 %1 需主管审批。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="157"/>
         <source>Drawer</source>
         <translation>钱箱</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="171"/>
-        <location filename="../drawer.py" line="183"/>
-        <location filename="../drawer.py" line="209"/>
+        <location filename="../drawer.py" line="158"/>
+        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="196"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="172"/>
-        <location filename="../drawer.py" line="183"/>
-        <location filename="../drawer.py" line="209"/>
+        <location filename="../drawer.py" line="159"/>
+        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="196"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="173"/>
+        <location filename="../drawer.py" line="160"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="174"/>
+        <location filename="../drawer.py" line="161"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="177"/>
+        <location filename="../drawer.py" line="164"/>
         <source>Note</source>
         <translation>备注</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="178"/>
+        <location filename="../drawer.py" line="165"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="179"/>
+        <location filename="../drawer.py" line="166"/>
         <source>X report  (F11)</source>
         <translation>X 报表  (F11)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="204"/>
+        <location filename="../drawer.py" line="191"/>
         <source>Say what the cash is for (Note).</source>
         <translation>请在备注中说明这笔现金的用途。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="208"/>
+        <location filename="../drawer.py" line="195"/>
         <source>%1 of %2 needs a supervisor (above %3).</source>
         <translation>%1 %2 需主管审批（超过 %3）。</translation>
     </message>
@@ -150,28 +150,28 @@
 <context>
     <name>CloseAccountDialog</name>
     <message>
-        <location filename="../members.py" line="431"/>
-        <location filename="../members.py" line="440"/>
+        <location filename="../members.py" line="441"/>
+        <location filename="../members.py" line="450"/>
         <source>Close account</source>
         <translation>退卡销户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="432"/>
+        <location filename="../members.py" line="442"/>
         <source>Close account %1 %2 and take back the card? Nothing can be done on it afterwards.</source>
         <translation>为账户 %1 %2 退卡销户并收回卡片？销户后该账户不能再做任何操作。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="434"/>
+        <location filename="../members.py" line="444"/>
         <source>Pay out in cash: %1</source>
         <translation>退还现金：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="436"/>
+        <location filename="../members.py" line="446"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="438"/>
+        <location filename="../members.py" line="448"/>
         <source>The account has open holds: complete or release them first.</source>
         <translation>该账户有未完成的预授权：请先完成或释放。</translation>
     </message>
@@ -297,12 +297,12 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="281"/>
+        <location filename="../till_dialog.py" line="293"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="282"/>
+        <location filename="../till_dialog.py" line="294"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -310,22 +310,22 @@
 <context>
     <name>DenominationDialog</name>
     <message>
-        <location filename="../drawer.py" line="278"/>
+        <location filename="../drawer.py" line="258"/>
         <source>Total: %1</source>
         <translation>合计：%1</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="282"/>
+        <location filename="../drawer.py" line="262"/>
         <source>Count by denomination</source>
         <translation>按面额清点</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="285"/>
+        <location filename="../drawer.py" line="265"/>
         <source>Use this total</source>
         <translation>使用此合计</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="286"/>
+        <location filename="../drawer.py" line="266"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -333,37 +333,37 @@
 <context>
     <name>DrawerActions</name>
     <message>
-        <location filename="../drawer.py" line="303"/>
+        <location filename="../drawer.py" line="283"/>
         <source>Slip</source>
         <translation>小票</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="310"/>
+        <location filename="../drawer.py" line="290"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="334"/>
+        <location filename="../drawer.py" line="314"/>
         <source>Cash drawer…  (F10)</source>
         <translation>钱箱…  (F10)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="424"/>
+        <location filename="../drawer.py" line="404"/>
         <source>No receipt printer is set up: the slip is shown instead.</source>
         <translation>未设置小票打印机：改为显示小票。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="430"/>
+        <location filename="../drawer.py" line="410"/>
         <source>Slip printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="431"/>
+        <location filename="../drawer.py" line="411"/>
         <source>Slip not printed: %1</source>
         <translation>小票未打印：%1</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="432"/>
+        <location filename="../drawer.py" line="412"/>
         <source>Printing the slip…</source>
         <translation>正在打印小票…</translation>
     </message>
@@ -552,28 +552,28 @@
 <context>
     <name>FloatDialog</name>
     <message>
-        <location filename="../drawer.py" line="89"/>
-        <location filename="../drawer.py" line="92"/>
+        <location filename="../drawer.py" line="82"/>
+        <location filename="../drawer.py" line="85"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="90"/>
+        <location filename="../drawer.py" line="83"/>
         <source>Shift %1 opens: count the cash in the drawer and type it (0 if it is empty).</source>
         <translation>班次 %1 开班：请清点钱箱中的现金并输入（空钱箱输入 0）。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="93"/>
+        <location filename="../drawer.py" line="86"/>
         <source>Start the shift</source>
         <translation>开始本班</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="94"/>
+        <location filename="../drawer.py" line="87"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="100"/>
+        <location filename="../drawer.py" line="93"/>
         <source>Type the float (0 if the drawer is empty).</source>
         <translation>请输入备用金（空钱箱输入 0）。</translation>
     </message>
@@ -643,93 +643,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="190"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="191"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197"/>
+        <location filename="../main_window.py" line="201"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="204"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="205"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
+        <location filename="../main_window.py" line="208"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="207"/>
+        <location filename="../main_window.py" line="211"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="254"/>
+        <location filename="../main_window.py" line="258"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="314"/>
+        <location filename="../main_window.py" line="318"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="408"/>
+        <location filename="../main_window.py" line="417"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="437"/>
-        <location filename="../main_window.py" line="458"/>
+        <location filename="../main_window.py" line="446"/>
+        <location filename="../main_window.py" line="467"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="212"/>
+        <location filename="../main_window.py" line="216"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="218"/>
+        <location filename="../main_window.py" line="222"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="328"/>
+        <location filename="../main_window.py" line="332"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -737,24 +737,97 @@
 <context>
     <name>MemberActionDialog</name>
     <message>
-        <location filename="../members.py" line="233"/>
+        <location filename="../members.py" line="243"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="234"/>
+        <location filename="../members.py" line="244"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../members.py" line="235"/>
+        <location filename="../members.py" line="245"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../members.py" line="251"/>
+        <location filename="../members.py" line="261"/>
         <source>A supervisor cannot approve this at their own till: ask another supervisor.</source>
         <translation>主管不能在自己登录的收银台上批准此操作：请另一位主管批准。</translation>
+    </message>
+</context>
+<context>
+    <name>MemberCodeEnrolDialog</name>
+    <message>
+        <location filename="../member_security.py" line="197"/>
+        <source>Member code</source>
+        <translation>会员码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="198"/>
+        <source>Supervisor id</source>
+        <translation>主管工号</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="198"/>
+        <source>Supervisor PIN</source>
+        <translation>主管密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="201"/>
+        <source>Reset the member&apos;s payment PIN</source>
+        <translation>重置会员支付密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="202"/>
+        <source>Member %1: a supervisor removes the member&apos;s payment PIN and lifts the lock after wrong PINs or codes; the member then sets a new PIN.</source>
+        <translation>会员 %1：由主管清除会员的支付密码并解除因输错密码或会员码造成的锁定；之后由会员设置新密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="205"/>
+        <source>Reset PIN</source>
+        <translation>重置密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="208"/>
+        <source>Member %1: ask the member to scan this QR code with their authenticator app now. It is shown this once.</source>
+        <translation>会员 %1：请会员现在用身份验证器应用扫描此二维码。此码仅显示这一次。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="210"/>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="212"/>
+        <source>Member %1: a supervisor enrols the member&apos;s dynamic member code (会员码). Enrolling again replaces an earlier one.</source>
+        <translation>会员 %1：由主管为会员开通动态会员码。重新开通会替换之前的会员码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="214"/>
+        <source>Enrol</source>
+        <translation>开通</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="199"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="225"/>
+        <source>A supervisor&apos;s id and PIN are needed.</source>
+        <translation>需要主管工号和密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="229"/>
+        <source>Another supervisor must approve this.</source>
+        <translation>须由另一位主管批准。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="233"/>
+        <source>Checking the supervisor PIN…</source>
+        <translation>正在核对主管密码…</translation>
     </message>
 </context>
 <context>
@@ -811,168 +884,357 @@
     </message>
 </context>
 <context>
-    <name>MemberProfileDialog</name>
+    <name>MemberPinDialog</name>
     <message>
-        <location filename="../member_profile.py" line="70"/>
-        <source>Member profile</source>
-        <translation>会员资料</translation>
+        <location filename="../member_confirm.py" line="68"/>
+        <source>Member&apos;s confirmation</source>
+        <translation>会员确认</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="71"/>
-        <source>Balance</source>
-        <translation>余额</translation>
+        <location filename="../member_confirm.py" line="70"/>
+        <source>The member&apos;s payment PIN is locked after too many wrong entries. A supervisor can reset it (Member…  F7, Reset payment PIN). The charge is not made.</source>
+        <translation>会员支付密码因多次输错已锁定。主管可以重置（会员…  F7，重置支付密码）。本次收款未完成。</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="72"/>
-        <source>Phone</source>
-        <translation>手机</translation>
+        <location filename="../member_confirm.py" line="73"/>
+        <source>Please ask the customer to enter their %1-digit payment PIN, or scan their member code, to confirm:</source>
+        <translation>请顾客输入 %1 位支付密码，或扫描会员码，确认以下金额：</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="73"/>
-        <source>Cards</source>
-        <translation>卡</translation>
+        <location filename="../member_confirm.py" line="76"/>
+        <source>Payment PIN</source>
+        <translation>支付密码</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="74"/>
-        <source>Top-ups (recent)</source>
-        <translation>充值（近期）</translation>
+        <location filename="../member_confirm.py" line="77"/>
+        <source>Confirm</source>
+        <translation>确认</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="75"/>
+        <location filename="../member_confirm.py" line="78"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_confirm.py" line="78"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="92"/>
+        <source>The payment PIN is %1 digits.</source>
+        <translation>支付密码为 %1 位数字。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="103"/>
+        <source>Wrong PIN: %1 tries left before a lock.</source>
+        <translation>支付密码错误（还可尝试 %1 次，之后将锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="106"/>
+        <source>Wrong member code: %1 tries left before a lock.</source>
+        <translation>会员码错误（还可尝试 %1 次，之后将锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="109"/>
+        <source>This member code was used already: ask the customer to show the next one.</source>
+        <translation>此会员码已使用过：请顾客出示下一个会员码。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="111"/>
+        <source>This member code has expired: ask the customer to show the current one.</source>
+        <translation>此会员码已过期：请顾客出示当前的会员码。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="113"/>
+        <source>This member has no member code: ask for the payment PIN.</source>
+        <translation>该会员未开通会员码：请输入支付密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="114"/>
+        <source>This member has no payment PIN: scan their member code.</source>
+        <translation>该会员未设置支付密码：请扫描会员码。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="115"/>
+        <source>This member code is another member&apos;s.</source>
+        <translation>此会员码属于其他会员。</translation>
+    </message>
+    <message>
+        <location filename="../member_confirm.py" line="117"/>
+        <source>Not confirmed: ask the customer again.</source>
+        <translation>未能确认：请顾客重试。</translation>
+    </message>
+</context>
+<context>
+    <name>MemberPinSetDialog</name>
+    <message>
+        <location filename="../member_security.py" line="120"/>
+        <source>Member&apos;s payment PIN</source>
+        <translation>会员支付密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="121"/>
+        <source>Member %1: please ask the member to enter a new %2-digit payment PIN twice (and their current PIN if they have one).</source>
+        <translation>会员 %1：请会员输入两次新的 %2 位支付密码（已设置过的，请先输入当前密码）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="124"/>
+        <source>Current PIN (if set)</source>
+        <translation>当前密码（如已设置）</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="125"/>
+        <source>New PIN</source>
+        <translation>新密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="126"/>
+        <source>New PIN again</source>
+        <translation>再次输入新密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="127"/>
+        <source>Set PIN</source>
+        <translation>设置密码</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="128"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="143"/>
+        <source>The payment PIN is %1 digits.</source>
+        <translation>支付密码为 %1 位数字。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="147"/>
+        <source>The two entries of the new PIN differ.</source>
+        <translation>两次输入的新密码不一致。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="152"/>
+        <source>Saving…</source>
+        <translation>正在保存…</translation>
+    </message>
+</context>
+<context>
+    <name>MemberProfileDialog</name>
+    <message>
+        <location filename="../member_profile.py" line="65"/>
+        <source>Member profile</source>
+        <translation>会员资料</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="66"/>
+        <source>Balance</source>
+        <translation>余额</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="67"/>
+        <source>Phone</source>
+        <translation>手机</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="68"/>
+        <source>Cards</source>
+        <translation>卡</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="69"/>
+        <source>Top-ups (recent)</source>
+        <translation>充值（近期）</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="70"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../member_profile.py" line="72"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Refunded</source>
         <translation>已退款</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="78"/>
+        <location filename="../member_profile.py" line="73"/>
         <source>Terminal</source>
         <translation>终端</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="78"/>
+        <location filename="../member_profile.py" line="73"/>
         <source>Receipt number</source>
         <translation>小票号</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="87"/>
+        <location filename="../member_profile.py" line="82"/>
         <source>No account %1 on the central server.</source>
         <translation>中心服务器上没有账户 %1。</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="89"/>
+        <location filename="../member_profile.py" line="84"/>
         <source>The profile was refused: %1</source>
         <translation>资料被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="91"/>
+        <location filename="../member_profile.py" line="86"/>
         <source>The profile could not be read (no connection to the central server): close this and try again.</source>
         <translation>无法读取资料（未连接中心服务器）：请关闭后重试。</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="98"/>
+        <location filename="../member_profile.py" line="93"/>
         <source>Reading the member&apos;s profile…</source>
         <translation>正在读取会员资料…</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="104"/>
+        <location filename="../member_profile.py" line="99"/>
         <source>%1 (principal %2, bonus %3)</source>
         <translation>%1（本金 %2，赠送 %3）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="106"/>
-        <location filename="../member_profile.py" line="117"/>
+        <location filename="../member_profile.py" line="101"/>
+        <location filename="../member_profile.py" line="112"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="110"/>
+        <location filename="../member_profile.py" line="105"/>
         <source>%1: blocked (%2)</source>
         <translation>%1：已停用（%2）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="113"/>
+        <location filename="../member_profile.py" line="108"/>
         <source>%1: active</source>
         <translation>%1：正常</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="114"/>
+        <location filename="../member_profile.py" line="109"/>
         <source>none (the account id is used as its card)</source>
         <translation>无（以账户号作卡）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="116"/>
+        <location filename="../member_profile.py" line="111"/>
         <source>%1: %2 top-up(s), %3</source>
         <translation>%1：%2 笔充值，%3</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="122"/>
+        <location filename="../member_profile.py" line="117"/>
         <source>No recent operations of this account on the central server.</source>
         <translation>中心服务器上没有此账户的近期操作。</translation>
     </message>
 </context>
 <context>
+    <name>MemberSecurity</name>
+    <message>
+        <location filename="../member_security.py" line="67"/>
+        <source>The member has a payment PIN: enter the current one first.</source>
+        <translation>该会员已设置支付密码：请先输入当前密码。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="69"/>
+        <source>Wrong PIN: %1 tries left before a lock.</source>
+        <translation>支付密码错误（还可尝试 %1 次，之后将锁定）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="72"/>
+        <source>The member&apos;s payment PIN is locked: a supervisor must reset it first.</source>
+        <translation>会员支付密码已锁定：须先由主管重置。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="75"/>
+        <source>No such member.</source>
+        <translation>没有该会员。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="78"/>
+        <source>The two entries of the new PIN differ.</source>
+        <translation>两次输入的新密码不一致。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="79"/>
+        <source>Not accepted (%1).</source>
+        <translation>未被接受（%1）。</translation>
+    </message>
+    <message>
+        <location filename="../member_security.py" line="80"/>
+        <source>The central server did not answer: try again.</source>
+        <translation>中心服务器未响应：请重试。</translation>
+    </message>
+</context>
+<context>
     <name>MembersDialog</name>
     <message>
-        <location filename="../members.py" line="175"/>
+        <location filename="../members.py" line="182"/>
         <source>Member</source>
         <translation>会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="177"/>
+        <location filename="../members.py" line="184"/>
         <source>Account on screen: %1</source>
         <translation>当前账户：%1</translation>
     </message>
     <message>
-        <location filename="../members.py" line="178"/>
+        <location filename="../members.py" line="185"/>
         <source>No account on screen: look a member up first to change a card or close an account.</source>
         <translation>当前没有账户：换卡或退卡前请先查找会员。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="180"/>
+        <location filename="../members.py" line="187"/>
         <source>Member profile…</source>
         <translation>会员资料…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="181"/>
+        <location filename="../members.py" line="188"/>
         <source>New member and card…</source>
         <translation>新会员开卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="182"/>
+        <location filename="../members.py" line="189"/>
         <source>Lost card / new card…</source>
         <translation>挂失 / 补卡…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="183"/>
+        <location filename="../members.py" line="190"/>
         <source>Close account (退卡)…</source>
         <translation>退卡销户…</translation>
     </message>
     <message>
-        <location filename="../members.py" line="184"/>
+        <location filename="../members.py" line="191"/>
+        <source>Payment PIN (支付密码)…</source>
+        <translation>支付密码…</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="192"/>
+        <source>Member code (会员码) QR…  (supervisor)</source>
+        <translation>会员码二维码…（需主管）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="193"/>
+        <source>Reset payment PIN / unlock…  (supervisor)</source>
+        <translation>重置支付密码 / 解锁…（需主管）</translation>
+    </message>
+    <message>
+        <location filename="../members.py" line="194"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -980,57 +1242,57 @@
 <context>
     <name>NewMemberDialog</name>
     <message>
-        <location filename="../members.py" line="296"/>
+        <location filename="../members.py" line="306"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../members.py" line="297"/>
+        <location filename="../members.py" line="307"/>
         <source>A new member account %1. The card is optional (it can be issued later).</source>
         <translation>新会员账户 %1。卡片可选（也可以以后再发）。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="299"/>
+        <location filename="../members.py" line="309"/>
         <source>Opening an account needs a supervisor.</source>
         <translation>开户需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../members.py" line="301"/>
+        <location filename="../members.py" line="311"/>
         <source>Name</source>
         <translation>姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="302"/>
+        <location filename="../members.py" line="312"/>
         <source>Phone</source>
         <translation>手机号</translation>
     </message>
     <message>
-        <location filename="../members.py" line="303"/>
+        <location filename="../members.py" line="313"/>
         <source>Card (scan it)</source>
         <translation>卡号（请刷卡）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="304"/>
+        <location filename="../members.py" line="314"/>
         <source>Open account</source>
         <translation>开户</translation>
     </message>
     <message>
-        <location filename="../members.py" line="310"/>
+        <location filename="../members.py" line="320"/>
         <source>Name: at most 64 characters, no control characters</source>
         <translation>姓名：最多 64 个字符，不能含控制字符</translation>
     </message>
     <message>
-        <location filename="../members.py" line="313"/>
+        <location filename="../members.py" line="323"/>
         <source>Name: enter the member&apos;s name</source>
         <translation>姓名：请输入会员姓名</translation>
     </message>
     <message>
-        <location filename="../members.py" line="318"/>
+        <location filename="../members.py" line="328"/>
         <source>Phone: 5 to 20 digits (an optional leading +)</source>
         <translation>手机号：5 到 20 位数字（可带前导 +）</translation>
     </message>
     <message>
-        <location filename="../members.py" line="320"/>
+        <location filename="../members.py" line="330"/>
         <source>Card</source>
         <translation>卡号</translation>
     </message>
@@ -1368,7 +1630,7 @@
 <context>
     <name>SalePage</name>
     <message>
-        <location filename="../sale_lookup.py" line="137"/>
+        <location filename="../sale_lookup.py" line="153"/>
         <source>“%1” is the card, account number or phone of %2 members: ask the customer which one they are</source>
         <translation>“%1”是 %2 位会员的卡号、账户号或手机号：请询问顾客是哪一位</translation>
     </message>
@@ -1452,7 +1714,7 @@
     <message>
         <location filename="../history_model.py" line="210"/>
         <location filename="../sale.py" line="201"/>
-        <location filename="../sale_lookup.py" line="110"/>
+        <location filename="../sale_lookup.py" line="113"/>
         <location filename="../sale_texts.py" line="55"/>
         <source>Account</source>
         <translation>账户</translation>
@@ -1473,8 +1735,8 @@
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="120"/>
-        <location filename="../sale_lookup.py" line="185"/>
+        <location filename="../sale_lookup.py" line="123"/>
+        <location filename="../sale_lookup.py" line="201"/>
         <source>Looking up %1…</source>
         <translation>正在查询 %1…</translation>
     </message>
@@ -1484,7 +1746,7 @@
         <translation>账户：暂时无法查询（与中心服务器断开）</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="247"/>
+        <location filename="../sale_lookup.py" line="263"/>
         <source>Scan a card to start</source>
         <translation>请刷卡开始</translation>
     </message>
@@ -1637,7 +1899,7 @@ Account %1</source>
         <translation>新余额 %1</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="141"/>
+        <location filename="../sale_lookup.py" line="157"/>
         <source>%1 members found: pick one</source>
         <translation>找到 %1 位会员：请选择</translation>
     </message>
@@ -1674,7 +1936,7 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>退款：请先在列表中选择一笔成功的收款（按 Tab 进入列表，用方向键选择）。</translation>
     </message>
     <message>
-        <location filename="../sale_lookup.py" line="249"/>
+        <location filename="../sale_lookup.py" line="265"/>
         <source>Press Enter to look up %1</source>
         <translation>按回车键查询 %1</translation>
     </message>
@@ -2254,32 +2516,32 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SupervisorDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="324"/>
+        <location filename="../till_dialog.py" line="329"/>
         <source>Supervisor approval</source>
         <translation>主管批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="325"/>
+        <location filename="../till_dialog.py" line="330"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="325"/>
+        <location filename="../till_dialog.py" line="330"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="326"/>
+        <location filename="../till_dialog.py" line="331"/>
         <source>Approve</source>
         <translation>批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="327"/>
+        <location filename="../till_dialog.py" line="332"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="331"/>
+        <location filename="../till_dialog.py" line="336"/>
         <source>Another supervisor must approve this.</source>
         <translation>必须由另一位主管批准。</translation>
     </message>
@@ -2439,8 +2701,8 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
     </message>
     <message>
         <location filename="../texts.py" line="46"/>
-        <source>Not made: the member&apos;s payment PIN is needed for this amount</source>
-        <translation>未完成：此金额需要会员输入支付密码</translation>
+        <source>Not made: the member&apos;s payment PIN or member code is needed for this amount</source>
+        <translation>未完成：此金额需要会员的支付密码或会员码确认</translation>
     </message>
     <message>
         <location filename="../texts.py" line="47"/>
@@ -3000,12 +3262,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TillDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="221"/>
+        <location filename="../till_dialog.py" line="233"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="236"/>
+        <location filename="../till_dialog.py" line="248"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
