@@ -1,4 +1,6 @@
-"""Terminal identity: which tills may talk to the gateway, each with its own credential.
+"""Terminal identity: which tills may talk to the gateway, each with its own credential
+(in core since issue 29: the gateway checks tokens, cashierctl and the back office enrol
+and revoke; gateway/terminals.py re-exports it).
 
 `cashierctl terminal enroll T1` makes a random token ``T1.<43 url-safe characters>``
 (256 random bits) and prints it once; Redis keeps only its SHA-256. Every gateway request
@@ -20,8 +22,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from core.errors import InvalidRequest
-from core.validation import check_id
+from .errors import InvalidRequest
+from .validation import check_id
 
 KEY_PREFIX = "cs:terminal:"
 INDEX_KEY = KEY_PREFIX + "{index}:ids"
