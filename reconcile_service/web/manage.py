@@ -150,7 +150,10 @@ def _reason(c: Context) -> str:
 def _card_preview(c: Context) -> str:
     card = c.ledger.resolve_card(c.text("card_no"))
     owner = f" of {card.account_id}" if card.account_id else ""
-    new = f"; new card {c.text('new_card_no')}" if "new_card_no" in c.form else ""
+    new = ""
+    if "new_card_no" in c.form:
+        from core.validation import check_id
+        new = f"; new card {check_id(c.text('new_card_no'), 'new_card_no')}"
     return f"block card {card.card_no}{owner} ({card.status.value}) as {_reason(c)}: it stops working at once{new}"
 
 
@@ -166,9 +169,16 @@ def card_replace(c: Context) -> Done:
     """Block the old card and issue the new one to the same account (two operations,
     each with its own txn id derived from the form's: a retry finishes what was not done)."""
     card, new, reason = c.text("card_no"), c.text("new_card_no"), _reason(c)
+    from core.validation import check_id
+    check_id(new, "new_card_no")
     owner = c.ledger.resolve_card(card).account_id
     if not owner:
         raise InvalidRequest("card_no", f"no card {card!r}")
+    # the new number must be free before the old card is blocked (a retry of a replace
+    # whose issue failed finds it free again, or already this account's)
+    taken = c.ledger.resolve_card(new)
+    if taken.status.value != "CARD_NOT_FOUND" and not (taken.active and taken.account_id == owner):
+        raise InvalidRequest("new_card_no", f"card {new} is already in use ({taken.status.value})")
     blocked = c.ledger.block_card(card, reason=reason, txn_id=c.txn("card_block"), **c.ids())
     if not blocked.applied and blocked.status.value != "CARD_BLOCKED":
         _applied(blocked, f"block card {card} ({reason})")
