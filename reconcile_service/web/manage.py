@@ -36,6 +36,8 @@ from . import auth
 
 TXN_RE = re.compile(r"bo-([a-z_]{1,20})-([0-9a-f]{32})")
 AREAS = ("members", "cards", "promotions", "cashiers", "settings", "terminals", "discrepancies", "users")
+# tabs of the management pages: the areas, then the import page (web/imports.py)
+TABS = AREAS + ("import",)
 
 
 class Declined(Exception):
@@ -415,7 +417,7 @@ def render_area(area: str, engine, *, error: str | None = None, action: str | No
         data = area_data(area, engine)
     except LedgerError as exc:
         data, error = {}, error or _words(exc)
-    return render_template("manage.html", area=area, areas=AREAS, data=data, error=error, failed=action,
+    return render_template("manage.html", area=area, areas=TABS, data=data, error=error, failed=action,
                            txn=new_txn_hex(), reasons=CARD_BLOCK_REASONS, secret=secret,
                            may=lambda a: auth.may(g.role, a), form=request.form if error else {}), status
 
@@ -511,6 +513,9 @@ def register(app, engine) -> None:
         return render_template("audit.html", rows=rows, who=who or "", date_from=request.args.get("from", ""),
                                date_to=request.args.get("to", ""))
 
+    from . import imports
+    app.extensions["backoffice_engine"] = engine
+    imports.register(app, bp)
     app.register_blueprint(bp)
 
 
