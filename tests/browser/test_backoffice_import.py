@@ -111,6 +111,23 @@ def test_import_10000_members_with_20_bad_rows_through_the_page(shop, browser, l
     p = Page(browser, base)
     p.login("boss")
 
+    # refused: not a CSV or .xlsx; a file without a balance column (the mapping step says which)
+    old_xls = tmp_path / "members.xls"
+    old_xls.write_bytes(b"\xd0\xcf\x11\xe0 not really")
+    p.d.get(base + "/manage/import")
+    p.wait.until(EC.presence_of_element_located((By.ID, "import-file"))).send_keys(str(old_xls))
+    p.d.find_element(By.ID, "submit-import-upload").click()
+    assert "file: members.xls: a .csv or .xlsx file" in p._find("error-import")
+    no_balance = tmp_path / "no-balance.csv"
+    no_balance.write_text("会员卡号,姓名\n8800,张三\n", encoding="utf-8")
+    p.d.get(base + "/manage/import")
+    p.wait.until(EC.presence_of_element_located((By.ID, "import-file"))).send_keys(str(no_balance))
+    p.d.find_element(By.ID, "submit-import-upload").click()
+    p.wait.until(EC.presence_of_element_located((By.ID, "submit-import-plan"))).click()
+    assert "map.principal: which column is the balance?" in p._find("error-import")
+    with pytest.raises(Exception):
+        ledger.account("8800")
+
     started = time.monotonic()
     plan, problems, done = _run(p, path, screenshots="en")
     took_s = time.monotonic() - started

@@ -209,3 +209,21 @@ def test_an_audit_record_that_is_not_its_txn_ids_is_refused(ledger):
     assert reply[0] == "INVALID" and "txn_id" in reply[3]
     with pytest.raises(InvalidRequest, match="action"):
         record_action(ledger, CoreRecord(who="boss", action="Drop Table", target="x"))
+
+
+def test_own_password_change_is_audited_and_an_owner_keeps_their_role(app, ledger, engine):
+    boss = Browser(app, "boss")
+    resp = boss.post("users", "role", username="boss", role="clerk")
+    assert resp.status_code == 400 and "role: an owner cannot take their own owner role away" in \
+        resp.get_data(as_text=True)
+    page = boss.c.get("/account/password").get_data(as_text=True)
+    resp = boss.c.post("/account/password", data={"csrf": _csrf(page), "txn": _txn(page, "password"),
+                                                   "old": PASSWORD, "new": "short", "new2": "short"})
+    assert resp.status_code == 400 and "password: at least 10 characters" in resp.get_data(as_text=True)
+    resp = boss.c.post("/account/password", data={"csrf": _csrf(page), "txn": _txn(page, "password"),
+                                                   "old": PASSWORD, "new": "brand new password",
+                                                   "new2": "brand new password"})
+    assert resp.status_code == 302 and resp.headers["Location"].endswith("/login")
+    assert verify(ledger, engine).ok
+    assert [(r.action, r.summary) for r in _records(engine)] == [("users.password", "changed their own password")]
+    assert "brand new password" not in _records(engine)[0].record_json
