@@ -8,7 +8,8 @@ the refused rows with their line numbers, field and reason, the totals; nothing 
 written), then apply: every member opened under `imp:<account>` and its card issued
 under `impc:<account>`, so a second run (or a run after a crash part way) opens nobody
 twice. The reconciliation sheet (counts and totals of the file = imported + refused) is
-written for every dry run and apply and can be downloaded. The apply is one audit record
+written for every dry run and apply and can be downloaded; the uploaded file is deleted
+once imported, and whatever is older than a day at the next upload. The apply is one audit record
 (who, from where, the file, the counts). Owners only (auth.ROLE_RIGHTS "import").
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import re
 import secrets
 import tempfile
+import time
 
 from flask import Response, g, render_template, request
 
@@ -29,6 +31,18 @@ from .manage import Context, Done, _words, audit, forbidden, ledger_of
 
 _TOKEN_RE = re.compile(r"[0-9a-f]{32}")
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+KEEP_UPLOADS_S = 24 * 3600          # members' names and phones: not kept on the server longer
+
+
+def _tidy(folder: str, keep_s: float = KEEP_UPLOADS_S) -> None:
+    """Remove uploads and sheets older than `keep_s` (the folder is the page's own, 0700)."""
+    cutoff = time.time() - keep_s
+    for entry in os.scandir(folder):
+        try:
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def _folder(app) -> str:
@@ -38,13 +52,14 @@ def _folder(app) -> str:
     return folder
 
 
-def _upload_path(app, token: str) -> str:
+def _upload_path(app, token: str, *, report: bool = False) -> str:
+    """The upload of `token` (or, `report`, its reconciliation sheet, which outlives it)."""
     if not _TOKEN_RE.fullmatch(token or ""):
         raise InvalidRequest("file", "the uploaded file is gone: upload it again")
     folder = _folder(app)
     for ext in (".csv", ".xlsx"):
         path = os.path.join(folder, token + ext)
-        if os.path.isfile(path):
+        if os.path.isfile(path + ".report.csv" if report else path):
             return path
     raise InvalidRequest("file", "the uploaded file is gone: upload it again")
 
@@ -95,6 +110,7 @@ def register(app, bp) -> None:
                     raise InvalidRequest("file", f"{name}: a .csv or .xlsx file (an old .xls: save it as "
                                                  ".xlsx or CSV)")
                 token = secrets.token_hex(16)
+                _tidy(_folder(app))
                 path = os.path.join(_folder(app), token + ext)
                 upload.save(path)
                 table = mi.read_table(path)
@@ -122,6 +138,7 @@ def register(app, bp) -> None:
         except (InvalidRequest, LedgerError) as exc:
             return page("upload", 400 if isinstance(exc, InvalidRequest) else 503, error=_words(exc))
         mi.write_report(path + ".report.csv", plan, outcome)
+        os.unlink(path)           # imported: the file is not needed again (a re-run uploads it anew)
         count, principal, bonus = plan.totals(outcome.imported)
         summary = (f"{name}: {len(outcome.created)} opened now, {len(outcome.replayed)} imported earlier, "
                    f"{len(plan.refused_lines)} rows refused, {len(outcome.declined)} declined; imported "
@@ -140,7 +157,7 @@ def register(app, bp) -> None:
         if not auth.may(g.role, "import"):
             return forbidden("import")
         try:
-            path = _upload_path(app, token) + ".report.csv"
+            path = _upload_path(app, token, report=True) + ".report.csv"
             with open(path, "rb") as fh:
                 data = fh.read()
         except (InvalidRequest, OSError):

@@ -146,6 +146,11 @@ def test_import_10000_members_with_20_bad_rows_through_the_page(shop, browser, l
     with pytest.raises(Exception):
         ledger.account(f"M{bad_lines[0] - 2:06d}")
     _wait_book(engine, (good, principal))
+    # the reconciliation sheet of the apply: file = imported + refused
+    sheet = p.d.execute_async_script(
+        "const done = arguments[0]; fetch(document.getElementById('import-report').href)"
+        ".then(r => r.text()).then(done);")
+    assert "imported in all,9980," in sheet and "check: imported + refused = rows in the file,yes" in sheet
 
     # the same file again (in Chinese): the dry run says all were imported earlier, nothing changes
     p.d.get(base + "/manage/import?lang=zh_CN")
