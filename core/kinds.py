@@ -69,6 +69,7 @@ TABLE: tuple[Kind, ...] = (
     Kind("audit", "", "book"),              # a back-office management action (core/audit.py); never a till's
     Kind("freeze", "", "account", account_status="frozen"),
     Kind("unfreeze", "", "account", account_status="active"),
+    Kind("member_update", "", "account"),   # a new name and/or phone (the back office, issue 29)
     Kind("card_issue", "", "card"),
     Kind("card_block", "", "card"),
     Kind("setting", "", "setting"),

@@ -403,6 +403,33 @@ class Members:
             raise AccountNotFound(account_id)
         return ph or ""
 
+    # ------------------------------------------------------------ name and phone (issue 29)
+
+    def update_member(self, account_id: str, *, txn_id: str, holder_name: str | None = None,
+                      phone: str | None = None, terminal_id: str | None = None,
+                      cashier_id: str | None = None) -> Result:
+        """Change the member's name and/or phone (None or '': keep it). Journaled as kind
+        'member_update' (amount 0) with the name and phone as they are after it; the member
+        index follows in the same script. PHONE_TAKEN (another member's phone, a card
+        number or another account's id), ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED. A phone must
+        be of the account's own partition (always, on one partition): another partition's
+        is refused as bad input (its claim would need a second script, not built yet)."""
+        holder = v.check_holder_name(holder_name)
+        part = self._partition(account_id, txn_id, terminal_id, cashier_id)
+        index_keys, member_args = member_index_args(part, holder, phone)
+        phone = member_args[0]
+        if not holder and not phone:
+            raise InvalidRequest("holder_name", "give a new name or a new phone")
+        keys = [part.account(account_id), part.txn(txn_id), part.journal, *index_keys, part.phones]
+        if phone:
+            if self.ledger.schema.partition_of(phone) is not part:
+                raise InvalidRequest("phone", "this phone belongs to another partition of the ledger: "
+                                              "changing to it is not supported yet")
+            keys += [part.account(phone), part.card(phone)]
+        args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or "",
+                holder, *member_args]
+        return self.runner.run("member_update", "member_update", keys, args, account_id, 0, txn_id)
+
     # ------------------------------------------------------------ closing (退卡)
 
     def close_account(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,

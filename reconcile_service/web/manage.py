@@ -117,6 +117,16 @@ def member_open(c: Context) -> Done:
     return Done(f"member {account} opened; txn {result.txn_id}", account, summary, (result.txn_id,))
 
 
+def member_edit(c: Context) -> Done:
+    account = c.text("account")
+    holder, phone = c.text("holder", False) or None, c.text("phone", False) or None
+    result = c.ledger.update_member(account, txn_id=c.txn("member_update"), holder_name=holder, phone=phone,
+                                    **c.ids())
+    _applied(result, f"update {account}")
+    summary = ", ".join(x for x in (f"name {holder}" if holder else "", f"phone {phone}" if phone else "") if x)
+    return Done(f"member {account}: {summary}; txn {result.txn_id}", account, summary, (result.txn_id,))
+
+
 def _close_preview(c: Context) -> str:
     account = c.text("account")
     info = c.ledger.account(account)          # AccountNotFound: "account_id: no account 'X'"
@@ -356,6 +366,7 @@ def user_role(c: Context) -> Done:
 
 ACTIONS: dict[str, Action] = {
     "members/open": Action("members", member_open),
+    "members/edit": Action("members", member_edit),
     "members/close": Action("members", member_close, True, _close_preview, ("account",)),
     "cards/issue": Action("cards", card_issue),
     "cards/block": Action("cards", card_block, True, _card_preview, ("card_no", "reason")),

@@ -125,6 +125,10 @@ CASES = [
      "member NEW-1 opened"),
     (False, "members", "open", "members-open", dict(account="bad id!"), None,
      "account_id: only A-Z a-z 0-9 . _ : - are allowed"),
+    (True, "members", "edit", "members-edit", dict(account="NEW-1", holder="张三丰", phone="13900000011"), None,
+     "member NEW-1: name 张三丰, phone 13900000011"),
+    (False, "members", "edit", "members-edit", dict(account="A-00001", phone="13900000011"), None,
+     "update A-00001: declined: PHONE_TAKEN"),
     (True, "cards", "issue", "cards-issue", dict(account="A-00000", card_no="C-100"), None, "card C-100 for A-00000: done"),
     (False, "cards", "issue", "cards-issue", dict(account="NO-SUCH", card_no="C-101"), None,
      "card C-101 for NO-SUCH: declined: ACCOUNT_NOT_FOUND"),
@@ -209,7 +213,8 @@ def test_every_management_form_succeeds_and_is_refused_with_the_clis_words(shop,
     _shot(browser, "backoffice-manage-members-en.png")
 
     # what the forms did, read from Redis
-    assert ledger.account("NEW-1").holder_name == "张三"
+    assert ledger.account("NEW-1").holder_name == "张三丰" and ledger.member_phone("NEW-1") == "13900000011"
+    assert ledger.member_phone("A-00001") == ""
     assert ledger.account("VIP-1").status == "closed"
     assert {c.card_no: c.status.value for c in ledger.cards("A-00000")} == {"C-100": "CARD_BLOCKED",
                                                                             "C-102": "CARD_ACTIVE"}
