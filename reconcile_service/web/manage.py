@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from datetime import datetime, timedelta
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -202,12 +203,29 @@ def card_replace(c: Context) -> Done:
 
 # ---------------------------------------------------------------- promotions
 
+def _day_ms(c: Context, name: str, *, next_day: bool = False) -> int:
+    """A date field (YYYY-MM-DD, the shop's day) as epoch ms of its start (or of the next
+    day's start: an end date counts in full); 0 when empty."""
+    text = c.text(name, False)
+    if not text:
+        return 0
+    day = book.parse_date(text, name) + timedelta(days=1 if next_day else 0)
+    zone = current_app.config["BACKOFFICE_ZONE"]
+    return int(datetime.combine(day, datetime.min.time(), tzinfo=zone).timestamp() * 1000)
+
+
 def promo_add(c: Context) -> Done:
     min_minor, bonus_minor = parse_minor(c.form.get("min", ""), "min"), parse_minor(c.form.get("bonus", ""), "bonus")
     pid = c.text("promo_id", False) or None
-    result = c.ledger.add_promotion(min_minor, bonus_minor, promo_id=pid, txn_id=c.txn("promo_add"), **c.ids())
+    starts_ms, ends_ms = _day_ms(c, "start"), _day_ms(c, "end", next_day=True)
+    if ends_ms and ends_ms <= starts_ms:
+        raise InvalidRequest("end", "must not be before the start")
+    result = c.ledger.add_promotion(min_minor, bonus_minor, promo_id=pid, txn_id=c.txn("promo_add"),
+                                    starts_ms=starts_ms, ends_ms=ends_ms, **c.ids())
     pid = pid or promo_id_of(min_minor, bonus_minor)
     words = f"top up {format_minor(min_minor)}, get {format_minor(bonus_minor)}"
+    if starts_ms or ends_ms:
+        words += f" ({c.text('start', False) or '…'} to {c.text('end', False) or '…'})"
     _applied(result, f"promotion {pid}")
     return Done(f"promotion {pid}: {words}: done; txn {result.txn_id}", pid, words, (result.txn_id,))
 
@@ -404,7 +422,10 @@ def area_data(area: str, engine) -> dict:
     """What an area's page lists beside its forms (read from Redis or the book)."""
     led = ledger_of(current_app)
     if area == "promotions":
-        return dict(promotions=led.promotions())
+        zone = current_app.config["BACKOFFICE_ZONE"]
+        day = lambda ms, back=0: (datetime.fromtimestamp(ms / 1000, zone).date() - timedelta(days=back)).isoformat()
+        return dict(promotions=[(p, day(p.starts_ms) if p.starts_ms else "", day(p.ends_ms, 1) if p.ends_ms else "",
+                                 p.in_force(int(datetime.now().timestamp() * 1000))) for p in led.promotions()])
     if area == "cashiers":
         from core.cashiers import CashierRegistry
         return dict(cashiers=CashierRegistry(led.client).list())

@@ -86,6 +86,8 @@ class Page:
             el = self.d.find_element(By.ID, f"{fid}-{name}")
             if el.tag_name == "select":
                 el.find_element(By.CSS_SELECTOR, f"option[value='{value}']").click()
+            elif el.get_attribute("type") == "date":       # typed per the browser's locale: set the value
+                self.d.execute_script("arguments[0].value = arguments[1]", el, value)
             elif el.get_attribute("type") == "checkbox":
                 if el.is_selected() != bool(value):
                     el.click()
@@ -140,9 +142,11 @@ CASES = [
      "new card C-102", "card C-100 replaced by C-102 for A-00000"),
     (False, "cards", "replace", "cards-replace", dict(card_no="C-102", new_card_no="bad no!", reason="damaged"), None,
      "new_card_no: only A-Z a-z 0-9 . _ : - are allowed"),
-    (True, "promotions", "add", "promotions-add", dict(min="100", bonus="20"), None,
-     "promotion min10000-bonus2000: top up 100.00, get 20.00: done"),
+    (True, "promotions", "add", "promotions-add", dict(min="100", bonus="20", start="2026-01-01", end="2099-12-31"),
+     None, "promotion min10000-bonus2000: top up 100.00, get 20.00 (2026-01-01 to 2099-12-31): done"),
     (False, "promotions", "add", "promotions-add", dict(min="abc", bonus="20"), None, "min: 'abc' is not an amount"),
+    (False, "promotions", "add", "promotions-add", dict(min="100", bonus="20", start="2026-02-01", end="2026-01-01"),
+     None, "end: must not be before the start"),
     (True, "cashiers", "add", "cashiers-add", dict(cashier_id="c9", name="小王", pin="2468", pin2="2468", supervisor=True),
      None, "cashier added: c9 小王 (supervisor)"),
     (False, "cashiers", "add", "cashiers-add", dict(cashier_id="c8", name="小李", pin="2468", pin2="1357"), None,
@@ -218,8 +222,11 @@ def test_every_management_form_succeeds_and_is_refused_with_the_clis_words(shop,
     assert ledger.account("VIP-1").status == "closed"
     assert {c.card_no: c.status.value for c in ledger.cards("A-00000")} == {"C-100": "CARD_BLOCKED",
                                                                             "C-102": "CARD_ACTIVE"}
-    assert [(x.promo_id, x.min_minor, x.bonus_minor) for x in ledger.promotions()] == [
-        ("min10000-bonus2000", 10_000, 2_000)]
+    [promo] = ledger.promotions()
+    shanghai = 8 * 3600 * 1000           # the shop's zone (Asia/Shanghai): its days start at 16:00 UTC
+    assert (promo.promo_id, promo.min_minor, promo.bonus_minor, promo.starts_ms, promo.ends_ms) == (
+        "min10000-bonus2000", 10_000, 2_000, 1_767_225_600_000 - shanghai, 4_102_444_800_000 - shanghai)
+    assert ledger.bonus_for(10_000).bonus_minor == 2_000
     c9 = CashierRegistry(ledger.client).get("c9")
     assert (c9.name, c9.supervisor, c9.can_top_up, c9.disabled) == ("小王", False, True, False)
     assert CashierRegistry(ledger.client).get("c8") is None
