@@ -90,7 +90,10 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
 
     @app.before_request
     def check_csrf():
-        """Every POST but the sign-in (which checks its own) carries the session's token."""
+        """Every POST but the sign-in (which checks its own) carries the session's token.
+        Our own check rather than Flask-WTF: the session already keeps a per-session token
+        (made at sign-in), the forms are plain HTML rather than WTForms, and one check
+        here, before any route, also covers every POST route added later."""
         if request.method != "POST" or request.endpoint == "login" or not g.get("user"):
             return None
         if not secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf") or "-"):
