@@ -66,8 +66,10 @@ TABLE: tuple[Kind, ...] = (
     Kind("close", "x", "member", moves_money=True, receipt=True, account_status="closed", book_section="close",
          amount_sign="-0"),
     Kind("shift_close", "", "book"),
+    Kind("audit", "", "book"),              # a back-office management action (core/audit.py); never a till's
     Kind("freeze", "", "account", account_status="frozen"),
     Kind("unfreeze", "", "account", account_status="active"),
+    Kind("member_update", "", "account"),   # a new name and/or phone (the back office, issue 29)
     Kind("card_issue", "", "card"),
     Kind("card_block", "", "card"),
     Kind("setting", "", "setting"),
@@ -91,7 +93,7 @@ TXN_LETTERS: dict[str, str] = {k.name: k.letter for k in TABLE if k.letter}
 # the sets most readers want, named once
 MONEY_KINDS = kinds_where(group="money")               # a till's ledger calls about money
 MEMBER_KINDS = kinds_where(group="member")             # a till's member operations
-TILL_KINDS = MONEY_KINDS + MEMBER_KINDS + kinds_where(group="book")   # every outbox row kind
+TILL_KINDS = MONEY_KINDS + MEMBER_KINDS + tuple(k for k in kinds_where(group="book") if k != "audit")  # outbox kinds
 REFUNDABLE_KINDS = kinds_where(refundable=True)
 RECEIPT_KINDS = kinds_where(receipt=True)
 DISPLAY_KINDS = kinds_where(customer_display=True)

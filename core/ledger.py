@@ -499,6 +499,7 @@ class Ledger:
     member_phone = _part_method("members", Members.member_phone)
     rebuild_member_index = _part_method("member_index", MemberIndex.rebuild_member_index)
     close_account = _part_method("members", Members.close_account)
+    update_member = _part_method("members", Members.update_member)
     set_spend_order = _part_method("members", Members.set_spend_order)
     set_balance_cap = _part_method("members", Members.set_balance_cap)
     set_member_pin_threshold = _part_method("members", Members.set_member_pin_threshold)

@@ -1,7 +1,7 @@
 """The ledger gateway's web app (Starlette, served by uvicorn: gateway/cli.py): tills talk
 to this instead of Redis.
 
-Every request is authenticated by its terminal's token (gateway/terminals.py); every
+Every request is authenticated by its terminal's token (core/terminals.py); every
 money operation and read needs a cashier session (gateway/sessions.py) opened on that
 same terminal; the journal's terminal and cashier come from those, never from the body.
 Supervisor approvals are checked here, for one operation each. Bodies are checked
@@ -51,7 +51,7 @@ from . import schema
 from .member_codes import ENROL_GRANT_KIND, check_code_names_member, check_member_code, enrol_member_code
 from .schema import OPS, check_fields, check_plain_id, parse_json
 from .sessions import DEFAULT_TTL_S, GrantStore, Session, SessionStore
-from .terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from .wire import (API_VERSION, MAX_BODY_BYTES, SESSION_HEADER, VERSION_HEADER, GatewayRefused, encode,
                    error_body, error_of)
 

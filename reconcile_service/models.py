@@ -286,8 +286,30 @@ class BackofficeUser(Base):
     __tablename__ = "backoffice_users"
     username: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
     password_hash: Mapped[str] = mapped_column(Text, nullable=False)
+    # owner | manager | clerk (migration 0011; logins made before it are owners)
+    role: Mapped[str] = mapped_column(String(16), nullable=False, default="owner")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class AuditRecord(Base):
+    """A back-office management action (core.audit), from the journal kind `audit`: the
+    entry itself is in ledger_entries (amount 0, in the chain; its cashier_id is who, its
+    occurred_at when) and its txn id commits to `record_json` (the SHA-256 prefix), so an
+    edited record here no longer matches its chained row (`verify` reports it)."""
+    __tablename__ = "audit_records"
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    username: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    action: Mapped[str] = mapped_column(String(80), nullable=False)
+    target: Mapped[str] = mapped_column(Text, nullable=False)
+    summary: Mapped[str] = mapped_column(Text, nullable=False)
+    address: Mapped[str] = mapped_column(String(64), nullable=False)
+    record_json: Mapped[str] = mapped_column(Text, nullable=False)      # as journaled
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    __table_args__ = (Index("ix_audit_records_occurred_at", "occurred_at"),
+                      Index("ix_audit_records_user", "username", "occurred_at"))
 
 
 class BackofficeSession(Base):

@@ -28,6 +28,7 @@ from core.keys import CONSUMER_GROUP
 from core.kinds import HOLD_RESOLUTIONS, MONEY_MOVING_KINDS, TABLE as KIND_TABLE
 
 from .anchors import check_anchors
+from .audit import check_audit
 from .chain import verify_chain
 from .journal import Consumer, Journal
 from .members import verify_members
@@ -151,6 +152,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             .having(func.count() > 1)).all()
         holds = conn.execute(select(Hold)).all()
         check_chain(conn, report)
+        check_audit(conn, report)
         check_anchors(conn, ledger, report)
         for o in refund_overruns(conn):
             report.add(REFUND_OVERRUN, o.account_id, f"sale {o.sale_txn_id} {o.cause}", **o.evidence)

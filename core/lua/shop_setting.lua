@@ -5,7 +5,8 @@ they stay in one slot), and the top-up promotions (kept on partition 0 only).
 Settings: spend_order: principal_first | bonus_first | proportional; balance_cap: minor
 units; member_pin_above: minor units (0 allowed), charges above it need the member's
 payment PIN when the member has one (read by the gateway; set on every partition);
-promo:<id>: '<min_minor>:<bonus_minor>'. SETTING_NOT_FOUND: removing what is not
+promo:<id>: '<min_minor>:<bonus_minor>', or with dates (epoch ms, 0: none)
+'<min_minor>:<bonus_minor>:<starts_ms>:<ends_ms>'. SETTING_NOT_FOUND: removing what is not
 set. Journaled as kind 'setting' (acct 'shop', amt 0, bal 0, fields set, val).
 KEYS[1] the partition's settings hash (<prefix>cfg)
 KEYS[2] txn record
@@ -46,8 +47,15 @@ elseif name == 'member_pin_above' then
 elseif string.match(name, '^promo:[A-Za-z0-9._-]+$') and #name <= 70 then
   if value ~= '' then
     local min, bonus = string.match(value, '^([0-9]+):([0-9]+)$')
-    bad = (not min and invalid('promotion', 'must be <min_minor>:<bonus_minor>'))
+    local starts, ends
+    if not min then      -- with dates: from starts (ms, 0 = always) until before ends (0 = no end)
+      min, bonus, starts, ends = string.match(value, '^([0-9]+):([0-9]+):([0-9]+):([0-9]+)$')
+    end
+    bad = (not min and invalid('promotion', 'must be <min_minor>:<bonus_minor>[:<starts_ms>:<ends_ms>]'))
        or check_amount(min, 'min_minor', false) or check_amount(bonus, 'bonus_minor', false)
+       or (starts and (#starts > 15 or #ends > 15) and invalid('promotion', 'dates are epoch milliseconds'))
+       or (starts and tonumber(ends) ~= 0 and tonumber(ends) <= tonumber(starts)
+           and invalid('ends_ms', 'must be after the start'))
     if bad then return bad end
   end
 else

@@ -9,7 +9,7 @@ database of record, never Redis.
     report breakdown --by terminal|cashier|promotion --date D | --from D --to D
     report members --date D | --from D --to D [--top N]
     resolve ID --note TEXT
-    backoffice-user NAME            (password from stdin: a login of the back-office page)
+    backoffice-user NAME [--role owner|manager|clerk]   (password from stdin: a login of the back office)
 
 Every report takes --format text|csv|pdf|json, --lang en|zh_CN, --output FILE (default
 stdout; PDF needs a file or a pipe) and --tz ZONE (default the `shop_timezone` setting).
@@ -71,6 +71,10 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     usr = sub.add_parser("backoffice-user", parents=[common],
                          help="create a login of the back-office page or set its password (read from stdin)")
     usr.add_argument("username", help="the login name (the password is read from stdin)")
+    usr.add_argument("--role", choices=("owner", "manager", "clerk"),
+                     help="owner: everything; manager: members, cards, promotions, cashiers, reports; clerk: "
+                          "look-ups and reports (a new login without --role is an owner; an existing one keeps "
+                          "its role)")
 
 
 def run_command(args, settings) -> int:
@@ -85,8 +89,9 @@ def run_command(args, settings) -> int:
         if args.command == "backoffice-user":
             from ..web.auth import set_password
             password = sys.stdin.readline().rstrip("\n")
-            created = set_password(engine, args.username, password)
-            print(f"back-office user {args.username} {'created' if created else 'password changed'}")
+            created = set_password(engine, args.username, password, args.role)
+            role = f" ({args.role})" if args.role else ""
+            print(f"back-office user {args.username}{role} {'created' if created else 'password changed'}")
             return EXIT_OK
         return _report(args, settings, engine)
     except book.ReportError as exc:

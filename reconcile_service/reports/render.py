@@ -103,7 +103,7 @@ LABELS = {
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
                          "refund": "退款", "compensate": "更正", "close": "销卡", "hold": "预授权",
                          "void": "预授权撤销", "hold_expire": "预授权过期", "freeze": "冻结",
-                         "unfreeze": "解冻", "restore": "恢复"}}
+                         "unfreeze": "解冻", "restore": "恢复", "member_update": "修改会员资料"}}
 
 
 def label(lang: str, key: str) -> str:

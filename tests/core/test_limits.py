@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from core import members, shifts
+from core import audit, members, shifts
 from core import validation as v
 from core.resources import lua_dir
 
@@ -44,6 +44,7 @@ SHARED = {
     ("shift_close.lua", "MAX_Z_BYTES"): shifts.MAX_TOTALS_BYTES,
     ("shift_close.lua", "MAX_SHIFT_NO"): shifts.MAX_SHIFT_NO,
     ("shift_close.lua", "MAX_TOTAL"): shifts.MAX_TOTAL,
+    ("audit.lua", "MAX_RECORD_BYTES"): audit.MAX_RECORD_BYTES,
 }
 # limits only the scripts know (no Python check to agree with)
 LUA_ONLY = {
