@@ -43,7 +43,7 @@ KIND_SIGN = {k.name: k.amount_sign for k in KIND_TABLE if k.amount_sign}
 # opening + credits + refunds + compensations - deductions - captures - closes (restores
 # 0): every kind that moves money by the direction of its sign, an opening balance
 # (the one kind of either sign) as it is
-FORMULA_IN_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("+", "0"))
+FORMULA_IN_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("+", "+0", "0"))
 FORMULA_OUT_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("-", "-0"))
 FORMULA_AS_IS_KINDS = tuple(k for k, sign in KIND_SIGN.items() if sign == "+-")
 HOLD_RESOLVING_KINDS = tuple(HOLD_RESOLUTIONS)
@@ -132,7 +132,8 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 if sign is None:
                     report.add("unknown_kind", acct, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
                 elif ((sign == "+" and low <= 0) or (sign == "-" and high >= 0)
-                      or (sign == "0" and (low, high) != (0, 0)) or (sign == "-0" and high > 0)):
+                      or (sign == "0" and (low, high) != (0, 0)) or (sign == "-0" and high > 0)
+                      or (sign == "+0" and low < 0)):
                     report.add("wrong_sign", acct, f"{kind} entries of {acct} with amounts {low}..{high}",
                                kind=kind, low=int(low), high=int(high))
                 if kind in FORMULA_AS_IS_KINDS:
