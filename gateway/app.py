@@ -13,6 +13,11 @@ A charge (deduct, hold) above the shop's `member_pin_above` setting of a member 
 payment PIN needs it (`member_pin`, checked here with a lockout: core/member_pins.py);
 without it the answer is CONFIRMATION_REQUIRED, nothing applied or stored.
 
+`POST /v1/ops/offline_deduct` settles a sale a till made while it reached no gateway, on
+the terminal's credential with the cashier it states (`made_by`), within the server's
+bounds (gateway/offline.py); `GET /v1/offline` answers the till's offline settings and the
+blocked cards.
+
 `POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
 (one call): every item checked as a single deduct, a refusal that concerns one item only
 (the approval threshold: a batch carries no approval) answered at that item's position,
@@ -46,6 +51,7 @@ from core.result import Result, Status
 from core.shifts import ShiftTotals, close_shift
 
 from . import schema
+from .offline import OfflineBudgets, offline_info
 from .schema import OPS, check_fields, check_plain_id, parse_json
 from .sessions import DEFAULT_TTL_S, GrantStore, Session, SessionStore
 from .terminals import TerminalRegistry
@@ -91,6 +97,7 @@ class Gateway:
         self.grants = GrantStore(ledger.client)
         self.history = History(ledger)
         self.member_pins = MemberPins(ledger.client)
+        self.offline_budgets = OfflineBudgets(ledger.client)
         self._memory: tuple[float, float | None] | None = None     # (read at, share)
 
     # ---------------------------------------------------------------- who is asking
@@ -269,6 +276,8 @@ class Gateway:
         self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
         if kind == "shift_close" and not request.headers.get(SESSION_HEADER):
             return self.stated_shift_close(body, terminal_id)
+        if kind == "offline_deduct":
+            return self.offline_settlement(body, terminal_id)
         if "closed_by" in body:
             raise GatewayRefused("unknown_field", "closed_by", "a session's Z record is closed by its cashier", 400)
         try:
@@ -478,6 +487,39 @@ class Gateway:
                  closed_by, result.status.value, " (replayed)" if result.replayed else "")
         return encode(result)
 
+    def offline_settlement(self, body: dict, terminal_id: str) -> dict:
+        """A sale this till made offline (gateway/offline.py): on the terminal's credential,
+        journaled with the cashier it states; within the till's offline budget (checked
+        here) and the per-member bound (checked by the ledger's script). No approval, no
+        member PIN: the till sells offline only what needs neither (docs/terminal.md)."""
+        for name in ("approval", "cashier_id"):
+            if name in body:
+                raise GatewayRefused("unknown_field", name, "an offline settlement states its cashier in made_by",
+                                     400)
+        made_by = body.pop("made_by")
+        txn_id, account_id, amount = body["txn_id"], body["account_id"], body["amount_minor"]
+        limits = self.ledger.offline_limits()
+        if not self.offline_budgets.reserve(terminal_id, txn_id, amount, body["made_at_ms"], limits) \
+                and not self.decided_for(txn_id, terminal_id):
+            log.warning("offline_deduct %s %s at %s: past the till's offline budget %d", account_id, txn_id,
+                        terminal_id, limits.till_budget_minor)
+            return encode(Result(Status.OFFLINE_LIMIT_EXCEEDED, 0, False, txn_id, account_id, "offline", amount))
+        result = self.ledger.offline_deduct(account_id, amount, txn_id=txn_id, terminal_id=terminal_id,
+                                            cashier_id=made_by, made_at_ms=body["made_at_ms"],
+                                            card_no=body.get("card_no"))
+        if not result.applied:
+            self.offline_budgets.release(terminal_id, txn_id)
+        log.info("offline_deduct %s %s at %s, made by %s as the terminal states: %s%s%s", account_id, txn_id,
+                 terminal_id, made_by, result.status.value, f", debt {result.debt_minor}" if result.debt_minor else "",
+                 " (replayed)" if result.replayed else "")
+        return encode(result)
+
+    def offline(self, request: Request) -> dict:
+        """GET /v1/offline: the till's offline settings and the blocked cards (terminal
+        credential alone: a till keeps them fresh whoever is signed in)."""
+        self.terminal_of(request)
+        return offline_info(self.ledger)
+
     def decided_for(self, txn_id: str, terminal_id: str) -> bool:
         """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
         names the terminal; a decline, which has none, by the till's txn id prefix)."""
@@ -668,6 +710,11 @@ def create_app(gateway: Gateway) -> Starlette:
             return _json(200, await run_in_threadpool(gateway.set_member_pin, request, account_id, body))
         return await guarded(work)
 
+    async def offline(request: Request):
+        async def work():
+            return _json(200, await run_in_threadpool(gateway.offline, request))
+        return await guarded(work)
+
     def reader(what: str, param: str = ""):
         async def endpoint(request: Request):
             async def work():
@@ -710,6 +757,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/members/{{account_id}}/pin", member_pin, methods=["POST"]),
         Route(f"{v}/members/{{account_id}}/pin/reset", member_pin, methods=["POST"]),
         Route(f"{v}/promotions", reader("promotions"), methods=["GET"]),
+        Route(f"{v}/offline", offline, methods=["GET"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.gateway = gateway

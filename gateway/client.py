@@ -14,7 +14,8 @@ screen handed to the next cashier). A money call that names `cashier_id=` goes w
 that cashier's session, or with none when this client holds none for them (a row of
 an earlier run: the gateway then answers a decided txn id with its first decision and
 refuses an undecided one, `session_required`); other calls go with the last session
-opened. A Z record with `closed_by=` goes on the terminal's credential alone.
+opened. A Z record with `closed_by=` and an offline sale's settlement (`offline_deduct`,
+with `made_by=`) go on the terminal's credential alone.
 
 Outcomes: a decision is a core `Result` (`replayed=True` on a retry); a request the
 gateway refused before deciding raises InvalidRequest (bad input) or its subclass
@@ -362,6 +363,20 @@ class GatewayLedger:
                         opened_ms=opened_ms, extra_totals=extra_totals, shift_cashier_id=shift_cashier_id,
                         approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
+
+    def offline_deduct(self, account_id: str, amount_minor: int, *, txn_id: str, made_at_ms: int,
+                       made_by: str, card_no: str | None = None, terminal_id: str | None = None) -> Result:
+        """Settle a sale this till made offline (core's `Ledger.offline_deduct` on the
+        gateway), on the terminal's credential alone with the cashier who made it
+        (`made_by`): `Result.debt_minor` is the offline debt it left; OFFLINE_LIMIT_EXCEEDED
+        past the server's bounds."""
+        return self._op("offline_deduct", txn_id, terminal_id, None, session="", account_id=account_id,
+                        amount_minor=amount_minor, made_at_ms=made_at_ms, made_by=made_by, card_no=card_no)
+
+    def offline_info(self) -> dict:
+        """GET /v1/offline: the shop's offline limits (member_limit_minor, till_budget_minor,
+        max_duration_s), member_pin_above_minor, blocked_cards and as_of_ms."""
+        return self._request("GET", "/offline", session="")[1]
 
     # ---------------------------------------------------------------- reads
 
