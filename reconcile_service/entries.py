@@ -27,8 +27,9 @@ def _book_entry_fields():
     """A named tuple of core.JournalEntry's fields (same names, order and defaults) and
     the book's own (see BookEntry)."""
     core = dataclass_fields(JournalEntry)
-    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos"]
-    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, ""]
+    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos",
+                                      "debt_delta_minor", "made_at_ms"]
+    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, "", 0, None]
     return namedtuple("BookEntryFields", names, defaults=defaults), len(core)
 
 
@@ -46,7 +47,9 @@ def _args_tuple(*values):
 class BookEntry(_BookEntryFields):
     """A journal entry with what the book of record adds: the bucket deltas and payment
     method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method), for
-    a `shift_close` the Z record, and `pos`, the sortable journal position.
+    a `shift_close` the Z record, and `pos`, the sortable journal position; the change of
+    the account's offline debt (`debt_delta_minor`: `dt` of an offline_debt entry, minus
+    `dp` of a top-up that paid one; issue 27) and an offline sale's time (`om`).
 
     It has every field of core.JournalEntry, read from the stream fields by core's own
     `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
@@ -70,7 +73,15 @@ class BookEntry(_BookEntryFields):
         if len(method) > METHOD_LEN:
             raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
         shift = _parse_shift(f) if core[_KIND_AT] == "shift_close" else None
-        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id)))
+        debt = 0
+        if "dt" in f or "dp" in f:
+            added = _int_field(f, "dt") if "dt" in f else 0
+            paid = _int_field(f, "dp") if "dp" in f else 0
+            if added < 0 or paid < 0:
+                raise ValueError(f"dt {added} / dp {paid} must not be negative")
+            debt = added - paid
+        made_at = _int_field(f, "om") if "om" in f else None
+        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id), debt, made_at))
 
 
 def _int_field(f: dict, name: str) -> int:
