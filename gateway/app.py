@@ -518,7 +518,7 @@ class Gateway:
         """GET /v1/offline: the till's offline settings and the blocked cards (terminal
         credential alone: a till keeps them fresh whoever is signed in)."""
         self.terminal_of(request)
-        return offline_info(self.ledger)
+        return offline_info(self.ledger, self.settings.approval_above_minor)
 
     def decided_for(self, txn_id: str, terminal_id: str) -> bool:
         """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
@@ -570,7 +570,9 @@ class Gateway:
                 raise GatewayRefused("unknown_field", name, "this parameter is not part of the request", 400)
         led = self.ledger
         if what == "account":
-            return encode(led.account(check_plain_id(ident, "account_id")))
+            account_id = check_plain_id(ident, "account_id")
+            # whether the member has a payment PIN: a till sells offline only what needs none
+            return {**encode(led.account(account_id)), "member_pin_set": self.member_pins.has_pin(account_id)}
         if what == "balances":
             balance, available = led.balances(check_plain_id(ident, "account_id"))
             return {"balance_minor": balance, "available_minor": available}

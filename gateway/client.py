@@ -74,6 +74,7 @@ class GatewayLedger:
         self.memory_share: float | None = None  # Redis used / maxmemory, as the last ping said
         self._current = 0
         self.last_approved_by = ""     # the supervisor the gateway says approved the last operation
+        self.member_pin_set: dict[str, bool] = {}   # account -> has a payment PIN, as the last look-up said
         self._lock = threading.Lock()
         if isinstance(verify, str):          # the shop's own CA (or the gateway's certificate)
             verify = ssl.create_default_context(cafile=verify)
@@ -102,6 +103,7 @@ class GatewayLedger:
         with self._lock:
             start = self._current
         last_error = ""
+        some_answered = False           # a gateway answered (5xx): not "no gateway at all"
         for step in range(len(self.urls)):
             index = (start + step) % len(self.urls)
             url = f"{self.urls[index]}/{API_VERSION}{path}"
@@ -113,6 +115,7 @@ class GatewayLedger:
                 last_error = f"{type(exc).__name__} from gateway {index + 1} of {len(self.urls)}"
                 continue
             if response.status_code >= 500 and step + 1 < len(self.urls):
+                some_answered = True
                 last_error = f"HTTP {response.status_code} from gateway {index + 1}"
                 continue
             with self._lock:
@@ -120,7 +123,11 @@ class GatewayLedger:
             if response.status_code in expect:
                 return response.status_code, data
             wire.raise_error(response.status_code, data, txn_id)
-        raise LedgerUnavailable(f"no gateway answered ({last_error})", txn_id)
+        unreachable = LedgerUnavailable(f"no gateway answered ({last_error})", txn_id)
+        # no gateway at all (every URL refused, timed out or broke off), not a gateway's 5xx:
+        # what a till may sell offline through (desktop/offline.py)
+        unreachable.unreachable = not some_answered
+        raise unreachable
 
     def session_for(self, cashier_id: str | None) -> str:
         """The session a call for `cashier_id` goes with ('' : none; see the module docstring)."""
@@ -381,7 +388,10 @@ class GatewayLedger:
     # ---------------------------------------------------------------- reads
 
     def account(self, account_id: str) -> AccountInfo:
-        return wire.decode_account(self._request("GET", f"/accounts/{_path(account_id)}")[1])
+        data = self._request("GET", f"/accounts/{_path(account_id)}")[1]
+        if "member_pin_set" in data:     # what an offline sale needs to know (desktop/offline.py)
+            self.member_pin_set[account_id] = bool(data["member_pin_set"])
+        return wire.decode_account(data)
 
     def balance(self, account_id: str) -> int:
         return self.account(account_id).balance_minor

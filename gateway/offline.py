@@ -23,7 +23,6 @@ from core.offline import OfflineLimits
 from core.result import Status
 
 BUDGET_KEY_PREFIX = "cs:offline_budget:"
-BUDGET_TTL_S = 8 * 86_400        # longer than any window and the idempotency retention
 
 
 def budget_key(terminal_id: str) -> str:
@@ -34,7 +33,9 @@ def budget_key(terminal_id: str) -> str:
 class OfflineBudgets:
     """Per-till offline budgets: hash fields `start` (ms: the window's first sale time),
     `sum` (minor units) and one field per txn id in the window (`t:<txn id>` -> amount), so
-    a retry of a txn counts once. Windows move only forward (as the script's)."""
+    a retry of a txn counts once. Windows move only forward (as the script's); a new window
+    replaces the record, so it holds one window's txns. No TTL: a ledger key never expires
+    (core/key_ttls.py)."""
 
     def __init__(self, client):
         self.client = client
@@ -60,7 +61,6 @@ class OfflineBudgets:
                         pipe.delete(key)
                         pipe.hset(key, "start", made_at_ms)
                     pipe.hset(key, mapping={"sum": total + amount_minor, f"t:{txn_id}": amount_minor})
-                    pipe.expire(key, BUDGET_TTL_S)
                     pipe.execute()
                     return True
                 except WatchError:
@@ -85,11 +85,13 @@ class OfflineBudgets:
                     continue
 
 
-def offline_info(ledger) -> dict:
-    """GET /v1/offline: what a till keeps to decide offline sales."""
+def offline_info(ledger, approval_above_minor: int = 0) -> dict:
+    """GET /v1/offline: what a till keeps to decide offline sales (`approval_above_minor`:
+    the gateway's supervisor threshold: a charge above it is never sold offline)."""
     limits = ledger.offline_limits()
     blocked = sorted(c.card_no for c in ledger.cards() if c.status is Status.CARD_BLOCKED)
     return {"member_limit_minor": limits.member_limit_minor, "till_budget_minor": limits.till_budget_minor,
             "max_duration_s": limits.max_duration_s,
             "member_pin_above_minor": ledger.shop_settings().member_pin_above_minor,
+            "approval_above_minor": approval_above_minor,
             "blocked_cards": blocked, "as_of_ms": int(time.time() * 1000)}
