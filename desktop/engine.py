@@ -200,6 +200,7 @@ class Engine(LedgerReads, QObject):
         self.balance_max_age_s = balance_max_age_s
         self.clock = now_ms                        # ms; a test may set its own
         self._unreachable = False                  # the last failure: no gateway answered at all
+        self._offline_announced = False            # offlineChanged said "selling offline"
         self._facts_read_ms = 0
         self.ops = Background(1, "operations")     # money operations, strictly in order
         self.reads = Background(2, "reads")        # lookups, PIN checks, pings
@@ -349,7 +350,11 @@ class Engine(LedgerReads, QObject):
             return
         if state == OFFLINE and self._unreachable:
             self.offline_store.went_offline(self.clock())     # kept from the first failure on
+            if self.selling_offline and not self._offline_announced:
+                self._offline_announced = True                # offline_after_s have passed: say so
+                self.offlineChanged.emit(self.offline_use())
         elif state == ONLINE:
+            self._offline_announced = False
             was_offline = bool(self.offline_store.offline_since_ms)
             self.offline_store.back_online()
             if was_offline:
@@ -490,8 +495,39 @@ class Engine(LedgerReads, QObject):
         when, and whether the member has a payment PIN)."""
         view = super()._view(account_id, card_no)
         pins = getattr(self.ledger, "member_pin_set", {})
-        self.offline_store.note_balance(account_id, view.available_minor, self.clock(), pins.get(account_id))
+        self.offline_store.note_balance(account_id, view.available_minor, self.clock(), pins.get(account_id),
+                                        card_no=card_no, holder_name=view.holder_name)
         return view
+
+    def _offline_view(self, query: str) -> AccountView | None:
+        """While selling offline, a look-up answered from what the till saw online: the
+        available balance then (`read_ms` says when), less this till's offline sales since."""
+        account_id = self.offline_store.account_of(query)
+        if account_id is None:
+            return None
+        available, seen_ms, _pin = self.offline_store.seen(account_id)
+        taken = sum(op.amount_minor for op in self._offline_sales()
+                    if op.account_id == account_id and op.created_ms >= seen_ms)
+        left = max(0, available - taken)
+        return AccountView(account_id, "active", left, left, seen_ms, self.offline_store.holder_name(account_id),
+                           0, query if query != account_id else "")
+
+    def _offline_or(self, query: str, on_done, on_error, wrap):
+        """An error handler of a look-up: while selling offline, answer from `_offline_view`."""
+        def handle(exc) -> None:
+            view = self._offline_view(query) if self.selling_offline and isinstance(exc, LedgerUnavailable) else None
+            if view is None:
+                on_error(exc)
+            else:
+                on_done(wrap(view))
+        return handle
+
+    def find(self, query: str, on_done, on_error):
+        return super().find(query, on_done, self._offline_or(query, on_done, on_error,
+                                                             lambda view: Found(query, view=view)))
+
+    def lookup(self, account_id: str, on_done, on_error):
+        return super().lookup(account_id, on_done, self._offline_or(account_id, on_done, on_error, lambda v: v))
 
     def close_shift(self, shift, closed_by: str, totals: ShiftTotals, extra_totals: dict[str, int]) -> Op:
         """Journal the Z record of a closed `shift` (outbox.Shift) through the outbox: never

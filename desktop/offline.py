@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,8 @@ class _Stored:
     facts: dict = field(default_factory=dict)
     seen: dict = field(default_factory=dict)        # account -> [available_minor, seen_ms, has_pin (1/0/-1)]
     offline_since_ms: int = 0                        # 0: online
+    cards: dict = field(default_factory=dict)       # card number -> account (as a look-up found it)
+    names: dict = field(default_factory=dict)       # account -> holder name (for the screen)
 
 
 class OfflineStore:
@@ -71,17 +74,20 @@ class OfflineStore:
 
     def __init__(self, data_dir: Path):
         self.path = Path(data_dir) / FACTS_FILE
+        self._lock = threading.Lock()      # written by the read workers and the UI thread
         self._data = _Stored()
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-            self._data = _Stored(raw.get("facts", {}), raw.get("seen", {}), int(raw.get("offline_since_ms", 0)))
+            self._data = _Stored(raw.get("facts", {}), raw.get("seen", {}), int(raw.get("offline_since_ms", 0)),
+                                 raw.get("cards", {}), raw.get("names", {}))
         except (OSError, ValueError, TypeError, AttributeError):
             pass                        # none yet (or unreadable: as if none; nothing is sold on it)
 
     def _save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self._data), sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        with self._lock:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(asdict(self._data), sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
 
     @property
     def facts(self) -> OfflineFacts | None:
@@ -95,8 +101,13 @@ class OfflineStore:
         self._data.facts = {k: (list(v) if k == "blocked_cards" else int(v)) for k, v in answer.items() if k in names}
         self._save()
 
-    def note_balance(self, account_id: str, available_minor: int, seen_ms: int, has_pin: bool | None = None) -> None:
+    def note_balance(self, account_id: str, available_minor: int, seen_ms: int, has_pin: bool | None = None,
+                     *, card_no: str = "", holder_name: str = "") -> None:
         before = self._data.seen.get(account_id)
+        if card_no:
+            self._data.cards[card_no] = account_id
+        if holder_name:
+            self._data.names[account_id] = holder_name
         pin = (-1 if has_pin is None else int(has_pin)) if has_pin is not None or before is None else before[2]
         self._data.seen[account_id] = [int(available_minor), int(seen_ms), pin]
         self._save()
@@ -106,6 +117,14 @@ class OfflineStore:
         if not s:
             return None
         return s[0], s[1], None if s[2] == -1 else bool(s[2])
+
+    def account_of(self, query: str) -> str | None:
+        """The account a card number (or an account id) stands for, as seen online."""
+        account = self._data.cards.get(query, query)
+        return account if account in self._data.seen else None
+
+    def holder_name(self, account_id: str) -> str:
+        return self._data.names.get(account_id, "")
 
     @property
     def offline_since_ms(self) -> int:

@@ -14,7 +14,8 @@ the offline amounts whose sale times fall in one window of offline_max_duration_
 partition's settings, default 7200 s; a window opens at the first sale after the last
 window ended and never goes back in time) add up to at most offline_member_limit (default
 10000 minor units); a claim past it is declined OFFLINE_LIMIT_EXCEEDED and nothing is
-applied. The windows live in <prefix>ol:<account_id> (field terminal -> '<start ms> <sum>').
+applied. The windows live in <prefix>ol:<account_id> (field terminal -> '<start ms> <sum>'; never
+expires, like every ledger key: core/key_ttls.py).
 The txn record keeps the debt ('od') for replays.
 KEYS[1] account hash
 KEYS[2] txn record
@@ -129,7 +130,6 @@ if not jid then return NOT_INITIALIZED end
 set_balance(acct_key, after, jid, take_b > 0 and bonus - take_b or nil)
 if debt > 0 then redis.call('HSET', acct_key, 'dt', int_str(debt_before + debt)) end
 redis.call('HSET', KEYS[8], terminal, int_str(start) .. ' ' .. int_str(sum + amount))
-redis.call('EXPIRE', KEYS[8], ttl_s)
 local reply = decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)
 if debt > 0 then redis.call('HSET', txn_key, 'od', int_str(debt)) end
 return answer(reply)

@@ -83,66 +83,66 @@
 <context>
     <name>CashMoveDialog</name>
     <message>
-        <location filename="../drawer.py" line="166"/>
+        <location filename="../drawer.py" line="153"/>
         <source>Cash in / cash out</source>
         <translation>存入 / 取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="167"/>
+        <location filename="../drawer.py" line="154"/>
         <source>Cash put into or taken out of the drawer (no member&apos;s balance changes). Above %1 a supervisor approves.</source>
         <translation>放入或取出钱箱的现金（不改变会员余额）。超过 %1 需主管审批。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="157"/>
         <source>Drawer</source>
         <translation>钱箱</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="171"/>
-        <location filename="../drawer.py" line="183"/>
-        <location filename="../drawer.py" line="209"/>
+        <location filename="../drawer.py" line="158"/>
+        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="196"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="172"/>
-        <location filename="../drawer.py" line="183"/>
-        <location filename="../drawer.py" line="209"/>
+        <location filename="../drawer.py" line="159"/>
+        <location filename="../drawer.py" line="170"/>
+        <location filename="../drawer.py" line="196"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="173"/>
+        <location filename="../drawer.py" line="160"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="174"/>
+        <location filename="../drawer.py" line="161"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="177"/>
+        <location filename="../drawer.py" line="164"/>
         <source>Note</source>
         <translation>备注</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="178"/>
+        <location filename="../drawer.py" line="165"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="179"/>
+        <location filename="../drawer.py" line="166"/>
         <source>X report  (F11)</source>
         <translation>X 报表  (F11)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="204"/>
+        <location filename="../drawer.py" line="191"/>
         <source>Say what the cash is for (Note).</source>
         <translation>请在备注中说明这笔现金的用途。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="208"/>
+        <location filename="../drawer.py" line="195"/>
         <source>%1 of %2 needs a supervisor (above %3).</source>
         <translation>%1 %2 需主管审批（超过 %3）。</translation>
     </message>
@@ -297,12 +297,12 @@
 <context>
     <name>ConfirmDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="281"/>
+        <location filename="../till_dialog.py" line="293"/>
         <source>Please confirm</source>
         <translation>请确认</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="282"/>
+        <location filename="../till_dialog.py" line="294"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -310,22 +310,22 @@
 <context>
     <name>DenominationDialog</name>
     <message>
-        <location filename="../drawer.py" line="278"/>
+        <location filename="../drawer.py" line="258"/>
         <source>Total: %1</source>
         <translation>合计：%1</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="282"/>
+        <location filename="../drawer.py" line="262"/>
         <source>Count by denomination</source>
         <translation>按面额清点</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="285"/>
+        <location filename="../drawer.py" line="265"/>
         <source>Use this total</source>
         <translation>使用此合计</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="286"/>
+        <location filename="../drawer.py" line="266"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -333,37 +333,37 @@
 <context>
     <name>DrawerActions</name>
     <message>
-        <location filename="../drawer.py" line="303"/>
+        <location filename="../drawer.py" line="283"/>
         <source>Slip</source>
         <translation>小票</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="310"/>
+        <location filename="../drawer.py" line="290"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="334"/>
+        <location filename="../drawer.py" line="314"/>
         <source>Cash drawer…  (F10)</source>
         <translation>钱箱…  (F10)</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="424"/>
+        <location filename="../drawer.py" line="404"/>
         <source>No receipt printer is set up: the slip is shown instead.</source>
         <translation>未设置小票打印机：改为显示小票。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="430"/>
+        <location filename="../drawer.py" line="410"/>
         <source>Slip printed.</source>
         <translation>小票已打印。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="431"/>
+        <location filename="../drawer.py" line="411"/>
         <source>Slip not printed: %1</source>
         <translation>小票未打印：%1</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="432"/>
+        <location filename="../drawer.py" line="412"/>
         <source>Printing the slip…</source>
         <translation>正在打印小票…</translation>
     </message>
@@ -552,28 +552,28 @@
 <context>
     <name>FloatDialog</name>
     <message>
-        <location filename="../drawer.py" line="89"/>
-        <location filename="../drawer.py" line="92"/>
+        <location filename="../drawer.py" line="82"/>
+        <location filename="../drawer.py" line="85"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="90"/>
+        <location filename="../drawer.py" line="83"/>
         <source>Shift %1 opens: count the cash in the drawer and type it (0 if it is empty).</source>
         <translation>班次 %1 开班：请清点钱箱中的现金并输入（空钱箱输入 0）。</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="93"/>
+        <location filename="../drawer.py" line="86"/>
         <source>Start the shift</source>
         <translation>开始本班</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="94"/>
+        <location filename="../drawer.py" line="87"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../drawer.py" line="100"/>
+        <location filename="../drawer.py" line="93"/>
         <source>Type the float (0 if the drawer is empty).</source>
         <translation>请输入备用金（空钱箱输入 0）。</translation>
     </message>
@@ -643,93 +643,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="184"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="185"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197"/>
+        <location filename="../main_window.py" line="202"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="205"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="206"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
+        <location filename="../main_window.py" line="209"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="207"/>
+        <location filename="../main_window.py" line="212"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="254"/>
+        <location filename="../main_window.py" line="259"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="314"/>
+        <location filename="../main_window.py" line="319"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="408"/>
+        <location filename="../main_window.py" line="413"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="437"/>
-        <location filename="../main_window.py" line="458"/>
+        <location filename="../main_window.py" line="442"/>
+        <location filename="../main_window.py" line="463"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="212"/>
+        <location filename="../main_window.py" line="217"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="218"/>
+        <location filename="../main_window.py" line="223"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="328"/>
+        <location filename="../main_window.py" line="333"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -813,123 +813,123 @@
 <context>
     <name>MemberProfileDialog</name>
     <message>
-        <location filename="../member_profile.py" line="70"/>
+        <location filename="../member_profile.py" line="65"/>
         <source>Member profile</source>
         <translation>会员资料</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="71"/>
+        <location filename="../member_profile.py" line="66"/>
         <source>Balance</source>
         <translation>余额</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="72"/>
+        <location filename="../member_profile.py" line="67"/>
         <source>Phone</source>
         <translation>手机</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="73"/>
+        <location filename="../member_profile.py" line="68"/>
         <source>Cards</source>
         <translation>卡</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="74"/>
+        <location filename="../member_profile.py" line="69"/>
         <source>Top-ups (recent)</source>
         <translation>充值（近期）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="75"/>
+        <location filename="../member_profile.py" line="70"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Amount</source>
         <translation>金额</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Refunded</source>
         <translation>已退款</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="77"/>
+        <location filename="../member_profile.py" line="72"/>
         <source>Balance after</source>
         <translation>交易后余额</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="78"/>
+        <location filename="../member_profile.py" line="73"/>
         <source>Terminal</source>
         <translation>终端</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="78"/>
+        <location filename="../member_profile.py" line="73"/>
         <source>Receipt number</source>
         <translation>小票号</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="87"/>
+        <location filename="../member_profile.py" line="82"/>
         <source>No account %1 on the central server.</source>
         <translation>中心服务器上没有账户 %1。</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="89"/>
+        <location filename="../member_profile.py" line="84"/>
         <source>The profile was refused: %1</source>
         <translation>资料被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="91"/>
+        <location filename="../member_profile.py" line="86"/>
         <source>The profile could not be read (no connection to the central server): close this and try again.</source>
         <translation>无法读取资料（未连接中心服务器）：请关闭后重试。</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="98"/>
+        <location filename="../member_profile.py" line="93"/>
         <source>Reading the member&apos;s profile…</source>
         <translation>正在读取会员资料…</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="104"/>
+        <location filename="../member_profile.py" line="99"/>
         <source>%1 (principal %2, bonus %3)</source>
         <translation>%1（本金 %2，赠送 %3）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="106"/>
-        <location filename="../member_profile.py" line="117"/>
+        <location filename="../member_profile.py" line="101"/>
+        <location filename="../member_profile.py" line="112"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="110"/>
+        <location filename="../member_profile.py" line="105"/>
         <source>%1: blocked (%2)</source>
         <translation>%1：已停用（%2）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="113"/>
+        <location filename="../member_profile.py" line="108"/>
         <source>%1: active</source>
         <translation>%1：正常</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="114"/>
+        <location filename="../member_profile.py" line="109"/>
         <source>none (the account id is used as its card)</source>
         <translation>无（以账户号作卡）</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="116"/>
+        <location filename="../member_profile.py" line="111"/>
         <source>%1: %2 top-up(s), %3</source>
         <translation>%1：%2 笔充值，%3</translation>
     </message>
     <message>
-        <location filename="../member_profile.py" line="122"/>
+        <location filename="../member_profile.py" line="117"/>
         <source>No recent operations of this account on the central server.</source>
         <translation>中心服务器上没有此账户的近期操作。</translation>
     </message>
@@ -1316,7 +1316,7 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/hooks.py" line="124"/>
+        <location filename="../receipts/hooks.py" line="126"/>
         <source>The receipt and printer settings need a supervisor.</source>
         <translation>小票和打印机设置需要主管审批。</translation>
     </message>
@@ -1404,7 +1404,7 @@
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="279"/>
+        <location filename="../sale.py" line="282"/>
         <location filename="../sale_layout.py" line="87"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
@@ -1451,7 +1451,7 @@
     </message>
     <message>
         <location filename="../history_model.py" line="210"/>
-        <location filename="../sale.py" line="201"/>
+        <location filename="../sale.py" line="204"/>
         <location filename="../sale_lookup.py" line="110"/>
         <location filename="../sale_texts.py" line="55"/>
         <source>Account</source>
@@ -1519,7 +1519,7 @@ Is this amount right?</source>
 金额正确吗？</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../sale.py" line="249"/>
         <source>Yes, this amount</source>
         <translation>是，金额正确</translation>
     </message>
@@ -1629,6 +1629,11 @@ Account %1</source>
         <location filename="../sale_texts.py" line="93"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale_texts.py" line="143"/>
+        <source>Charged OFFLINE: %1 to %2. Receipt marked OFFLINE; the card is charged when the central server is back.</source>
+        <translation>已离线收款：%2 收款 %1。小票标有“离线”；中心服务器恢复后从卡内收款。</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="88"/>
@@ -2254,32 +2259,32 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>SupervisorDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="324"/>
+        <location filename="../till_dialog.py" line="329"/>
         <source>Supervisor approval</source>
         <translation>主管批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="325"/>
+        <location filename="../till_dialog.py" line="330"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="325"/>
+        <location filename="../till_dialog.py" line="330"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="326"/>
+        <location filename="../till_dialog.py" line="331"/>
         <source>Approve</source>
         <translation>批准</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="327"/>
+        <location filename="../till_dialog.py" line="332"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="331"/>
+        <location filename="../till_dialog.py" line="336"/>
         <source>Another supervisor must approve this.</source>
         <translation>必须由另一位主管批准。</translation>
     </message>
@@ -2312,28 +2317,28 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="79"/>
+        <location filename="../texts.py" line="83"/>
         <source>Card no. is a phone</source>
         <translation>卡号是手机号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="80"/>
+        <location filename="../texts.py" line="84"/>
         <source>Not this account&apos;s card</source>
         <translation>非本账户的卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="81"/>
+        <location filename="../texts.py" line="85"/>
         <source>Number taken</source>
         <translation>号码已被占用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="82"/>
+        <location filename="../texts.py" line="86"/>
         <source>Phone taken</source>
         <translation>手机号已被占用</translation>
     </message>
     <message>
         <location filename="../texts.py" line="21"/>
-        <location filename="../texts.py" line="60"/>
+        <location filename="../texts.py" line="64"/>
         <source>Approved</source>
         <translation>成功</translation>
     </message>
@@ -2458,521 +2463,601 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>未执行：终端无法保存，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="52"/>
+        <location filename="../texts.py" line="51"/>
+        <source>Declined: the member owes an offline debt; a top-up pays it first</source>
+        <translation>已拒绝：会员有未结离线欠款；请先充值还款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="53"/>
+        <source>Offline sale not settled: past the shop&apos;s offline limit; tell a supervisor</source>
+        <translation>离线消费未结算：超过本店离线限额；请通知主管</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="56"/>
         <source>Not made: unexpected answer, call support</source>
         <translation>未执行：答复异常，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="58"/>
-        <location filename="../texts.py" line="143"/>
+        <location filename="../texts.py" line="62"/>
+        <location filename="../texts.py" line="150"/>
         <source>Being checked</source>
         <translation>核实中</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="61"/>
+        <location filename="../texts.py" line="65"/>
         <source>Not enough money</source>
         <translation>余额不足</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="62"/>
+        <location filename="../texts.py" line="66"/>
         <source>Unknown account</source>
         <translation>账户不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="63"/>
+        <location filename="../texts.py" line="67"/>
         <source>Account frozen</source>
         <translation>账户已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="64"/>
+        <location filename="../texts.py" line="68"/>
         <source>Original not found</source>
         <translation>找不到原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="65"/>
+        <location filename="../texts.py" line="69"/>
         <source>Exceeds original</source>
         <translation>超过原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="66"/>
+        <location filename="../texts.py" line="70"/>
         <source>Balance limit</source>
         <translation>超过余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="67"/>
+        <location filename="../texts.py" line="71"/>
         <source>Too many holds</source>
         <translation>预授权过多</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="68"/>
-        <location filename="../texts.py" line="147"/>
+        <location filename="../texts.py" line="72"/>
+        <location filename="../texts.py" line="154"/>
         <source>Hold not found</source>
         <translation>找不到预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="69"/>
+        <location filename="../texts.py" line="73"/>
         <source>Already completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="70"/>
+        <location filename="../texts.py" line="74"/>
         <source>Already released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="71"/>
+        <location filename="../texts.py" line="75"/>
         <source>Hold expired</source>
         <translation>预授权已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="72"/>
+        <location filename="../texts.py" line="76"/>
         <source>More than held</source>
         <translation>超过预授权金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="73"/>
+        <location filename="../texts.py" line="77"/>
         <source>Open holds</source>
         <translation>有预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="74"/>
-        <location filename="../texts.py" line="100"/>
+        <location filename="../texts.py" line="78"/>
+        <location filename="../texts.py" line="107"/>
         <source>Account closed</source>
         <translation>已退卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="75"/>
+        <location filename="../texts.py" line="79"/>
         <source>Account exists</source>
         <translation>账户已存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="76"/>
+        <location filename="../texts.py" line="80"/>
         <source>Card not found</source>
         <translation>卡不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="77"/>
+        <location filename="../texts.py" line="81"/>
         <source>Card blocked</source>
         <translation>卡已停用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="78"/>
+        <location filename="../texts.py" line="82"/>
         <source>Card in use</source>
         <translation>卡已被使用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="83"/>
+        <location filename="../texts.py" line="87"/>
         <source>Balance cap</source>
         <translation>余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="84"/>
+        <location filename="../texts.py" line="88"/>
         <source>Member PIN needed</source>
         <translation>需会员支付密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="87"/>
+        <location filename="../texts.py" line="90"/>
+        <source>Debt open</source>
+        <translation>有欠款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="91"/>
+        <source>Offline limit</source>
+        <translation>离线限额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="93"/>
         <source>Not made</source>
         <translation>未执行</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="92"/>
+        <location filename="../texts.py" line="98"/>
         <source>Charge</source>
         <translation>收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="93"/>
+        <location filename="../texts.py" line="99"/>
+        <source>Charge (offline)</source>
+        <translation>收款（离线）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="100"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="94"/>
+        <location filename="../texts.py" line="101"/>
         <source>Top-up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="95"/>
+        <location filename="../texts.py" line="102"/>
         <source>Hold</source>
         <translation>预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="96"/>
+        <location filename="../texts.py" line="103"/>
         <source>Sale completed</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="97"/>
+        <location filename="../texts.py" line="104"/>
         <source>Hold released</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="98"/>
+        <location filename="../texts.py" line="105"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="99"/>
+        <location filename="../texts.py" line="106"/>
         <source>Card replaced</source>
         <translation>换卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="101"/>
+        <location filename="../texts.py" line="108"/>
         <source>Shift closed</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="108"/>
+        <location filename="../texts.py" line="115"/>
         <source>Cash</source>
         <translation>现金</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="109"/>
+        <location filename="../texts.py" line="116"/>
         <source>WeChat Pay</source>
         <translation>微信支付</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="110"/>
+        <location filename="../texts.py" line="117"/>
         <source>Alipay</source>
         <translation>支付宝</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="111"/>
+        <location filename="../texts.py" line="118"/>
         <source>Bank card</source>
         <translation>银行卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="112"/>
-        <location filename="../texts.py" line="126"/>
+        <location filename="../texts.py" line="119"/>
+        <location filename="../texts.py" line="133"/>
         <source>Other</source>
         <translation>其他</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="122"/>
+        <location filename="../texts.py" line="129"/>
         <source>Change</source>
         <translation>找零备用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="124"/>
+        <location filename="../texts.py" line="131"/>
         <source>Expense</source>
         <translation>杂项支出</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="125"/>
+        <location filename="../texts.py" line="132"/>
         <source>Correction</source>
         <translation>更正</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="132"/>
+        <location filename="../texts.py" line="139"/>
         <source>Lost</source>
         <translation>挂失</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="133"/>
+        <location filename="../texts.py" line="140"/>
         <source>Damaged</source>
         <translation>损坏</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="134"/>
+        <location filename="../texts.py" line="141"/>
         <source>Stolen</source>
         <translation>被盗</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="135"/>
+        <location filename="../texts.py" line="142"/>
         <source>Other reason</source>
         <translation>其他原因</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="142"/>
+        <location filename="../texts.py" line="149"/>
         <source>Held until %1</source>
         <translation>预授权至 %1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="144"/>
+        <location filename="../texts.py" line="151"/>
         <source>Completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="145"/>
+        <location filename="../texts.py" line="152"/>
         <source>Released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="146"/>
+        <location filename="../texts.py" line="153"/>
         <source>Expired</source>
         <translation>已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="154"/>
+        <location filename="../texts.py" line="161"/>
         <source>No connection to the central server: charges are refused until it is back.</source>
         <translation>与中心服务器断开：恢复连接前不能收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="156"/>
+        <location filename="../texts.py" line="163"/>
         <source>The central server is switching over: try again in a few seconds.</source>
         <translation>中心服务器切换中：请几秒后再试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="165"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="160"/>
+        <location filename="../texts.py" line="167"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="162"/>
+        <location filename="../texts.py" line="169"/>
         <source>The ledger gateway refuses this terminal&apos;s credential (revoked or replaced): call the shop&apos;s IT person. Charges are refused.</source>
         <translation>账本网关拒绝本终端的凭据（已吊销或已更换）：请联系门店 IT 人员。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="165"/>
+        <location filename="../texts.py" line="172"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔收款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="170"/>
+        <location filename="../texts.py" line="177"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔收款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="172"/>
+        <location filename="../texts.py" line="179"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="174"/>
+        <location filename="../texts.py" line="181"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="176"/>
+        <location filename="../texts.py" line="183"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="177"/>
+        <location filename="../texts.py" line="184"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="180"/>
+        <location filename="../texts.py" line="188"/>
+        <source>Offline: this terminal has no offline limits from the central server yet: charges are refused.</source>
+        <translation>离线：本终端尚未从中心服务器取得离线限额，不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="190"/>
+        <source>Offline too long: the shop&apos;s maximum offline time is over. Charges are refused until the central server is back.</source>
+        <translation>离线时间过长：已超过本店最长离线时间。中心服务器恢复前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="193"/>
+        <source>Offline: this card is on the block list (reported lost or stolen): not charged.</source>
+        <translation>离线：此卡在挂失名单上（已挂失或被盗），未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="195"/>
+        <source>Offline: a charge that needs a supervisor cannot be made offline.</source>
+        <translation>离线：需要主管审批的收款不能离线进行。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="197"/>
+        <source>Offline: this amount needs the member&apos;s payment PIN, which cannot be checked offline.</source>
+        <translation>离线：此金额需要会员支付密码，离线时无法验证。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="199"/>
+        <source>Offline: this terminal has not seen the member&apos;s balance recently: not charged.</source>
+        <translation>离线：本终端近期未查询过该会员余额，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="201"/>
+        <source>Offline: more than the balance this terminal last saw for the member: not charged.</source>
+        <translation>离线：超过本终端上次查询到的会员余额，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="203"/>
+        <source>Offline limit reached for this member at this terminal: not charged.</source>
+        <translation>该会员在本终端的离线限额已用完，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="205"/>
+        <source>Offline budget of this terminal used up: charges are refused until the central server is back.</source>
+        <translation>本终端离线额度已用完：中心服务器恢复前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="208"/>
+        <source>No cashier signed in: sign in again.</source>
+        <translation>没有收银员登录：请重新登录。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="209"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="185"/>
+        <location filename="../texts.py" line="214"/>
+        <source>Offline: %1 of %2 budget used · block list of %3</source>
+        <translation>离线：已用额度 %1 / %2 · 挂失名单更新于 %3</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="221"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="186"/>
+        <location filename="../texts.py" line="222"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="187"/>
+        <location filename="../texts.py" line="223"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="188"/>
+        <location filename="../texts.py" line="224"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="189"/>
+        <location filename="../texts.py" line="225"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="190"/>
+        <location filename="../texts.py" line="226"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="191"/>
+        <location filename="../texts.py" line="227"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="197"/>
+        <location filename="../texts.py" line="233"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="199"/>
+        <location filename="../texts.py" line="235"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="200"/>
+        <location filename="../texts.py" line="236"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="206"/>
+        <location filename="../texts.py" line="242"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="207"/>
+        <location filename="../texts.py" line="243"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="208"/>
+        <location filename="../texts.py" line="244"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="209"/>
+        <location filename="../texts.py" line="245"/>
         <source>Central server switching over: reconnecting…</source>
         <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="210"/>
+        <location filename="../texts.py" line="246"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="211"/>
+        <location filename="../texts.py" line="247"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="212"/>
+        <location filename="../texts.py" line="248"/>
         <source>This terminal&apos;s credential is refused: call IT</source>
         <translation>本终端凭据被拒绝：请联系 IT</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="217"/>
+        <location filename="../texts.py" line="253"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="218"/>
+        <location filename="../texts.py" line="254"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="219"/>
+        <location filename="../texts.py" line="255"/>
         <source>Closed (card returned)</source>
         <translation>已退卡销户</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="224"/>
+        <location filename="../texts.py" line="260"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="227"/>
+        <location filename="../texts.py" line="263"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="230"/>
+        <location filename="../texts.py" line="266"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="233"/>
+        <location filename="../texts.py" line="269"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="235"/>
+        <location filename="../texts.py" line="271"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="237"/>
+        <location filename="../texts.py" line="273"/>
         <source>No one approves their own operation: ask another supervisor.</source>
         <translation>不能审批自己的操作：请找另一位主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="239"/>
+        <location filename="../texts.py" line="275"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="240"/>
+        <location filename="../texts.py" line="276"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="245"/>
+        <location filename="../texts.py" line="281"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="246"/>
+        <location filename="../texts.py" line="282"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="253"/>
+        <location filename="../texts.py" line="289"/>
         <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
         <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="260"/>
+        <location filename="../texts.py" line="296"/>
         <source>Member account %1 opened.</source>
         <translation>会员账户 %1 已开立。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="261"/>
+        <location filename="../texts.py" line="297"/>
         <source>Card %1 issued.</source>
         <translation>卡 %1 已发放。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="261"/>
+        <location filename="../texts.py" line="297"/>
         <source>No card issued yet.</source>
         <translation>尚未发卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="263"/>
+        <location filename="../texts.py" line="299"/>
         <source>Member account %1 opened, but the card was not issued:</source>
         <translation>会员账户 %1 已开立，但卡未发放：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="265"/>
+        <location filename="../texts.py" line="301"/>
         <source>The account was not opened:</source>
         <translation>账户未开立：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="273"/>
+        <location filename="../texts.py" line="309"/>
         <source>Card %1 blocked: it can no longer be used.</source>
         <translation>卡 %1 已挂失停用，不能再使用。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="275"/>
+        <location filename="../texts.py" line="311"/>
         <source>New card %1 issued to account %2; the balance stays.</source>
         <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="278"/>
+        <location filename="../texts.py" line="314"/>
         <source>The card was not changed:</source>
         <translation>未换卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="284"/>
+        <location filename="../texts.py" line="320"/>
         <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
         <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="286"/>
+        <location filename="../texts.py" line="322"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="287"/>
+        <location filename="../texts.py" line="323"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="178"/>
+        <location filename="../texts.py" line="185"/>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
@@ -2982,17 +3067,17 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>已由主管放弃：过久无法重发，由人工处理</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="85"/>
+        <location filename="../texts.py" line="89"/>
         <source>Abandoned</source>
         <translation>已放弃</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="123"/>
+        <location filename="../texts.py" line="130"/>
         <source>Safe drop</source>
         <translation>上缴保险柜</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="167"/>
+        <location filename="../texts.py" line="174"/>
         <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
         <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -3000,12 +3085,12 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>TillDialog</name>
     <message>
-        <location filename="../till_dialog.py" line="221"/>
+        <location filename="../till_dialog.py" line="233"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../till_dialog.py" line="236"/>
+        <location filename="../till_dialog.py" line="248"/>
         <source>Checking the supervisor PIN…</source>
         <translation>正在核对主管密码…</translation>
     </message>
