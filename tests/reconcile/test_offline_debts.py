@@ -63,3 +63,24 @@ def test_verify_finds_a_debt_changed_outside_the_scripts(redis_url, pg_url, db, 
     found = [v for v in report.violations if v.kind == "debt_mismatch"]
     assert [(v.account_id, v.evidence["redis_debt_minor"], v.evidence["db_debt_minor"]) for v in found] == \
         [(a, 1, 2_000)]
+
+
+def test_the_back_office_dashboard_lists_open_debts(redis_url, pg_url, ledger):
+    """The dashboard (reconcile_service/web) lists each open debt with its till, cashier and times."""
+    from zoneinfo import ZoneInfo
+
+    from reconcile_service import db as dbmod
+    from reconcile_service.web.app import create_app
+    from reconcile_service.web.auth import set_password
+    from tests.reconcile.test_backoffice_hardening import login
+    a, _, _ = _outage(ledger)
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    engine = dbmod.make_engine(pg_url)
+    set_password(engine, "owner", "a long enough password 27")
+    client = create_app(engine, ZoneInfo("Asia/Shanghai")).test_client()
+    assert login(client, "a long enough password 27").status_code == 302
+    body = client.get("/dashboard?lang=en").get_data(as_text=True)
+    assert "Open offline debts" in body and 'data-debt-txn="T2-f-1"' in body
+    row = body[body.index('data-debt-txn="T2-f-1"'):].split("</tr>")[0]
+    assert a in row and "T2" in row and "C2" in row and 'data-minor="2000"' in row
+    engine.dispose()
