@@ -97,6 +97,7 @@ def kind_words(kind: str) -> str:
     return {
         "deduct": QCoreApplication.translate("Texts", "Charge"),
         "offline": QCoreApplication.translate("Texts", "Charge (offline)"),
+        "offline_debt": QCoreApplication.translate("Texts", "Charge (offline, left a debt)"),
         "refund": QCoreApplication.translate("Texts", "Refund"),
         "credit": QCoreApplication.translate("Texts", "Top-up"),
         "hold": QCoreApplication.translate("Texts", "Hold"),

@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
+from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, TxnConflict
 from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
@@ -504,9 +504,13 @@ class Gateway:
             log.warning("offline_deduct %s %s at %s: past the till's offline budget %d", account_id, txn_id,
                         terminal_id, limits.till_budget_minor)
             return encode(Result(Status.OFFLINE_LIMIT_EXCEEDED, 0, False, txn_id, account_id, "offline", amount))
-        result = self.ledger.offline_deduct(account_id, amount, txn_id=txn_id, terminal_id=terminal_id,
-                                            cashier_id=made_by, made_at_ms=body["made_at_ms"],
-                                            card_no=body.get("card_no"))
+        try:
+            result = self.ledger.offline_deduct(account_id, amount, txn_id=txn_id, terminal_id=terminal_id,
+                                                cashier_id=made_by, made_at_ms=body["made_at_ms"],
+                                                card_no=body.get("card_no"))
+        except (InvalidRequest, TxnConflict):
+            self.offline_budgets.release(terminal_id, txn_id)    # refused, nothing decided: no budget used
+            raise
         if not result.applied:
             self.offline_budgets.release(terminal_id, txn_id)
         log.info("offline_deduct %s %s at %s, made by %s as the terminal states: %s%s%s", account_id, txn_id,

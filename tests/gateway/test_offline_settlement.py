@@ -81,6 +81,9 @@ def test_bad_settlements_are_refused_naming_the_field(funded, shop, gateway):
                  made_at_ms=1.5, made_by=CASHIER)
     assert e.value.field == "made_at_ms"
     assert shop.balance("A1") == 5_000
+    # a refused settlement used none of the till's budget (15,000)
+    assert bare.offline_deduct("B1", 10_000, txn_id="T1-f-5", made_at_ms=MADE_AT_MS, made_by=CASHIER).applied
+    assert bare.offline_deduct("A1", 5_000, txn_id="T1-f-6", made_at_ms=MADE_AT_MS, made_by=CASHIER).applied
     bare.close()
 
 
