@@ -447,8 +447,9 @@ class Ledger:
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
                         status: str = "active", holder_name: str | None = None,
-                        phone: str | None = None, bonus_minor: int = 0) -> Result:
-        """Recreate an account that Redis lost, from the database of record.
+                        phone: str | None = None, bonus_minor: int = 0, debt_minor: int = 0) -> Result:
+        """Recreate an account that Redis lost, from the database of record (`debt_minor`:
+        its open offline debt, the book's sum of offline_debts).
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
         and nothing changes. Journaled as kind 'restore' with amount 0. `txn_id` must be
@@ -464,6 +465,8 @@ class Ledger:
                                   allow_zero=True, extra_keys=extra,
                                   extra_args=[status, holder, *member_args,
                                               str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
+                                                                 max_minor=v.MAX_BALANCE_MINOR)),
+                                              str(v.check_amount(debt_minor, "debt_minor", allow_zero=True,
                                                                  max_minor=v.MAX_BALANCE_MINOR))],
                                   kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
         if result.applied and member_args and member_args[0]:

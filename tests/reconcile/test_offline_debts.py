@@ -84,3 +84,18 @@ def test_the_back_office_dashboard_lists_open_debts(redis_url, pg_url, ledger):
     row = body[body.index('data-debt-txn="T2-f-1"'):].split("</tr>")[0]
     assert a in row and "T2" in row and "C2" in row and 'data-minor="2000"' in row
     engine.dispose()
+
+
+def test_restore_brings_the_open_debts_back(redis_url, pg_url, db, ledger):
+    """Redis lost: restore gives every account its open offline debt back from the book, so
+    the member still cannot spend until a top-up pays it, and verify agrees."""
+    from core import Ledger, Status
+    a, b, _ = _outage(ledger)
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    ledger.client.flushdb()
+    assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0
+    back = Ledger.from_url(redis_url, auto_init=False)
+    assert back.offline_debt(a) == 2_000 and back.offline_debt(b) == 0
+    assert back.deduct(a, 1, txn_id="after-restore").status is Status.DEBT_OPEN
+    assert verify(back, db).ok
+    back.close()
