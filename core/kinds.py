@@ -23,8 +23,8 @@ Columns:
   captured or voided, the duplicate compensated): the fourth field of its idempotency
   record's fingerprint (`kind|account|amount|original`).
 - `amount_sign`: the sign its journal entries' amount must have (the verifier checks
-  it): "+" positive, "-" negative, "0" zero, "-0" never positive, "+-" either, ""
-  never journaled under this name.
+  it): "+" positive, "-" negative, "0" zero, "-0" never positive, "+0" never negative,
+  "+-" either, "" never journaled under this name.
 """
 from __future__ import annotations
 
@@ -56,8 +56,16 @@ TABLE: tuple[Kind, ...] = (
          amount_sign="-"),
     Kind("refund", "r", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
          book_section="refund", names_original=True, amount_sign="+"),
+    # a top-up that only paid an offline debt journals amount 0 (the balance got nothing)
     Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup",
-         amount_sign="+"),
+         amount_sign="+0"),
+    # a sale made while the till could not reach the ledger, settled on reconnect
+    # (offline_deduct.lua): 'offline' when the balance covered it, else 'offline_debt' (the
+    # covered part taken, the rest recorded as the account's offline debt)
+    Kind("offline", "f", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
+         book_section="spend", amount_sign="-"),
+    Kind("offline_debt", "", "internal", moves_money=True, splits_buckets=True, book_section="spend",
+         amount_sign="-0"),
     Kind("hold", "h", "money"),                                   # reserves; moves nothing until captured
     Kind("void", "v", "money", hold_resolution="voided", names_original=True),
     # open: an opening balance is a migrated figure, counted with the member operations on the till

@@ -58,6 +58,7 @@ from .signin import SignInPage
 from .stale_ops import StaleOpsDialog
 from .till_dialog import SupervisorDialog
 from .style import scale_for, style_sheet
+from .sale_texts import offline_status_words
 from .texts import connection_words, kind_words, short_status
 from .i18n import Retranslates
 
@@ -159,6 +160,7 @@ class MainWindow(Retranslates, QMainWindow):
         engine.recoveryFinished.connect(self._recovered)
         engine.staleChanged.connect(self._stale_changed)
         engine.memoryChanged.connect(lambda *_: self._update_status())
+        engine.offlineChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
         # the member's PIN or code for a charge answered CONFIRMATION_REQUIRED, whichever screen started it
@@ -193,9 +195,12 @@ class MainWindow(Retranslates, QMainWindow):
 
     def _update_status(self) -> None:
         state = self.engine.state
-        self.connection_status.setText("● " + connection_words(state))
+        use = self.engine.offline_use()       # selling offline: "offline: ¥X of ¥Y budget used"
+        self.connection_status.setText("● " + (offline_status_words(use) if use is not None
+                                               else connection_words(state)))
         self.connection_status.setProperty("tone", "ok" if state == ONLINE else
-                                           "checking" if state in ("connecting", "reconnecting") else "error")
+                                           "checking" if state in ("connecting", "reconnecting") or use is not None
+                                           else "error")
         self.connection_status.style().unpolish(self.connection_status)
         self.connection_status.style().polish(self.connection_status)
         self.terminal_status.setText(self.tr("Terminal %1").replace("%1", self.engine.terminal_id))

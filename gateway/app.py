@@ -14,6 +14,11 @@ payment PIN or an enrolled member code needs it (`member_pin`, checked here with
 core/member_pins.py; or `member_code`, the scanned dynamic code: gateway/member_codes.py);
 without it the answer is CONFIRMATION_REQUIRED, nothing applied or stored.
 
+`POST /v1/ops/offline_deduct` settles a sale a till made while it reached no gateway, on
+the terminal's credential with the cashier it states (`made_by`), within the server's
+bounds (gateway/offline.py); `GET /v1/offline` answers the till's offline settings and the
+blocked cards.
+
 `POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
 (one call): every item checked as a single deduct, a refusal that concerns one item only
 (the approval threshold: a batch carries no approval) answered at that item's position,
@@ -34,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
+from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, TxnConflict
 from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
@@ -49,6 +54,7 @@ from core.shifts import ShiftTotals, close_shift
 
 from . import schema
 from .member_codes import ENROL_GRANT_KIND, check_code_names_member, check_member_code, enrol_member_code
+from .offline import OfflineBudgets, offline_info
 from .schema import OPS, check_fields, check_plain_id, parse_json
 from .sessions import DEFAULT_TTL_S, GrantStore, Session, SessionStore
 from core.terminals import TerminalRegistry
@@ -95,6 +101,7 @@ class Gateway:
         self.history = History(ledger)
         self.member_pins = MemberPins(ledger.client)
         self.member_codes = MemberCodes(ledger.client, pins=self.member_pins)
+        self.offline_budgets = OfflineBudgets(ledger.client)
         self._memory: tuple[float, float | None] | None = None     # (read at, share)
 
     # ---------------------------------------------------------------- who is asking
@@ -273,6 +280,8 @@ class Gateway:
         self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
         if kind == "shift_close" and not request.headers.get(SESSION_HEADER):
             return self.stated_shift_close(body, terminal_id)
+        if kind == "offline_deduct":
+            return self.offline_settlement(body, terminal_id)
         if "closed_by" in body:
             raise GatewayRefused("unknown_field", "closed_by", "a session's Z record is closed by its cashier", 400)
         try:
@@ -498,6 +507,43 @@ class Gateway:
                  closed_by, result.status.value, " (replayed)" if result.replayed else "")
         return encode(result)
 
+    def offline_settlement(self, body: dict, terminal_id: str) -> dict:
+        """A sale this till made offline (gateway/offline.py): on the terminal's credential,
+        journaled with the cashier it states; within the till's offline budget (checked
+        here) and the per-member bound (checked by the ledger's script). No approval, no
+        member PIN: the till sells offline only what needs neither (docs/terminal.md)."""
+        for name in ("approval", "cashier_id"):
+            if name in body:
+                raise GatewayRefused("unknown_field", name, "an offline settlement states its cashier in made_by",
+                                     400)
+        made_by = body.pop("made_by")
+        txn_id, account_id, amount = body["txn_id"], body["account_id"], body["amount_minor"]
+        limits = self.ledger.offline_limits()
+        if not self.offline_budgets.reserve(terminal_id, txn_id, amount, body["made_at_ms"], limits) \
+                and not self.decided_for(txn_id, terminal_id):
+            log.warning("offline_deduct %s %s at %s: past the till's offline budget %d", account_id, txn_id,
+                        terminal_id, limits.till_budget_minor)
+            return encode(Result(Status.OFFLINE_LIMIT_EXCEEDED, 0, False, txn_id, account_id, "offline", amount))
+        try:
+            result = self.ledger.offline_deduct(account_id, amount, txn_id=txn_id, terminal_id=terminal_id,
+                                                cashier_id=made_by, made_at_ms=body["made_at_ms"],
+                                                card_no=body.get("card_no"))
+        except (InvalidRequest, TxnConflict):
+            self.offline_budgets.release(terminal_id, txn_id)    # refused, nothing decided: no budget used
+            raise
+        if not result.applied:
+            self.offline_budgets.release(terminal_id, txn_id)
+        log.info("offline_deduct %s %s at %s, made by %s as the terminal states: %s%s%s", account_id, txn_id,
+                 terminal_id, made_by, result.status.value, f", debt {result.debt_minor}" if result.debt_minor else "",
+                 " (replayed)" if result.replayed else "")
+        return encode(result)
+
+    def offline(self, request: Request) -> dict:
+        """GET /v1/offline: the till's offline settings and the blocked cards (terminal
+        credential alone: a till keeps them fresh whoever is signed in)."""
+        self.terminal_of(request)
+        return offline_info(self.ledger, self.settings.approval_above_minor)
+
     def decided_for(self, txn_id: str, terminal_id: str) -> bool:
         """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
         names the terminal; a decline, which has none, by the till's txn id prefix)."""
@@ -548,7 +594,9 @@ class Gateway:
                 raise GatewayRefused("unknown_field", name, "this parameter is not part of the request", 400)
         led = self.ledger
         if what == "account":
-            return encode(led.account(check_plain_id(ident, "account_id")))
+            account_id = check_plain_id(ident, "account_id")
+            # whether the member has a payment PIN: a till sells offline only what needs none
+            return {**encode(led.account(account_id)), "member_pin_set": self.member_pins.has_pin(account_id)}
         if what == "balances":
             balance, available = led.balances(check_plain_id(ident, "account_id"))
             return {"balance_minor": balance, "available_minor": available}
@@ -691,6 +739,11 @@ def create_app(gateway: Gateway) -> Starlette:
             return _json(200, await run_in_threadpool(gateway.set_member_pin, request, account_id, body))
         return await guarded(work)
 
+    async def offline(request: Request):
+        async def work():
+            return _json(200, await run_in_threadpool(gateway.offline, request))
+        return await guarded(work)
+
     def reader(what: str, param: str = ""):
         async def endpoint(request: Request):
             async def work():
@@ -734,6 +787,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/members/{{account_id}}/pin/reset", member_pin, methods=["POST"]),
         Route(f"{v}/members/{{account_id}}/code", member_pin, methods=["POST"]),
         Route(f"{v}/promotions", reader("promotions"), methods=["GET"]),
+        Route(f"{v}/offline", offline, methods=["GET"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.gateway = gateway

@@ -21,7 +21,7 @@ from .wire import MAX_BATCH_ITEMS, GatewayRefused
 # fields every operation may carry: who (must equal the credential's / session's) and an approval
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
 ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
-             "terminal_id", "cashier_id", "shift_cashier_id", "closed_by")
+             "terminal_id", "cashier_id", "shift_cashier_id", "closed_by", "made_by")
 AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
 
 
@@ -47,6 +47,9 @@ OPS: dict[str, OpSpec] = {
     "issue_card": OpSpec({"txn_id": str, "account_id": str, "card_no": str}),
     "block_card": OpSpec({"txn_id": str, "card_no": str, "reason": str}),
     "close": OpSpec({"txn_id": str, "account_id": str}, approval="always"),
+    # a sale made offline, settled on the terminal's credential with the cashier it states (gateway/offline.py)
+    "offline_deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "made_at_ms": int,
+                              "made_by": str}, {"card_no": str}),
     "shift_close": OpSpec({"txn_id": str, "shift_no": int, "totals": dict},
                           {"opened_ms": int, "extra_totals": dict, "shift_cashier_id": str, "closed_by": str}),
 }

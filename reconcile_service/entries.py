@@ -32,8 +32,8 @@ def _book_entry_fields():
     the book's own (see BookEntry)."""
     core = dataclass_fields(JournalEntry)
     names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos",
-                                       "audit"]
-    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, "", None]
+                                       "audit", "debt_delta_minor", "made_at_ms"]
+    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, "", None, 0, None]
     return namedtuple("BookEntryFields", names, defaults=defaults), len(core)
 
 
@@ -52,7 +52,9 @@ def _args_tuple(*values):
 class BookEntry(_BookEntryFields):
     """A journal entry with what the book of record adds: the bucket deltas and payment
     method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method), for
-    a `shift_close` the Z record, an `audit` entry its record (`audit`), and `pos`, the sortable journal position.
+    a `shift_close` the Z record, an `audit` entry its record (`audit`), and `pos`, the sortable
+    journal position; the change of the account's offline debt (`debt_delta_minor`: `dt` of an
+    offline_debt entry, minus `dp` of a top-up that paid one; issue 27) and an offline sale's time (`om`).
 
     It has every field of core.JournalEntry, read from the stream fields by core's own
     `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
@@ -80,7 +82,15 @@ class BookEntry(_BookEntryFields):
         kind = core[_KIND_AT]
         shift = _parse_shift(f) if kind == "shift_close" else None
         audit = _parse_audit(f, core[_TXN_AT]) if kind == "audit" else None
-        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id), audit))
+        debt = 0
+        if "dt" in f or "dp" in f:
+            added = _int_field(f, "dt") if "dt" in f else 0
+            paid = _int_field(f, "dp") if "dp" in f else 0
+            if added < 0 or paid < 0:
+                raise ValueError(f"dt {added} / dp {paid} must not be negative")
+            debt = added - paid
+        made_at = _int_field(f, "om") if "om" in f else None
+        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id), audit, debt, made_at))
 
 
 def _int_field(f: dict, name: str) -> int:

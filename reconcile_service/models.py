@@ -252,6 +252,31 @@ class ChainHead(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class OfflineDebt(Base):
+    """A change of an account's offline debt (issue 27): +debt by an offline sale the balance
+    did not cover (kind offline_debt: its journal field dt), -paid by a top-up that paid it
+    (kind credit: dp). The entry itself is in ledger_entries, in the chain; an account's
+    open debt is the sum of its rows (verify compares it with Redis's `dt`)."""
+    __tablename__ = "offline_debts"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    debt_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    # when the till made the sale (offline), and when the ledger applied the entry
+    made_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (UniqueConstraint("txn_id", name="uq_offline_debts_txn"),
+                      Index("ix_offline_debts_account", "account_id", "journal_pos"))
+
+
 class ShiftClose(Base):
     """A terminal's Z record: one closed shift, from the journal kind `shift_close`
     (core.shifts). The entry itself is also in ledger_entries (amount 0), in the chain."""

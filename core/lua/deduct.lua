@@ -1,6 +1,7 @@
 --[[
 deduct: take amount_minor from an account when its balance covers it. The balance must
-cover the amount *plus* the account's active holds.
+cover the amount *plus* the account's active holds. Refused (DEBT_OPEN) while the account
+owes an offline debt (accounts.lua debt_refusal).
 A charge presented by card names the card (ARGV[7]): the card must be one of the account's
 cards and not blocked, checked here with the balance, so a block applied before the charge
 runs declines it (CARD_BLOCKED), whenever the till looked the card up.
@@ -23,7 +24,7 @@ ARGV[5] terminal_id
 ARGV[6] cashier_id
 ARGV[7] card_no the charge was presented with ('' or absent: none, e.g. typed account id)
 Returns {status, balance_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@batch 7 7
@@ -46,12 +47,14 @@ local fp = 'deduct|' .. account_id .. '|' .. amount_arg .. card_fingerprint(ARGV
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct, refused = account_of(acct_key, 'bo')
+local acct, refused = account_of(acct_key, 'bo', 'dt')
 if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 local card_refused = presented_card_refusal(KEYS[7], ARGV[7], account_id)
 if card_refused then return decline(jkey, txn_key, fp, ttl_s, card_refused, balance) end
 if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
+local in_debt = debt_refusal(acct[4])
+if in_debt then return decline(jkey, txn_key, fp, ttl_s, in_debt, balance) end
 local amount = tonumber(amount_arg)
 if balance - active_holds(KEYS[4], KEYS[5]) < amount then
   return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance)

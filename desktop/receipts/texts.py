@@ -13,6 +13,10 @@ LANGUAGES = ("en", "zh_CN")
 _TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "title.deduct": "SALE",
+        "title.offline": "SALE (OFFLINE)",
+        "offline_mark": "*** OFFLINE ***",
+        "offline_note": "Made offline: charged to the card when the till is back online",
+        "debt_paid": "Paid offline debt",
         "title.capture": "SALE (COMPLETED HOLD)",
         "title.refund": "REFUND SLIP",
         "title.credit": "TOP-UP",
@@ -94,6 +98,10 @@ _TEXTS: dict[str, dict[str, str]] = {
     },
     "zh_CN": {
         "title.deduct": "消费小票",
+        "title.offline": "消费小票（离线）",
+        "offline_mark": "*** 离线交易 ***",
+        "offline_note": "离线交易：终端恢复联网后从卡内扣款",
+        "debt_paid": "偿还离线欠款",
         "title.capture": "消费小票（预授权完成）",
         "title.refund": "退款单",
         "title.credit": "充值小票",

@@ -179,83 +179,83 @@
 <context>
     <name>CloseShiftDialog</name>
     <message>
-        <location filename="../report.py" line="541"/>
-        <location filename="../report.py" line="568"/>
+        <location filename="../report.py" line="547"/>
+        <location filename="../report.py" line="574"/>
         <source>Close shift</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="542"/>
+        <location filename="../report.py" line="548"/>
         <source>Close shift %1 of terminal %2?</source>
         <translation>确认交班：终端 %2 的第 %1 班？</translation>
     </message>
     <message>
-        <location filename="../report.py" line="547"/>
+        <location filename="../report.py" line="553"/>
         <source>Declined: %1</source>
         <translation>被拒绝：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="549"/>
+        <location filename="../report.py" line="555"/>
         <source>Holds still open: %1 · %2</source>
         <translation>仍未结束的预授权：%1 笔 · %2</translation>
     </message>
     <message>
-        <location filename="../report.py" line="551"/>
+        <location filename="../report.py" line="557"/>
         <source>Net: %1</source>
         <translation>净额：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="553"/>
+        <location filename="../report.py" line="559"/>
         <source>Drawer: float %1 · cash in %2 · cash out %3</source>
         <translation>钱箱：备用金 %1 · 存入 %2 · 取出 %3</translation>
     </message>
     <message>
-        <location filename="../report.py" line="559"/>
+        <location filename="../report.py" line="565"/>
         <source>Cash counted in the drawer</source>
         <translation>钱箱实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="560"/>
+        <location filename="../report.py" line="566"/>
         <source>By denomination…</source>
         <translation>按面额清点…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="563"/>
+        <location filename="../report.py" line="569"/>
         <source>Shift opened by %1: closing it needs a supervisor.</source>
         <translation>本班由 %1 开班：交班需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="566"/>
+        <location filename="../report.py" line="572"/>
         <source>Closed by %1.</source>
         <translation>交班人：%1。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="567"/>
+        <location filename="../report.py" line="573"/>
         <source>Supervisor id</source>
         <translation>主管工号</translation>
     </message>
     <message>
-        <location filename="../report.py" line="567"/>
+        <location filename="../report.py" line="573"/>
         <source>Supervisor PIN</source>
         <translation>主管密码</translation>
     </message>
     <message>
-        <location filename="../report.py" line="569"/>
+        <location filename="../report.py" line="575"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../report.py" line="597"/>
+        <location filename="../report.py" line="603"/>
         <source>Cash expected: %1. Count the drawer and type the total.</source>
         <translation>应有现金：%1。请清点钱箱并输入合计。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="600"/>
+        <location filename="../report.py" line="606"/>
         <source>Cash expected: %1 · counted: %2 · %3</source>
         <translation>应有现金：%1 · 实点：%2 · %3</translation>
     </message>
     <message>
-        <location filename="../report.py" line="608"/>
+        <location filename="../report.py" line="614"/>
         <source>Count the drawer and type the total (0 if it is empty).</source>
         <translation>请清点钱箱并输入合计（空钱箱输入 0）。</translation>
     </message>
@@ -643,93 +643,93 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="192"/>
         <source>Lock  (F2)</source>
         <translation>锁定  (F2)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Cashier terminal</source>
         <translation>收银终端</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Member card payments</source>
         <translation>会员卡收款</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="190"/>
         <source>Close shift…  (F8)</source>
         <translation>交班…  (F8)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189"/>
+        <location filename="../main_window.py" line="191"/>
         <source>Sign out</source>
         <translation>退出登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="191"/>
+        <location filename="../main_window.py" line="193"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="206"/>
         <source>Terminal %1</source>
         <translation>终端 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
+        <location filename="../main_window.py" line="209"/>
         <source>Cashier %1</source>
         <translation>收银员 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="205"/>
+        <location filename="../main_window.py" line="210"/>
         <source>Shift %1 · %2</source>
         <translation>第 %1 班 · %2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="208"/>
+        <location filename="../main_window.py" line="213"/>
         <source>Nobody signed in</source>
         <translation>未登录</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="211"/>
+        <location filename="../main_window.py" line="216"/>
         <source>Being checked: %1</source>
         <translation>核实中：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="258"/>
+        <location filename="../main_window.py" line="263"/>
         <source>Wait for the current operation to finish.</source>
         <translation>请等待当前操作完成。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="318"/>
+        <location filename="../main_window.py" line="323"/>
         <source>Resolved after a restart:</source>
         <translation>重启后已核实：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="417"/>
+        <location filename="../main_window.py" line="422"/>
         <source>The terminal settings need a supervisor.</source>
         <translation>修改终端设置需要主管批准。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="446"/>
-        <location filename="../main_window.py" line="467"/>
+        <location filename="../main_window.py" line="451"/>
+        <location filename="../main_window.py" line="472"/>
         <source>The shift cannot close yet: %1 operation(s) are still being checked.</source>
         <translation>暂不能交班：还有 %1 笔交易正在核实。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="216"/>
+        <location filename="../main_window.py" line="221"/>
         <source>Old operations: %1 — supervisor</source>
         <translation>旧操作：%1 — 需主管处理</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="222"/>
+        <location filename="../main_window.py" line="227"/>
         <source>Central server memory %1 % full: tell a supervisor (at 100 % charges are refused)</source>
         <translation>中央服务器内存已用 %1 %：请通知主管（达到 100 % 时将拒绝收款）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="332"/>
+        <location filename="../main_window.py" line="337"/>
         <source>%1 operation(s) got no answer and are too old to send again safely: a supervisor must decide (Old operations… in the status bar).</source>
         <translation>有 %1 笔操作未得到答复，且已过久，无法安全重发：须由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>
@@ -1578,7 +1578,7 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../receipts/hooks.py" line="124"/>
+        <location filename="../receipts/hooks.py" line="126"/>
         <source>The receipt and printer settings need a supervisor.</source>
         <translation>小票和打印机设置需要主管审批。</translation>
     </message>
@@ -1666,7 +1666,7 @@
         <translation>完成交易…</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="279"/>
+        <location filename="../sale.py" line="282"/>
         <location filename="../sale_layout.py" line="87"/>
         <source>Release hold</source>
         <translation>撤销预授权</translation>
@@ -1713,7 +1713,7 @@
     </message>
     <message>
         <location filename="../history_model.py" line="210"/>
-        <location filename="../sale.py" line="201"/>
+        <location filename="../sale.py" line="204"/>
         <location filename="../sale_lookup.py" line="113"/>
         <location filename="../sale_texts.py" line="55"/>
         <source>Account</source>
@@ -1781,7 +1781,7 @@ Is this amount right?</source>
 金额正确吗？</translation>
     </message>
     <message>
-        <location filename="../sale.py" line="246"/>
+        <location filename="../sale.py" line="249"/>
         <source>Yes, this amount</source>
         <translation>是，金额正确</translation>
     </message>
@@ -1891,6 +1891,11 @@ Account %1</source>
         <location filename="../sale_texts.py" line="93"/>
         <source>Sale completed: %1 charged</source>
         <translation>交易完成：已收款 %1</translation>
+    </message>
+    <message>
+        <location filename="../sale_texts.py" line="143"/>
+        <source>Charged OFFLINE: %1 to %2. Receipt marked OFFLINE; the card is charged when the central server is back.</source>
+        <translation>已离线收款：%2 收款 %1。小票标有“离线”；中心服务器恢复后从卡内收款。</translation>
     </message>
     <message>
         <location filename="../sale_texts.py" line="88"/>
@@ -2074,309 +2079,309 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
 <context>
     <name>ShiftReportDialog</name>
     <message>
-        <location filename="../report.py" line="266"/>
+        <location filename="../report.py" line="272"/>
         <source>%1, approved by %2</source>
         <translation>%1（%2 批准）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="294"/>
+        <location filename="../report.py" line="300"/>
         <source>Holds still open</source>
         <translation>仍未结束的预授权</translation>
     </message>
     <message>
-        <location filename="../report.py" line="354"/>
-        <location filename="../report.py" line="370"/>
+        <location filename="../report.py" line="360"/>
+        <location filename="../report.py" line="376"/>
         <source>Shift report</source>
         <translation>交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="355"/>
+        <location filename="../report.py" line="361"/>
         <source>Print…</source>
         <translation>打印…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="357"/>
+        <location filename="../report.py" line="363"/>
         <source>Save as PDF…</source>
         <translation>保存为 PDF…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="358"/>
+        <location filename="../report.py" line="364"/>
         <source>Save as CSV…</source>
         <translation>保存为 CSV…</translation>
     </message>
     <message>
-        <location filename="../report.py" line="359"/>
+        <location filename="../report.py" line="365"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../report.py" line="366"/>
-        <location filename="../report.py" line="400"/>
+        <location filename="../report.py" line="372"/>
+        <location filename="../report.py" line="406"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../report.py" line="366"/>
+        <location filename="../report.py" line="372"/>
         <source>Count</source>
         <translation>笔数</translation>
     </message>
     <message>
-        <location filename="../report.py" line="366"/>
-        <location filename="../report.py" line="400"/>
+        <location filename="../report.py" line="372"/>
+        <location filename="../report.py" line="406"/>
         <source>Sum</source>
         <translation>金额合计</translation>
     </message>
     <message>
-        <location filename="../report.py" line="285"/>
-        <location filename="../report.py" line="367"/>
+        <location filename="../report.py" line="291"/>
+        <location filename="../report.py" line="373"/>
         <source>All cashiers</source>
         <translation>全部收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="291"/>
-        <location filename="../report.py" line="367"/>
+        <location filename="../report.py" line="297"/>
+        <location filename="../report.py" line="373"/>
         <source>Declined</source>
         <translation>被拒绝</translation>
     </message>
     <message>
-        <location filename="../report.py" line="368"/>
+        <location filename="../report.py" line="374"/>
         <source>By cashier</source>
         <translation>按收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="296"/>
-        <location filename="../report.py" line="368"/>
+        <location filename="../report.py" line="302"/>
+        <location filename="../report.py" line="374"/>
         <source>Net (charges and completed sales minus refunds)</source>
         <translation>净额（收款与完成交易减退款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="211"/>
-        <location filename="../report.py" line="299"/>
+        <location filename="../report.py" line="217"/>
+        <location filename="../report.py" line="305"/>
         <source>Top-ups by %1</source>
         <translation>充值（%1）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="213"/>
-        <location filename="../report.py" line="301"/>
+        <location filename="../report.py" line="219"/>
+        <location filename="../report.py" line="307"/>
         <source>Bonus granted</source>
         <translation>赠送金额</translation>
     </message>
     <message>
-        <location filename="../report.py" line="214"/>
-        <location filename="../report.py" line="302"/>
+        <location filename="../report.py" line="220"/>
+        <location filename="../report.py" line="308"/>
         <source>Spent from principal</source>
         <translation>消费：本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="215"/>
-        <location filename="../report.py" line="303"/>
+        <location filename="../report.py" line="221"/>
+        <location filename="../report.py" line="309"/>
         <source>Spent from bonus</source>
         <translation>消费：赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="217"/>
+        <location filename="../report.py" line="223"/>
         <source>Refunded to principal · to bonus</source>
         <translation>退款：退回本金 · 退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="220"/>
+        <location filename="../report.py" line="226"/>
         <source>Accounts closed: cash paid out</source>
         <translation>退卡：退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="222"/>
-        <location filename="../report.py" line="306"/>
+        <location filename="../report.py" line="228"/>
+        <location filename="../report.py" line="312"/>
         <source>Bonus forfeited</source>
         <translation>赠送金额作废</translation>
     </message>
     <message>
-        <location filename="../report.py" line="224"/>
+        <location filename="../report.py" line="230"/>
         <source>Members opened · cards replaced</source>
         <translation>新开会员 · 补卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="227"/>
+        <location filename="../report.py" line="233"/>
         <source>Operations whose principal/bonus split is unknown</source>
         <translation>本金/赠送拆分未知的操作</translation>
     </message>
     <message>
-        <location filename="../report.py" line="236"/>
+        <location filename="../report.py" line="242"/>
         <source>Over %1</source>
         <translation>长款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="238"/>
+        <location filename="../report.py" line="244"/>
         <source>Short %1</source>
         <translation>短款 %1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="239"/>
+        <location filename="../report.py" line="245"/>
         <source>Even</source>
         <translation>相符</translation>
     </message>
     <message>
-        <location filename="../report.py" line="246"/>
-        <location filename="../report.py" line="307"/>
+        <location filename="../report.py" line="252"/>
+        <location filename="../report.py" line="313"/>
         <source>Opening float</source>
         <translation>备用金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="247"/>
+        <location filename="../report.py" line="253"/>
         <source>(not entered)</source>
         <translation>（未录入）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="248"/>
+        <location filename="../report.py" line="254"/>
         <source>Cash top-ups</source>
         <translation>现金充值</translation>
     </message>
     <message>
-        <location filename="../report.py" line="249"/>
+        <location filename="../report.py" line="255"/>
         <source>Cash paid out on card closes</source>
         <translation>销卡退还现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="250"/>
-        <location filename="../report.py" line="308"/>
-        <location filename="../report.py" line="403"/>
+        <location filename="../report.py" line="256"/>
+        <location filename="../report.py" line="314"/>
+        <location filename="../report.py" line="409"/>
         <source>Cash in</source>
         <translation>存入现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="251"/>
-        <location filename="../report.py" line="309"/>
-        <location filename="../report.py" line="403"/>
+        <location filename="../report.py" line="257"/>
+        <location filename="../report.py" line="315"/>
+        <location filename="../report.py" line="409"/>
         <source>Cash out</source>
         <translation>取出现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="252"/>
-        <location filename="../report.py" line="310"/>
+        <location filename="../report.py" line="258"/>
+        <location filename="../report.py" line="316"/>
         <source>Cash expected in the drawer</source>
         <translation>钱箱应有现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="254"/>
-        <location filename="../report.py" line="313"/>
+        <location filename="../report.py" line="260"/>
+        <location filename="../report.py" line="319"/>
         <source>Counted</source>
         <translation>实点现金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="255"/>
-        <location filename="../report.py" line="314"/>
+        <location filename="../report.py" line="261"/>
+        <location filename="../report.py" line="320"/>
         <source>Over / short</source>
         <translation>长短款</translation>
     </message>
     <message>
-        <location filename="../report.py" line="304"/>
+        <location filename="../report.py" line="310"/>
         <source>Refunded to principal</source>
         <translation>退回本金</translation>
     </message>
     <message>
-        <location filename="../report.py" line="305"/>
+        <location filename="../report.py" line="311"/>
         <source>Refunded to bonus</source>
         <translation>退回赠送</translation>
     </message>
     <message>
-        <location filename="../report.py" line="354"/>
-        <location filename="../report.py" line="370"/>
+        <location filename="../report.py" line="360"/>
+        <location filename="../report.py" line="376"/>
         <source>X report (shift still open)</source>
         <translation>X 报表（班次未交班）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="356"/>
+        <location filename="../report.py" line="362"/>
         <source>Print slip</source>
         <translation>打印小票</translation>
     </message>
     <message>
-        <location filename="../report.py" line="369"/>
+        <location filename="../report.py" line="375"/>
         <source>(reserved only)</source>
         <translation>（仅预授权，未收款）</translation>
     </message>
     <message>
-        <location filename="../report.py" line="372"/>
+        <location filename="../report.py" line="378"/>
         <source>Terminal %1, shift %2</source>
         <translation>终端 %1，第 %2 班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="374"/>
+        <location filename="../report.py" line="380"/>
         <source>Opened %1 by %2</source>
         <translation>%1 由 %2 开班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="376"/>
+        <location filename="../report.py" line="382"/>
         <source>As of %1: the shift is still open</source>
         <translation>截至 %1：本班次尚未交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="378"/>
+        <location filename="../report.py" line="384"/>
         <source>Closed %1 by %2</source>
         <translation>%1 由 %2 交班</translation>
     </message>
     <message>
-        <location filename="../report.py" line="400"/>
+        <location filename="../report.py" line="406"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../report.py" line="400"/>
+        <location filename="../report.py" line="406"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../report.py" line="410"/>
+        <location filename="../report.py" line="416"/>
         <source>Member cards</source>
         <translation>会员卡</translation>
     </message>
     <message>
-        <location filename="../report.py" line="418"/>
+        <location filename="../report.py" line="424"/>
         <source>%1 hold(s) of this shift still open (%2): complete or release them in the next shift.</source>
         <translation>本班次仍有 %1 笔预授权未完成（%2）：请在下一班次完成或撤销。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="422"/>
+        <location filename="../report.py" line="428"/>
         <source>%1 operation(s) still being checked are not counted.</source>
         <translation>%1 笔正在核实的交易未计入。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="401"/>
-        <location filename="../report.py" line="425"/>
+        <location filename="../report.py" line="407"/>
+        <location filename="../report.py" line="431"/>
         <source>Cashier</source>
         <translation>收银员</translation>
     </message>
     <message>
-        <location filename="../report.py" line="461"/>
+        <location filename="../report.py" line="467"/>
         <source>Sent to the printer.</source>
         <translation>已发送到打印机。</translation>
     </message>
     <message>
-        <location filename="../report.py" line="465"/>
+        <location filename="../report.py" line="471"/>
         <source>PDF files (*.pdf)</source>
         <translation>PDF 文件 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="465"/>
+        <location filename="../report.py" line="471"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../report.py" line="466"/>
+        <location filename="../report.py" line="472"/>
         <source>Save the shift report</source>
         <translation>保存交班报表</translation>
     </message>
     <message>
-        <location filename="../report.py" line="472"/>
+        <location filename="../report.py" line="478"/>
         <source>Could not save: %1</source>
         <translation>无法保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="474"/>
+        <location filename="../report.py" line="480"/>
         <source>Saved: %1</source>
         <translation>已保存：%1</translation>
     </message>
     <message>
-        <location filename="../report.py" line="292"/>
-        <location filename="../report.py" line="387"/>
+        <location filename="../report.py" line="298"/>
+        <location filename="../report.py" line="393"/>
         <source>Abandoned (too old to re-send)</source>
         <translation>已放弃（过久无法重发）</translation>
     </message>
@@ -2574,28 +2579,28 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>未完成：该手机号已是另一位会员的手机号、卡号或账户号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="79"/>
+        <location filename="../texts.py" line="83"/>
         <source>Card no. is a phone</source>
         <translation>卡号是手机号</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="80"/>
+        <location filename="../texts.py" line="84"/>
         <source>Not this account&apos;s card</source>
         <translation>非本账户的卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="81"/>
+        <location filename="../texts.py" line="85"/>
         <source>Number taken</source>
         <translation>号码已被占用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="82"/>
+        <location filename="../texts.py" line="86"/>
         <source>Phone taken</source>
         <translation>手机号已被占用</translation>
     </message>
     <message>
         <location filename="../texts.py" line="21"/>
-        <location filename="../texts.py" line="60"/>
+        <location filename="../texts.py" line="64"/>
         <source>Approved</source>
         <translation>成功</translation>
     </message>
@@ -2720,521 +2725,606 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>未执行：终端无法保存，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="52"/>
+        <location filename="../texts.py" line="51"/>
+        <source>Declined: the member owes an offline debt; a top-up pays it first</source>
+        <translation>已拒绝：会员有未结离线欠款；请先充值还款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="53"/>
+        <source>Offline sale not settled: past the shop&apos;s offline limit; tell a supervisor</source>
+        <translation>离线消费未结算：超过本店离线限额；请通知主管</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="56"/>
         <source>Not made: unexpected answer, call support</source>
         <translation>未执行：答复异常，请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="58"/>
-        <location filename="../texts.py" line="143"/>
+        <location filename="../texts.py" line="62"/>
+        <location filename="../texts.py" line="151"/>
         <source>Being checked</source>
         <translation>核实中</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="61"/>
+        <location filename="../texts.py" line="65"/>
         <source>Not enough money</source>
         <translation>余额不足</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="62"/>
+        <location filename="../texts.py" line="66"/>
         <source>Unknown account</source>
         <translation>账户不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="63"/>
+        <location filename="../texts.py" line="67"/>
         <source>Account frozen</source>
         <translation>账户已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="64"/>
+        <location filename="../texts.py" line="68"/>
         <source>Original not found</source>
         <translation>找不到原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="65"/>
+        <location filename="../texts.py" line="69"/>
         <source>Exceeds original</source>
         <translation>超过原收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="66"/>
+        <location filename="../texts.py" line="70"/>
         <source>Balance limit</source>
         <translation>超过余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="67"/>
+        <location filename="../texts.py" line="71"/>
         <source>Too many holds</source>
         <translation>预授权过多</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="68"/>
-        <location filename="../texts.py" line="147"/>
+        <location filename="../texts.py" line="72"/>
+        <location filename="../texts.py" line="155"/>
         <source>Hold not found</source>
         <translation>找不到预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="69"/>
+        <location filename="../texts.py" line="73"/>
         <source>Already completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="70"/>
+        <location filename="../texts.py" line="74"/>
         <source>Already released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="71"/>
+        <location filename="../texts.py" line="75"/>
         <source>Hold expired</source>
         <translation>预授权已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="72"/>
+        <location filename="../texts.py" line="76"/>
         <source>More than held</source>
         <translation>超过预授权金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="73"/>
+        <location filename="../texts.py" line="77"/>
         <source>Open holds</source>
         <translation>有预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="74"/>
-        <location filename="../texts.py" line="100"/>
+        <location filename="../texts.py" line="78"/>
+        <location filename="../texts.py" line="108"/>
         <source>Account closed</source>
         <translation>已退卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="75"/>
+        <location filename="../texts.py" line="79"/>
         <source>Account exists</source>
         <translation>账户已存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="76"/>
+        <location filename="../texts.py" line="80"/>
         <source>Card not found</source>
         <translation>卡不存在</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="77"/>
+        <location filename="../texts.py" line="81"/>
         <source>Card blocked</source>
         <translation>卡已停用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="78"/>
+        <location filename="../texts.py" line="82"/>
         <source>Card in use</source>
         <translation>卡已被使用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="83"/>
+        <location filename="../texts.py" line="87"/>
         <source>Balance cap</source>
         <translation>余额上限</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="84"/>
+        <location filename="../texts.py" line="88"/>
         <source>Member PIN needed</source>
         <translation>需会员支付密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="87"/>
+        <location filename="../texts.py" line="90"/>
+        <source>Debt open</source>
+        <translation>有欠款</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="91"/>
+        <source>Offline limit</source>
+        <translation>离线限额</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="93"/>
         <source>Not made</source>
         <translation>未执行</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="92"/>
+        <location filename="../texts.py" line="98"/>
         <source>Charge</source>
         <translation>收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="93"/>
+        <location filename="../texts.py" line="99"/>
+        <source>Charge (offline)</source>
+        <translation>收款（离线）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="100"/>
+        <source>Charge (offline, left a debt)</source>
+        <translation>收款（离线，产生欠款）</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="101"/>
         <source>Refund</source>
         <translation>退款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="94"/>
+        <location filename="../texts.py" line="102"/>
         <source>Top-up</source>
         <translation>充值</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="95"/>
+        <location filename="../texts.py" line="103"/>
         <source>Hold</source>
         <translation>预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="96"/>
+        <location filename="../texts.py" line="104"/>
         <source>Sale completed</source>
         <translation>完成交易</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="97"/>
+        <location filename="../texts.py" line="105"/>
         <source>Hold released</source>
         <translation>撤销预授权</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="98"/>
+        <location filename="../texts.py" line="106"/>
         <source>New member</source>
         <translation>新会员</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="99"/>
+        <location filename="../texts.py" line="107"/>
         <source>Card replaced</source>
         <translation>换卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="101"/>
+        <location filename="../texts.py" line="109"/>
         <source>Shift closed</source>
         <translation>交班</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="108"/>
+        <location filename="../texts.py" line="116"/>
         <source>Cash</source>
         <translation>现金</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="109"/>
+        <location filename="../texts.py" line="117"/>
         <source>WeChat Pay</source>
         <translation>微信支付</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="110"/>
+        <location filename="../texts.py" line="118"/>
         <source>Alipay</source>
         <translation>支付宝</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="111"/>
+        <location filename="../texts.py" line="119"/>
         <source>Bank card</source>
         <translation>银行卡</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="112"/>
-        <location filename="../texts.py" line="126"/>
+        <location filename="../texts.py" line="120"/>
+        <location filename="../texts.py" line="134"/>
         <source>Other</source>
         <translation>其他</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="122"/>
+        <location filename="../texts.py" line="130"/>
         <source>Change</source>
         <translation>找零备用</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="124"/>
+        <location filename="../texts.py" line="132"/>
         <source>Expense</source>
         <translation>杂项支出</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="125"/>
+        <location filename="../texts.py" line="133"/>
         <source>Correction</source>
         <translation>更正</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="132"/>
+        <location filename="../texts.py" line="140"/>
         <source>Lost</source>
         <translation>挂失</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="133"/>
+        <location filename="../texts.py" line="141"/>
         <source>Damaged</source>
         <translation>损坏</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="134"/>
+        <location filename="../texts.py" line="142"/>
         <source>Stolen</source>
         <translation>被盗</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="135"/>
+        <location filename="../texts.py" line="143"/>
         <source>Other reason</source>
         <translation>其他原因</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="142"/>
+        <location filename="../texts.py" line="150"/>
         <source>Held until %1</source>
         <translation>预授权至 %1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="144"/>
+        <location filename="../texts.py" line="152"/>
         <source>Completed</source>
         <translation>已完成</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="145"/>
+        <location filename="../texts.py" line="153"/>
         <source>Released</source>
         <translation>已撤销</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="146"/>
+        <location filename="../texts.py" line="154"/>
         <source>Expired</source>
         <translation>已过期</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="154"/>
+        <location filename="../texts.py" line="162"/>
         <source>No connection to the central server: charges are refused until it is back.</source>
         <translation>与中心服务器断开：恢复连接前不能收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="156"/>
+        <location filename="../texts.py" line="164"/>
         <source>The central server is switching over: try again in a few seconds.</source>
         <translation>中心服务器切换中：请几秒后再试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="158"/>
+        <location filename="../texts.py" line="166"/>
         <source>The central server holds no account data: call support. Charges are refused.</source>
         <translation>中心服务器上没有账户数据：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="160"/>
+        <location filename="../texts.py" line="168"/>
         <source>The central server is set up unsafely: call support. Charges are refused.</source>
         <translation>中心服务器配置不安全：请联系技术支持。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="162"/>
+        <location filename="../texts.py" line="170"/>
         <source>The ledger gateway refuses this terminal&apos;s credential (revoked or replaced): call the shop&apos;s IT person. Charges are refused.</source>
         <translation>账本网关拒绝本终端的凭据（已吊销或已更换）：请联系门店 IT 人员。暂停收款。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="165"/>
+        <location filename="../texts.py" line="173"/>
         <source>A charge for this account is still being checked: wait for its result.</source>
         <translation>此账户有一笔收款正在核实：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="170"/>
+        <location filename="../texts.py" line="178"/>
         <source>The last charge is still being processed: wait for its result.</source>
         <translation>上一笔收款仍在处理：请等待结果。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="172"/>
+        <location filename="../texts.py" line="180"/>
         <source>No open hold: select a hold in the list or scan the card it was made for.</source>
         <translation>没有未完成的预授权：请在列表中选择预授权，或刷该预授权对应的卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="174"/>
+        <location filename="../texts.py" line="182"/>
         <source>This hold is already completed, released or expired.</source>
         <translation>此预授权已完成、已撤销或已过期。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="176"/>
+        <location filename="../texts.py" line="184"/>
         <source>The terminal is shutting down.</source>
         <translation>终端正在关闭。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="177"/>
+        <location filename="../texts.py" line="185"/>
         <source>No shift is open: sign in again.</source>
         <translation>没有开班：请重新登录。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="180"/>
+        <location filename="../texts.py" line="189"/>
+        <source>Offline: this terminal has no offline limits from the central server yet: charges are refused.</source>
+        <translation>离线：本终端尚未从中心服务器取得离线限额，不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="191"/>
+        <source>Offline too long: the shop&apos;s maximum offline time is over. Charges are refused until the central server is back.</source>
+        <translation>离线时间过长：已超过本店最长离线时间。中心服务器恢复前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="194"/>
+        <source>Offline: this card is on the block list (reported lost or stolen): not charged.</source>
+        <translation>离线：此卡在挂失名单上（已挂失或被盗），未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="196"/>
+        <source>Offline: a charge that needs a supervisor cannot be made offline.</source>
+        <translation>离线：需要主管审批的收款不能离线进行。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="198"/>
+        <source>Offline: this amount needs the member&apos;s payment PIN, which cannot be checked offline.</source>
+        <translation>离线：此金额需要会员支付密码，离线时无法验证。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="200"/>
+        <source>Offline: this terminal has not seen the member&apos;s balance recently: not charged.</source>
+        <translation>离线：本终端近期未查询过该会员余额，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="202"/>
+        <source>Offline: more than the balance this terminal last saw for the member: not charged.</source>
+        <translation>离线：超过本终端上次查询到的会员余额，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="204"/>
+        <source>Offline limit reached for this member at this terminal: not charged.</source>
+        <translation>该会员在本终端的离线限额已用完，未收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="206"/>
+        <source>Offline budget of this terminal used up: charges are refused until the central server is back.</source>
+        <translation>本终端离线额度已用完：中心服务器恢复前不能收款。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="209"/>
+        <source>No cashier signed in: sign in again.</source>
+        <translation>没有收银员登录：请重新登录。</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="210"/>
         <source>Not started.</source>
         <translation>未开始。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="185"/>
+        <location filename="../texts.py" line="215"/>
+        <source>Offline: %1 of %2 budget used · block list of %3</source>
+        <translation>离线：已用额度 %1 / %2 · 挂失名单更新于 %3</translation>
+    </message>
+    <message>
+        <location filename="../texts.py" line="222"/>
         <source>Amount: enter an amount, e.g. 12.50</source>
         <translation>金额：请输入金额，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="186"/>
+        <location filename="../texts.py" line="223"/>
         <source>Amount: use digits and one decimal point, e.g. 12.50</source>
         <translation>金额：只能输入数字和一个小数点，例如 12.50</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="187"/>
+        <location filename="../texts.py" line="224"/>
         <source>Amount: must not be negative</source>
         <translation>金额：不能为负数</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="188"/>
+        <location filename="../texts.py" line="225"/>
         <source>Amount: at most two decimals (fen)</source>
         <translation>金额：最多两位小数（到分）</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="189"/>
+        <location filename="../texts.py" line="226"/>
         <source>Amount: must be more than zero</source>
         <translation>金额：必须大于零</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="190"/>
+        <location filename="../texts.py" line="227"/>
         <source>Amount: too large for one payment</source>
         <translation>金额：单笔金额过大</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="191"/>
+        <location filename="../texts.py" line="228"/>
         <source>Amount: not a valid amount</source>
         <translation>金额：无效的金额</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="197"/>
+        <location filename="../texts.py" line="234"/>
         <source>%1: must not be empty</source>
         <translation>%1：不能为空</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="199"/>
+        <location filename="../texts.py" line="236"/>
         <source>%1: at most 64 characters</source>
         <translation>%1：最多 64 个字符</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="200"/>
+        <location filename="../texts.py" line="237"/>
         <source>%1: only letters, digits and . _ : - are allowed</source>
         <translation>%1：只能包含字母、数字和 . _ : -</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="206"/>
+        <location filename="../texts.py" line="243"/>
         <source>Connecting to the central server…</source>
         <translation>正在连接中心服务器…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="207"/>
+        <location filename="../texts.py" line="244"/>
         <source>Connected</source>
         <translation>已连接</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="208"/>
+        <location filename="../texts.py" line="245"/>
         <source>No connection to the central server: charges refused</source>
         <translation>与中心服务器断开：暂停收款</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="209"/>
+        <location filename="../texts.py" line="246"/>
         <source>Central server switching over: reconnecting…</source>
         <translation>中心服务器切换中：正在重新连接…</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="210"/>
+        <location filename="../texts.py" line="247"/>
         <source>Central server has no account data: call support</source>
         <translation>中心服务器没有账户数据：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="211"/>
+        <location filename="../texts.py" line="248"/>
         <source>Central server set up unsafely: call support</source>
         <translation>中心服务器配置不安全：请联系技术支持</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="212"/>
+        <location filename="../texts.py" line="249"/>
         <source>This terminal&apos;s credential is refused: call IT</source>
         <translation>本终端凭据被拒绝：请联系 IT</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="217"/>
+        <location filename="../texts.py" line="254"/>
         <source>Active</source>
         <translation>正常</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="218"/>
+        <location filename="../texts.py" line="255"/>
         <source>Frozen</source>
         <translation>已冻结</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="219"/>
+        <location filename="../texts.py" line="256"/>
         <source>Closed (card returned)</source>
         <translation>已退卡销户</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="224"/>
+        <location filename="../texts.py" line="261"/>
         <source>Cashier id or PIN is wrong (%1 tries left before a lock).</source>
         <translation>工号或密码错误（再错 %1 次将被锁定）。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="227"/>
+        <location filename="../texts.py" line="264"/>
         <source>Cashier id or PIN is wrong.</source>
         <translation>工号或密码错误。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="230"/>
+        <location filename="../texts.py" line="267"/>
         <source>Too many wrong PINs: this cashier is locked for %1 min.</source>
         <translation>密码错误次数过多：此收银员已被锁定 %1 分钟。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="233"/>
+        <location filename="../texts.py" line="270"/>
         <source>This cashier is disabled: ask the back office.</source>
         <translation>此收银员已停用：请联系后台。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="235"/>
+        <location filename="../texts.py" line="272"/>
         <source>This cashier is not a supervisor.</source>
         <translation>此人不是主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="237"/>
+        <location filename="../texts.py" line="274"/>
         <source>No one approves their own operation: ask another supervisor.</source>
         <translation>不能审批自己的操作：请找另一位主管。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="239"/>
+        <location filename="../texts.py" line="276"/>
         <source>Cannot reach the central server: check the network and try again.</source>
         <translation>无法连接中心服务器：请检查网络后重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="240"/>
+        <location filename="../texts.py" line="277"/>
         <source>Sign-in failed.</source>
         <translation>登录失败。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="245"/>
+        <location filename="../texts.py" line="282"/>
         <source>PIN: enter your PIN</source>
         <translation>密码：请输入密码</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="246"/>
+        <location filename="../texts.py" line="283"/>
         <source>PIN: 4 to 12 digits</source>
         <translation>密码：4 到 12 位数字</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="253"/>
+        <location filename="../texts.py" line="290"/>
         <source>Being checked: the central server has not answered yet. The terminal keeps trying.</source>
         <translation>正在确认：中心服务器尚未应答。终端会自动重试。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="260"/>
+        <location filename="../texts.py" line="297"/>
         <source>Member account %1 opened.</source>
         <translation>会员账户 %1 已开立。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="261"/>
+        <location filename="../texts.py" line="298"/>
         <source>Card %1 issued.</source>
         <translation>卡 %1 已发放。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="261"/>
+        <location filename="../texts.py" line="298"/>
         <source>No card issued yet.</source>
         <translation>尚未发卡。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="263"/>
+        <location filename="../texts.py" line="300"/>
         <source>Member account %1 opened, but the card was not issued:</source>
         <translation>会员账户 %1 已开立，但卡未发放：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="265"/>
+        <location filename="../texts.py" line="302"/>
         <source>The account was not opened:</source>
         <translation>账户未开立：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="273"/>
+        <location filename="../texts.py" line="310"/>
         <source>Card %1 blocked: it can no longer be used.</source>
         <translation>卡 %1 已挂失停用，不能再使用。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="275"/>
+        <location filename="../texts.py" line="312"/>
         <source>New card %1 issued to account %2; the balance stays.</source>
         <translation>新卡 %1 已绑定账户 %2，余额不变。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="278"/>
+        <location filename="../texts.py" line="315"/>
         <source>The card was not changed:</source>
         <translation>未换卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="284"/>
+        <location filename="../texts.py" line="321"/>
         <source>Account %1 closed. Pay out %2 in cash to the customer.</source>
         <translation>账户 %1 已退卡销户。请退还顾客现金 %2。</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="286"/>
+        <location filename="../texts.py" line="323"/>
         <source>Bonus forfeited: %1</source>
         <translation>赠送金额作废：%1</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="287"/>
+        <location filename="../texts.py" line="324"/>
         <source>The account was not closed:</source>
         <translation>账户未退卡：</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="178"/>
+        <location filename="../texts.py" line="186"/>
         <source>Not charged: the account was changed. Press Enter in the account field to look it up first.</source>
         <translation>未收款：账户已更改。请先在账户栏按回车键查询。</translation>
     </message>
@@ -3244,17 +3334,17 @@ Do NOT charge again. The terminal keeps trying on its own.</source>
         <translation>已由主管放弃：过久无法重发，由人工处理</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="85"/>
+        <location filename="../texts.py" line="89"/>
         <source>Abandoned</source>
         <translation>已放弃</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="123"/>
+        <location filename="../texts.py" line="131"/>
         <source>Safe drop</source>
         <translation>上缴保险柜</translation>
     </message>
     <message>
-        <location filename="../texts.py" line="167"/>
+        <location filename="../texts.py" line="175"/>
         <source>An old operation of this account is too old to re-send: a supervisor must decide it first (Old operations… in the status bar).</source>
         <translation>该账户有一笔旧操作过久无法重发：须先由主管决定（状态栏中的“旧操作…”）。</translation>
     </message>

@@ -6,6 +6,7 @@ database of record, never Redis.
     report statement ACCOUNT [--from D] [--to D]
     report shifts --date D
     report discrepancies [--all]
+    report debts                    (the open offline debts: account, till, cashier, time)
     report breakdown --by terminal|cashier|promotion --date D | --from D --to D
     report members --date D | --from D --to D [--top N]
     resolve ID --note TEXT
@@ -62,6 +63,7 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     mb.add_argument("--from", dest="date_from", help="first day")
     mb.add_argument("--to", dest="date_to", help="last day (inclusive)")
     mb.add_argument("--top", type=int, default=10, help="how many members (default 10)")
+    kinds.add_parser("debts", parents=[common, out], help="open offline debts with their till, cashier and time")
     di = kinds.add_parser("discrepancies", parents=[common, out], help="open discrepancies with their evidence")
     di.add_argument("--all", action="store_true", help="resolved ones too")
     res = sub.add_parser("resolve", parents=[common], help="close a discrepancy with a note")
@@ -168,6 +170,11 @@ def build(kind: str, engine, zone, lang: str, fmt: str, *, date=None, date_from=
         rep = book.shifts(engine, *book.day_bounds(day, day, zone))
         title = f"{L('shifts_title')} {day}"
         table = lambda: render.shifts_table(rep, lang, zone)
+        data = lambda: [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rep]
+    elif kind == "debts":
+        rep = book.open_debts(engine)
+        title = L("debts_title")
+        table = lambda: render.debts_table(rep, lang, zone)
         data = lambda: [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rep]
     elif kind == "discrepancies":
         rep = book.discrepancies(engine, include_resolved=include_resolved)
