@@ -121,10 +121,16 @@ class MemberMatch:
 
 @dataclass(frozen=True, slots=True)
 class Promotion:
-    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20)."""
+    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20), from `starts_ms`
+    (0: always) until before `ends_ms` (0: until removed), epoch milliseconds."""
     promo_id: str
     min_minor: int
     bonus_minor: int
+    starts_ms: int = 0
+    ends_ms: int = 0
+
+    def in_force(self, at_ms: int) -> bool:
+        return self.starts_ms <= at_ms and (not self.ends_ms or at_ms < self.ends_ms)
 
 
 @dataclass(frozen=True, slots=True)

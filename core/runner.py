@@ -50,12 +50,14 @@ DECIDED = {name: s for name, s in STATUS_BY_NAME.items() if name not in ("INVALI
 # deduct_many decodes 100 answers per batch; the fields are checked here at import.
 _RESULT_SETTERS = tuple(getattr(Result, f.name).__set__ for f in dataclasses.fields(Result))
 assert [f.name for f in dataclasses.fields(Result)] == ["status", "balance_minor", "replayed", "txn_id",
-                                                        "account_id", "kind", "amount_minor", "journal_id"]
-_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL = \
+                                                        "account_id", "kind", "amount_minor", "journal_id",
+                                                        "debt_minor"]
+_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL, _SET_DEBT = \
     _RESULT_SETTERS
 
 
-def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id) -> Result:
+def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id,
+               debt_minor: int = 0) -> Result:
     """Result(...) with its fields in order, built without the frozen dataclass's __init__."""
     result = object.__new__(Result)
     _SET_STATUS(result, status)
@@ -66,6 +68,7 @@ def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount
     _SET_KIND(result, kind)
     _SET_AMOUNT(result, amount_minor)
     _SET_JOURNAL(result, journal_id)
+    _SET_DEBT(result, debt_minor)
     return result
 
 
@@ -102,8 +105,13 @@ def as_ledger_error(exc: RedisError, txn_id: str | None, where: str) -> LedgerUn
 
 def decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) -> Result:
     """A script's reply [status, balance, replayed, detail] as a `Result`, or the exception
-    of a request that was not decided (INVALID, TXN_CONFLICT, NOT_INITIALIZED)."""
-    status, balance, replayed, detail = reply
+    of a request that was not decided (INVALID, TXN_CONFLICT, NOT_INITIALIZED). A fifth
+    element (credit, offline_deduct) is the `debt_minor`."""
+    if len(reply) == 4:
+        status, balance, replayed, detail = reply
+        debt = 0
+    else:
+        status, balance, replayed, detail, debt = reply[:5]
     if status == "INVALID":
         field, _, reason = detail.partition(": ")
         raise InvalidRequest(field, reason)
@@ -113,7 +121,7 @@ def decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) ->
     if status == "NOT_INITIALIZED":
         raise LedgerNotInitialized(f"the journal of account {account_id!r}'s partition is missing")
     return new_result(STATUS_BY_NAME[status], int(balance), replayed == 1, txn_id, account_id, kind,
-                      amount_minor, detail)
+                      amount_minor, detail, int(debt))
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,8 @@ from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
 from .drawer import install as install_drawer
+from .member_confirm import MemberConfirmation
+from .member_security import MemberCodeEnrolDialog, MemberPinResetDialog, MemberPinSetDialog
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -56,6 +58,7 @@ from .signin import SignInPage
 from .stale_ops import StaleOpsDialog
 from .till_dialog import SupervisorDialog
 from .style import scale_for, style_sheet
+from .sale_texts import offline_status_words
 from .texts import connection_words, kind_words, short_status
 from .i18n import Retranslates
 
@@ -158,8 +161,11 @@ class MainWindow(Retranslates, QMainWindow):
         engine.recoveryFinished.connect(self._recovered)
         engine.staleChanged.connect(self._stale_changed)
         engine.memoryChanged.connect(lambda *_: self._update_status())
+        engine.offlineChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
+        # the member's PIN or code for a charge answered CONFIRMATION_REQUIRED, whichever screen started it
+        self.member_confirmation = MemberConfirmation(self, engine)
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()
@@ -190,9 +196,12 @@ class MainWindow(Retranslates, QMainWindow):
 
     def _update_status(self) -> None:
         state = self.engine.state
-        self.connection_status.setText("● " + connection_words(state))
+        use = self.engine.offline_use()       # selling offline: "offline: ¥X of ¥Y budget used"
+        self.connection_status.setText("● " + (offline_status_words(use) if use is not None
+                                               else connection_words(state)))
         self.connection_status.setProperty("tone", "ok" if state == ONLINE else
-                                           "checking" if state in ("connecting", "reconnecting") else "error")
+                                           "checking" if state in ("connecting", "reconnecting") or use is not None
+                                           else "error")
         self.connection_status.style().unpolish(self.connection_status)
         self.connection_status.style().polish(self.connection_status)
         self.terminal_status.setText(self.tr("Terminal %1").replace("%1", self.engine.terminal_id))
@@ -392,6 +401,11 @@ class MainWindow(Retranslates, QMainWindow):
             return None
         elif action == "card":
             self.member_dialog = CardDialog(self.sale_page, view, self)
+        elif action == "pin":
+            self.member_dialog = MemberPinSetDialog(self.engine, view.account_id, self)
+        elif action in ("code", "pin_reset"):
+            dialog = MemberCodeEnrolDialog if action == "code" else MemberPinResetDialog
+            self.member_dialog = dialog(self.engine, view.account_id, self, not_allowed=(self.cashier.cashier_id,))
         else:
             self.member_dialog = CloseAccountDialog(self.sale_page, view, self)
         self.member_dialog.open()

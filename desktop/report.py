@@ -75,6 +75,7 @@ class ShiftReport:
     by_cashier: dict[str, dict[str, Tally]] = field(default_factory=dict)
     declined_count: int = 0
     pending_count: int = 0
+    offline_debt_minor: int = 0          # the offline debts the shift's settled offline sales left
     abandoned: Tally = field(default_factory=Tally)   # too old to re-send, given up by a supervisor
     open_holds: Tally = field(default_factory=Tally)
     topups_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in PAYMENT_METHODS})
@@ -116,9 +117,10 @@ class ShiftReport:
 
     @property
     def net_minor(self) -> int:
-        """Charges, completed sales and split sales' card legs minus refunds (what the shift
-        took from accounts)."""
-        return (self.by_kind["deduct"].sum_minor + self.by_kind["capture"].sum_minor + self.by_kind["sale"].sum_minor
+        """Charges (offline ones settled included), completed sales and split sales' card legs
+        minus refunds (what the shift took from accounts)."""
+        return (self.by_kind["deduct"].sum_minor + self.by_kind["offline"].sum_minor
+                + self.by_kind["capture"].sum_minor + self.by_kind["sale"].sum_minor
                 - self.by_kind["refund"].sum_minor - self.split_refund_card.sum_minor)
 
 
@@ -142,6 +144,8 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = (),
             report.members[op.kind] += 1
         elif op.applied:
             report.by_kind[op.kind].add(op.amount_minor)
+            if op.kind == "offline":
+                report.offline_debt_minor += op.debt_minor
             cashiers[op.cashier_id][op.kind].add(op.amount_minor)
             _add_buckets(report, op)
             _add_tenders(report, op)
@@ -202,12 +206,15 @@ def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
     """The Z record of a report (core.shifts.close_shift's `totals` and `extra_totals`):
     sales = charges + completed sales, top-ups = principal taken in; the rest by name."""
     k = report.by_kind
-    totals = ShiftTotals(sales_count=k["deduct"].count + k["capture"].count + k["sale"].count,
-                         sales_minor=k["deduct"].sum_minor + k["capture"].sum_minor + k["sale"].sum_minor,
+    totals = ShiftTotals(sales_count=k["deduct"].count + k["offline"].count + k["capture"].count + k["sale"].count,
+                         sales_minor=(k["deduct"].sum_minor + k["offline"].sum_minor + k["capture"].sum_minor
+                                      + k["sale"].sum_minor),
                          refunds_count=k["refund"].count + report.split_refund_card.count,
                          refunds_minor=k["refund"].sum_minor + report.split_refund_card.sum_minor,
                          topups_count=k["credit"].count, topups_minor=k["credit"].sum_minor)
-    extra = {}
+    # offline sales settled in this shift (issue 27): how many, how much, the debt they left
+    extra = {"offline_count": k["offline"].count, "offline_minor": k["offline"].sum_minor,
+             "offline_debt_minor": report.offline_debt_minor}
     # split sales (issue 31): the card legs, the other tenders, the change, and their refunds
     extra.update(sale_count=k["sale"].count, sale_card_minor=k["sale"].sum_minor, change_minor=report.change_minor,
                  split_refund_card_minor=report.split_refund_card.sum_minor)

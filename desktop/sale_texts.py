@@ -162,3 +162,22 @@ def checking_words() -> str:
 
 def refund_hint_words() -> str:
     return translate("SalePage", "Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).")
+
+
+def offline_status_words(use) -> str:
+    """While the till sells offline (desktop/offline.py): the budget used and the block list's age."""
+    from datetime import datetime
+    from .texts import offline_words
+    as_of = datetime.fromtimestamp(use.blocklist_as_of_ms / 1000).strftime("%H:%M") if use.blocklist_as_of_ms else "—"
+    return offline_words(use.used_minor, use.budget_minor, as_of)
+
+
+def offline_sale_words(op, use) -> str:
+    """The panel after a charge made offline: what was charged, that it is settled later,
+    and the budget used."""
+    from . import money
+    text = translate("SalePage", "Charged OFFLINE: %1 to %2. Receipt marked OFFLINE; the card is charged when "
+                     "the central server is back.").replace("%1", money.format_minor(op.amount_minor)) \
+        .replace("%2", op.account_id)
+    return text if use is None else text + "\n" + offline_status_words(use)
+

@@ -1,6 +1,7 @@
 --[[
 deduct: take amount_minor from an account when its balance covers it. The balance must
-cover the amount *plus* the account's active holds.
+cover the amount *plus* the account's active holds. Refused (DEBT_OPEN) while the account
+owes an offline debt (accounts.lua debt_refusal).
 A charge presented by card names the card (ARGV[7]): the card must be one of the account's
 cards and not blocked, checked here with the balance, so a block applied before the charge
 runs declines it (CARD_BLOCKED), whenever the till looked the card up.
@@ -23,7 +24,7 @@ ARGV[5] terminal_id
 ARGV[6] cashier_id
 ARGV[7] card_no the charge was presented with ('' or absent: none, e.g. typed account id)
 Returns {status, balance_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@batch 7 7

@@ -29,7 +29,7 @@ ARGV[8] tenders ('cash:1350;wechat:2000')
 ARGV[9] total_minor (the sale: card leg + tenders)
 ARGV[10] change_minor (cash handed back, 0 without a cash tender)
 Returns {status, balance_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@include checks

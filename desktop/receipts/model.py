@@ -61,6 +61,7 @@ class Receipt:
     total_minor: int = 0
     change_minor: int = 0
     card_refund_minor: int = 0
+    debt_minor: int = 0              # a top-up: what paid an offline debt (issue 27)
 
     @property
     def language(self) -> str:
@@ -99,7 +100,19 @@ def receipt_for_op(op, context: ReceiptContext) -> Receipt:
                    op.resolved_ms or op.created_ms, ctx, op.original_txn_id, op.approved_by,
                    getattr(op, "principal_delta_minor", None), getattr(op, "bonus_delta_minor", None),
                    getattr(op, "method", "") or "", card_no=getattr(op, "card_no", "") or "",
-                   member_name=member, **split)
+                   member_name=member, debt_minor=getattr(op, "debt_minor", 0) or 0, **split)
+
+
+def receipt_for_offline(op, context: ReceiptContext) -> Receipt:
+    """The receipt of a sale made offline (desktop/offline.py), printed when it is saved:
+    marked OFFLINE, no balance (the ledger settles it when the till is back online)."""
+    if not op.offline:
+        raise ValueError(f"{op.kind} is no offline sale")
+    ctx = replace(context, terminal_id=op.terminal_id or context.terminal_id,
+                  cashier_id=op.cashier_id or context.cashier_id)
+    member = op.details.get("member", "") if op.detail else ""
+    return Receipt(op.txn_id, "offline", op.account_id, op.amount_minor, None, op.created_ms, ctx,
+                   card_no=op.card_no, member_name=member)
 
 
 def receipt_for_past(past, context: ReceiptContext, *, reprint: bool = True) -> Receipt:
@@ -213,6 +226,8 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
         out += [Line(part, "center") for part in wrap(ctx.shop_address, columns)]
     if receipt.reprint:
         out.append(Line(t("reprint"), "center", True))
+    if receipt.kind == "offline":
+        out.append(Line(t("offline_mark"), "center", True))
     out.append(RULE)
     out.append(Line(t(f"title.{receipt.kind}"), "center", True))
     when = datetime.fromtimestamp(receipt.occurred_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
@@ -250,8 +265,12 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     if receipt.method:
         out += _pair(t("method"), t(f"method.{receipt.method}") if receipt.method in
                      ("cash", "wechat", "alipay", "bank_card", "other") else receipt.method, columns)
+    if receipt.debt_minor:
+        out += _pair(t("debt_paid"), fmt(receipt.debt_minor), columns)
     if receipt.balance_after_minor is not None:
         out += _pair(t("balance_after"), fmt(receipt.balance_after_minor), columns, bold=True)
+    if receipt.kind == "offline":
+        out += [Line(part, "center") for part in wrap(t("offline_note"), columns)]
     if receipt.kind in ("refund", "tender_refund") and receipt.original_txn_id:
         out.append(Line(t("refund_of")))
         out += [Line(part, "right") for part in wrap(receipt.original_txn_id, columns)]

@@ -13,6 +13,10 @@ LANGUAGES = ("en", "zh_CN")
 _TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "title.deduct": "SALE",
+        "title.offline": "SALE (OFFLINE)",
+        "offline_mark": "*** OFFLINE ***",
+        "offline_note": "Made offline: charged to the card when the till is back online",
+        "debt_paid": "Paid offline debt",
         "title.capture": "SALE (COMPLETED HOLD)",
         "title.refund": "REFUND SLIP",
         "title.credit": "TOP-UP",
@@ -66,6 +70,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "display.insufficient": "Balance too low",
         "display.frozen": "Card blocked: please ask the cashier",
         "display.other_decline": "Please ask the cashier",
+        "display.to_confirm": "Amount to confirm",
+        "display.confirm_pin": "Please enter your payment PIN, or show your member code",
         # the shift's slips (receipts/shift_slip.py)
         "slip.z_title": "Z REPORT (SHIFT CLOSED)",
         "slip.x_title": "X REPORT (SHIFT OPEN)",
@@ -99,6 +105,10 @@ _TEXTS: dict[str, dict[str, str]] = {
     },
     "zh_CN": {
         "title.deduct": "消费小票",
+        "title.offline": "消费小票（离线）",
+        "offline_mark": "*** 离线交易 ***",
+        "offline_note": "离线交易：终端恢复联网后从卡内扣款",
+        "debt_paid": "偿还离线欠款",
         "title.capture": "消费小票（预授权完成）",
         "title.sale": "消费小票（组合支付）",
         "title.tender_refund": "退款单（组合支付）",
@@ -151,6 +161,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "display.insufficient": "余额不足",
         "display.frozen": "卡已冻结，请咨询收银员",
         "display.other_decline": "请咨询收银员",
+        "display.to_confirm": "待确认金额",
+        "display.confirm_pin": "请输入支付密码，或出示会员码",
         "slip.z_title": "Z 报表（交班）",
         "slip.x_title": "X 报表（班中）",
         "slip.shift": "班次",

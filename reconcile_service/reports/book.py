@@ -43,7 +43,7 @@ from core.kinds import BOOK_ONLY_KINDS, kinds_where
 
 from ..anchors import head_digits
 from ..dialect import utcnow
-from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
+from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, OfflineDebt, ShiftClose
 from ..sale_tenders import tender_sums
 
 # the statement's lines, by each kind's `book_section` (core.kinds)
@@ -724,6 +724,32 @@ def shifts(engine: Engine, start: datetime, end: datetime) -> list[dict]:
             d["record"] = json.loads(r.record_json)
             out.append(d)
         return out
+
+
+def open_debts(engine: Engine) -> list[dict]:
+    """The open offline debts (issue 27): one row per offline sale that left a debt on an
+    account whose debt is still open (the sum of its offline_debts rows > 0), with its till,
+    cashier, when it was made and settled and the debt it left; `open_minor` is the
+    account's open debt (the same on each of its rows). Oldest first per account."""
+    with engine.connect() as conn:
+        totals = {a: int(d) for a, d in conn.execute(
+            select(OfflineDebt.account_id, func.sum(OfflineDebt.debt_delta_minor))
+            .group_by(OfflineDebt.account_id)) if int(d) > 0}
+        if not totals:
+            return []
+        rows = conn.execute(select(OfflineDebt).where(OfflineDebt.account_id.in_(list(totals)),
+                                                      OfflineDebt.debt_delta_minor > 0)
+                            .order_by(OfflineDebt.account_id, OfflineDebt.journal_pos)).all()
+    out = []
+    for r in rows:
+        d = {c: getattr(r, c) for c in ("account_id", "txn_id", "terminal_id", "cashier_id", "made_at",
+                                         "occurred_at", "debt_delta_minor")}
+        for k in ("made_at", "occurred_at"):
+            if d[k] is not None and d[k].tzinfo is None:
+                d[k] = d[k].replace(tzinfo=timezone.utc)
+        d["open_minor"] = totals[r.account_id]
+        out.append(d)
+    return out
 
 
 def discrepancies(engine: Engine, *, include_resolved: bool = False, limit: int = 200) -> list[dict]:

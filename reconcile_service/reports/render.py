@@ -35,6 +35,7 @@ LABELS = {
         "check": "Check: sum of account balances at period end", "ok": "OK", "mismatch": "MISMATCH",
         "entries": "Entries in period", "m_cash": "cash", "m_wechat": "WeChat Pay", "m_alipay": "Alipay",
         "m_bank_card": "bank card", "m_other": "other method", "m_unspecified": "method not recorded",
+        "m_import": "imported from the old system",
         "statement_title": "Account statement", "account": "Account", "holder": "Holder", "status": "Status",
         "time": "Time", "terminal": "Terminal", "cashier": "Cashier", "kind": "Kind", "amount": "Amount",
         "balance_after": "Balance after", "txn": "Txn", "method": "Method", "duplicate": "applied twice",
@@ -42,6 +43,8 @@ LABELS = {
         "shifts_title": "Shift closes", "shift": "Shift", "closed_by": "Closed by", "opened": "Opened",
         "closed": "Closed", "sales": "Sales", "refunds_col": "Refunds", "topups": "Top-ups", "count": "n",
         "none": "none", "topups_by_method": "Top-ups by method", "cash_expected": "Cash expected",
+        "debts_title": "Open offline debts", "made_at": "Sold offline", "settled_at": "Settled",
+        "debt_left": "Debt left", "debt_open": "Open debt of the account",
         "spent_split": "Spent principal / bonus", "float": "Float", "cash_in_out": "Cash in / out",
         "counted": "Counted", "over_short": "Over / short",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
@@ -75,6 +78,7 @@ LABELS = {
         "check": "核对：期末全部账户余额之和", "ok": "一致", "mismatch": "不一致",
         "entries": "期间流水笔数", "m_cash": "现金", "m_wechat": "微信支付", "m_alipay": "支付宝",
         "m_bank_card": "银行卡", "m_other": "其他方式", "m_unspecified": "未记录支付方式",
+        "m_import": "从旧系统导入",
         "statement_title": "账户对账单", "account": "账户", "holder": "持卡人", "status": "状态",
         "time": "时间", "terminal": "终端", "cashier": "收银员", "kind": "类型", "amount": "金额",
         "balance_after": "交易后余额", "txn": "交易号", "method": "支付方式", "duplicate": "重复入账",
@@ -82,6 +86,8 @@ LABELS = {
         "shifts_title": "交班记录", "shift": "班次", "closed_by": "交班人", "opened": "开班",
         "closed": "交班", "sales": "消费", "refunds_col": "退款", "topups": "充值", "count": "笔",
         "none": "无", "topups_by_method": "充值（按支付方式）", "cash_expected": "应有现金",
+        "debts_title": "未结离线欠款", "made_at": "离线消费时间", "settled_at": "结算时间",
+        "debt_left": "产生欠款", "debt_open": "账户未结欠款",
         "spent_split": "消费 本金 / 赠送金", "float": "备用金", "cash_in_out": "存入 / 取出现金",
         "counted": "实点现金", "over_short": "长短款",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
@@ -108,7 +114,8 @@ LABELS = {
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
                          "refund": "退款", "compensate": "更正", "close": "销卡", "hold": "预授权",
                          "void": "预授权撤销", "hold_expire": "预授权过期", "freeze": "冻结",
-                         "unfreeze": "解冻", "restore": "恢复"}}
+                         "unfreeze": "解冻", "restore": "恢复", "member_update": "修改会员资料", "offline": "离线消费",
+                         "offline_debt": "离线消费（欠款）"}}
 
 
 def label(lang: str, key: str) -> str:
@@ -182,6 +189,17 @@ def statement_table(st: Statement, lang: str, zone: ZoneInfo) -> tuple[list[str]
               f"{L('opening')}: {yuan(st.opening_minor)}  {L('closing')}: {yuan(st.closing_minor)}  "
               f"{L('balance_now')}: {yuan(st.balance_minor)}"]
     return header, rows, footer
+
+
+def debts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("account"), L("txn"), L("terminal"), L("cashier"), L("made_at"), L("settled_at"), L("debt_left"),
+              L("debt_open")]
+    body = [[r["account_id"], r["txn_id"], r["terminal_id"] or "", r["cashier_id"] or "", local(r["made_at"], zone),
+             local(r["occurred_at"], zone), yuan(r["debt_delta_minor"]), yuan(r["open_minor"])] for r in rows]
+    accounts = {r["account_id"]: r["open_minor"] for r in rows}
+    return header, body, [f"{L('debts_title')}: {len(accounts) or L('none')}"
+                          + (f" ({yuan(sum(accounts.values()))})" if accounts else "")]
 
 
 def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from core import members, sales, shifts
+from core import audit, members, sales, shifts
 from core import validation as v
 from core.resources import lua_dir
 
@@ -45,6 +45,7 @@ SHARED = {
     ("includes/tenders.lua", "MAX_TENDERS_LEN"): sales.MAX_TENDERS_LEN,
     ("shift_close.lua", "MAX_SHIFT_NO"): shifts.MAX_SHIFT_NO,
     ("shift_close.lua", "MAX_TOTAL"): shifts.MAX_TOTAL,
+    ("audit.lua", "MAX_RECORD_BYTES"): audit.MAX_RECORD_BYTES,
 }
 # limits only the scripts know (no Python check to agree with)
 LUA_ONLY = {

@@ -90,6 +90,9 @@ def test_ten_thousand_members_with_twenty_bad_rows_in_redis_and_in_the_book(tmp_
     now = datetime.now(timezone.utc)
     book = liability(db, now - timedelta(days=1), now + timedelta(minutes=1))
     assert book.closing == (principal, bonus) and book.balanced
+    # the statement names the import as its own top-up line, not "method not recorded"
+    topups = {line.detail: line.principal_minor for line in book.lines if line.key == "topup"}
+    assert topups.get("import") == principal and not topups.get("unspecified")
     assert verify(ledger, db).ok
 
 

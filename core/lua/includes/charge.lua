@@ -1,7 +1,7 @@
 --[[
 A charge of the call's account (deduct.lua, and sale.lua: the card leg of a split-tender
 sale), one implementation: replay, the account (missing / closed / frozen), the card it
-was presented with (ARGV[7], KEYS[7]), the balance covering the amount plus the active
+was presented with (ARGV[7], KEYS[7]), an open offline debt (DEBT_OPEN), the balance covering the amount plus the active
 holds (KEYS[4], KEYS[5]), the buckets' split in the shop's order (KEYS[6]; the record
 keeps the bonus taken, 'tb', for refunds), the journal entry and the decision.
 The caller has checked the request and built the fingerprint.
@@ -22,12 +22,15 @@ local function charge_account(kind, fp, extra)
   local prior = replay(txn_key, fp)
   if prior then return prior, false end
 
-  local acct, refused = account_of(acct_key, 'bo')
+  local acct, refused = account_of(acct_key, 'bo', 'dt')
   if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0), false end
   local balance = tonumber(acct[1])
   local card_refused = presented_card_refusal(KEYS[7], ARGV[7], account_id)
   if card_refused then return decline(jkey, txn_key, fp, ttl_s, card_refused, balance), false end
   if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance), false end
+  -- an open offline debt (issue 27) stops all spending until a top-up pays it
+  local in_debt = debt_refusal(acct[4])
+  if in_debt then return decline(jkey, txn_key, fp, ttl_s, in_debt, balance), false end
   local amount = tonumber(amount_arg)
   if balance - active_holds(KEYS[4], KEYS[5]) < amount then
     return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance), false

@@ -2,15 +2,15 @@
 `sale` entry besides its card leg and one per `tender_refund` entry (models.SaleTender).
 A new table only: the book's rows and their hash chain are unchanged.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0013
+Revises: 0012
 """
 import sqlalchemy as sa
 from alembic import op
 
 
-revision = '0011'
-down_revision = '0010'
+revision = '0013'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 
