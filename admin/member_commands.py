@@ -8,6 +8,7 @@ account (退卡), member lookup and the shop settings.
     cashierctl close ACCOUNT                     (pays out the principal, forfeits the bonus)
     cashierctl member find QUERY [--limit N]     (phone, name prefix or pinyin initials)
     cashierctl member pin-reset ACCOUNT          (remove a member's payment PIN and its lock)
+    cashierctl member code-enrol ACCOUNT         (a new member code secret: its otpauth URI and QR, once)
     cashierctl member reindex                    (rebuild the member index from the accounts)
     cashierctl member import FILE [--map card=会员卡号,...] [--apply] [--report SHEET.csv]
     cashierctl member import --template OUT.csv|OUT.xlsx
@@ -249,6 +250,28 @@ def _book_rows(args):
         engine.dispose()
 
 
+def _code_enrol(args, ledger) -> int:
+    """`member code-enrol ACCOUNT`: a new member code secret, shown this once (the URI and a
+    terminal QR); the member scans it into their authenticator app."""
+    from core.member_codes import MemberCodes
+    ledger.account(args.account_id)               # AccountNotFound for an unknown member
+    uri = MemberCodes(ledger.client).enrol(args.account_id)
+    if getattr(args, "json", False):
+        _print(args, {"account_id": args.account_id, "otpauth_uri": uri}, "")
+        return EXIT_OK
+    import io
+
+    import qrcode
+    qr = qrcode.QRCode(border=1)
+    qr.add_data(uri)
+    out = io.StringIO()
+    qr.print_ascii(out=out, invert=True)
+    print(out.getvalue(), end="")
+    print(uri)
+    print(f"member {args.account_id}: member code enrolled; shown this once (enrolling again replaces it)")
+    return EXIT_OK
+
+
 @guarded
 def cmd_member(args) -> int:
     if args.action == "import":
@@ -263,6 +286,8 @@ def cmd_member(args) -> int:
                f"member {args.account_id}: payment PIN " + ("removed and unlocked: the member sets a new one"
                                                             if had else "was not set (any lock lifted)"))
         return EXIT_OK
+    if args.action == "code-enrol":
+        return _code_enrol(args, ledger)
     if args.action == "reindex":
         counts = ledger.rebuild_member_index()
         _print(args, counts, f"member index rebuilt: {counts['accounts']} accounts, {counts['entries']} "
@@ -360,6 +385,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_member)
     p = members.add_parser("pin-reset", help="remove a member's payment PIN and lift its lock (the member "
                            "sets a new one at a till)")
+    p.add_argument("account_id", help=ACCOUNT_HELP)
+    p.set_defaults(func=cmd_member)
+    p = members.add_parser("code-enrol", help="enrol the member's dynamic member code (会员码): prints the "
+                           "secret's otpauth URI and a QR for the member's authenticator app, this once; "
+                           "enrolling again replaces it")
     p.add_argument("account_id", help=ACCOUNT_HELP)
     p.set_defaults(func=cmd_member)
     p = members.add_parser("reindex", help="rebuild the member index and the identity index (phones, each account's cards) from the accounts and cards")

@@ -14,7 +14,7 @@ import json
 import time
 
 from core.connection import connect
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 
 from .exits import EXIT_OK, guarded
 

@@ -12,7 +12,8 @@ gateway with a per-terminal credential):
     FUNCTION LOAD, FLUSHALL, CONFIG, KEYS, XTRIM, ACL.
   * reconcile: the ledger's functions and reads plus the consumer-group commands,
     trimming, the scans of reconciliation, and FUNCTION LOAD (it loads the library at
-    start, so the gateway, which may not load it, finds it after a Redis restart).
+    start, so the gateway, which may not load it, finds it after a Redis restart), and the
+    back office's writes to the cashier and terminal registries (cs:cashier:*, cs:terminal:*).
   * admin: everything (for `cashierctl` and maintenance).
 
 Redis checks a script's own commands against the caller's ACL too, so the gateway must
@@ -71,6 +72,10 @@ RECONCILE_COMMANDS = ("xreadgroup", "xack", "xautoclaim", "xclaim", "xpending", 
 # PIN attempts (core/lua/cashier_pin_attempt.lua) count failures and set a lock with
 # plain strings: granted on the cashier keys only, never on balances or the journal.
 CASHIER_SELECTOR = "(~cs:cashier:* +get +set +del +incr +pttl +pexpire)"
+# The back office (the reconcile service's page, issue 29) adds, disables and re-PINs
+# cashiers and enrols and revokes terminals: plain hashes and their index sets, granted
+# on those two registries only (core/cashiers.py, core/terminals.py), never on balances.
+REGISTRY_SELECTOR = "(~cs:cashier:* ~cs:terminal:* +hset +sadd +exists +del)"
 # Member payment PINs (core/member_pins.py): the same counter-and-lock function on the
 # member PIN keys, and DEL of a member's counter and lock when a supervisor resets it.
 MEMBER_PIN_SELECTOR = "(~cs:mpin:* +get +set +del +incr +pttl +pexpire)"
@@ -124,7 +129,7 @@ def ledger_users(gateway_password: str = "<gateway-password>",
     reconcile = tuple(dict.fromkeys(ledger + RECONCILE_COMMANDS))
     return [AclUser(gateway_user, gateway_password, gateway,
                     selectors=(CASHIER_SELECTOR, MEMBER_PIN_SELECTOR, TOKEN_SELECTOR)),
-            AclUser(reconcile_user, reconcile_password, reconcile, selectors=(CASHIER_SELECTOR,)),
+            AclUser(reconcile_user, reconcile_password, reconcile, selectors=(CASHIER_SELECTOR, REGISTRY_SELECTOR)),
             AclUser(admin_user, admin_password, (), all_commands=True)]
 
 

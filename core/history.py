@@ -90,7 +90,12 @@ class History:
                                                  journal_id, 1, txn_id=None)
             if page:
                 fields = decode(page[0][1])
+        tenders = ""
+        if kind == "sale" and status_of(stored) == "APPLIED":
+            left = self.ledger.sale_tenders(account_id, txn_id) or {}
+            tenders = ";".join(f"{m}:{a}" for m, a in left.items() if m != "card")
         return PastOperation(
+            tenders=tenders,
             txn_id=txn_id, kind=kind, account_id=account_id,
             amount_minor=int(amount) if amount.isdigit() else 0,
             status=status_of(stored) or "", balance_after_minor=int(balance or 0),

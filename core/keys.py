@@ -118,6 +118,11 @@ class Partition:
         """The cards of one account (card number -> active|blocked), in the account's slot."""
         return f"{self.prefix}ac:{account_id}"
 
+    def offline_windows(self, account_id: str) -> str:
+        """The account's offline windows (terminal -> '<start ms> <sum>': offline_deduct.lua),
+        in the account's slot."""
+        return f"{self.prefix}ol:{account_id}"
+
     @property
     def phones(self) -> str:
         """Phone -> account id of the phones whose partition (partition_of(phone)) this is."""

@@ -23,8 +23,8 @@ Columns:
   captured or voided, the duplicate compensated): the fourth field of its idempotency
   record's fingerprint (`kind|account|amount|original`).
 - `amount_sign`: the sign its journal entries' amount must have (the verifier checks
-  it): "+" positive, "-" negative, "0" zero, "-0" never positive, "+-" either, ""
-  never journaled under this name.
+  it): "+" positive, "-" negative, "0" zero, "-0" never positive, "+0" never negative,
+  "+-" either, "" never journaled under this name.
 """
 from __future__ import annotations
 
@@ -56,8 +56,24 @@ TABLE: tuple[Kind, ...] = (
          amount_sign="-"),
     Kind("refund", "r", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
          book_section="refund", names_original=True, amount_sign="+"),
+    # a top-up that only paid an offline debt journals amount 0 (the balance got nothing)
     Kind("credit", "c", "money", moves_money=True, receipt=True, customer_display=True, book_section="topup",
-         amount_sign="+"),
+         amount_sign="+0"),
+    # a sale made while the till could not reach the ledger, settled on reconnect
+    # (offline_deduct.lua): 'offline' when the balance covered it, else 'offline_debt' (the
+    # covered part taken, the rest recorded as the account's offline debt)
+    Kind("offline", "f", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
+         book_section="spend", amount_sign="-"),
+    Kind("offline_debt", "", "internal", moves_money=True, splits_buckets=True, book_section="spend",
+         amount_sign="-0"),
+    # a split-tender sale (issue 31): the card leg moves the balance (amount = minus it), the
+    # other tenders ride in the same entry (field tn); its card leg is refunded by 'refund'
+    Kind("sale", "s", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
+         splits_buckets=True, book_section="spend", amount_sign="-"),
+    # a sale's non-card tender given back (cash as cash): journaled with amount 0 (the card's
+    # balance does not move), the tender's method and amount in fields m / ta; it moves the
+    # shift's cash (or WeChat...) money, so it is a money row of the shift report
+    Kind("tender_refund", "t", "money", moves_money=True, receipt=True, names_original=True),
     Kind("hold", "h", "money"),                                   # reserves; moves nothing until captured
     Kind("void", "v", "money", hold_resolution="voided", names_original=True),
     # open: an opening balance is a migrated figure, counted with the member operations on the till
@@ -66,8 +82,10 @@ TABLE: tuple[Kind, ...] = (
     Kind("close", "x", "member", moves_money=True, receipt=True, account_status="closed", book_section="close",
          amount_sign="-0"),
     Kind("shift_close", "", "book"),
+    Kind("audit", "", "book"),              # a back-office management action (core/audit.py); never a till's
     Kind("freeze", "", "account", account_status="frozen"),
     Kind("unfreeze", "", "account", account_status="active"),
+    Kind("member_update", "", "account"),   # a new name and/or phone (the back office, issue 29)
     Kind("card_issue", "", "card"),
     Kind("card_block", "", "card"),
     Kind("setting", "", "setting"),
@@ -91,7 +109,7 @@ TXN_LETTERS: dict[str, str] = {k.name: k.letter for k in TABLE if k.letter}
 # the sets most readers want, named once
 MONEY_KINDS = kinds_where(group="money")               # a till's ledger calls about money
 MEMBER_KINDS = kinds_where(group="member")             # a till's member operations
-TILL_KINDS = MONEY_KINDS + MEMBER_KINDS + kinds_where(group="book")   # every outbox row kind
+TILL_KINDS = MONEY_KINDS + MEMBER_KINDS + tuple(k for k in kinds_where(group="book") if k != "audit")  # outbox kinds
 REFUNDABLE_KINDS = kinds_where(refundable=True)
 RECEIPT_KINDS = kinds_where(receipt=True)
 DISPLAY_KINDS = kinds_where(customer_display=True)

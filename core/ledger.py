@@ -10,8 +10,8 @@ terminal's outbox does exactly that).
 `Ledger` is built of parts, each on the ledger's `LedgerRunner` (`core.runner`: retries,
 deadlines, script calls, WAIT, pipelines, error translation): the setup and the balance
 operations here, holds (`core.holds`), batches (`core.batches`), the reads (`core.reads`),
-the member layer (`core.members`: cards, lookup, settings, promotions, closing) and its
-indexes (`core.member_index`), whose methods are the Ledger's own.
+split-tender sales (`core.sales`), the member layer (`core.members`: cards, lookup, settings, promotions, closing) and its
+indexes (`core.member_index`), offline sales (`core.offline`), whose methods are the Ledger's own.
 """
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ from .batches import BATCH_ITEMS_PER_CALL, Batches
 from .holds import Holds
 from .keys import CONSUMER_GROUP, META_KEY, KeySchema, Partition
 from .member_index import MemberIndex
+from .offline import Offline
 from .members import Members, member_index_args, open_import_args, topup_args
 from .read_cache import ReadCache
 from .reads import AccountReads
 from .records import AccountInfo, DeductRequest, JournalEntry
 from .result import Result, Status
+from .sales import Sales
 from .runner import EVICTION_CHECK_INTERVAL_S, LedgerRunner, RetryPolicy
 from .scripts import ScriptRunner
 
@@ -131,6 +133,8 @@ class Ledger:
         self.member_index = MemberIndex(self)
         self.holds = Holds(self)
         self.batches = Batches(self)
+        self.sales = Sales(self)
+        self.offline = Offline(self)
 
     # kept by the runner, read and set here as before
     client = _RunnerAttribute()
@@ -400,7 +404,8 @@ class Ledger:
         """Top up an account: `amount_minor` into the principal and `bonus_minor` (a
         promotion's, see `bonus_for`) into the bonus, in one entry that keeps the payment
         `method` (cash, wechat, alipay, bank_card, other). BALANCE_CAP_EXCEEDED past the
-        shop's cap."""
+        shop's cap. An open offline debt is paid first from `amount_minor`
+        (`Result.debt_minor`: how much; the balance gets the rest and the bonus)."""
         topup = topup_args(method, bonus_minor)
         return self._credit("credit", account_id, amount_minor, txn_id, "", terminal_id, cashier_id, topup)
 
@@ -444,8 +449,9 @@ class Ledger:
 
     def restore_account(self, account_id: str, balance_minor: int, *, txn_id: str,
                         status: str = "active", holder_name: str | None = None,
-                        phone: str | None = None, bonus_minor: int = 0) -> Result:
-        """Recreate an account that Redis lost, from the database of record.
+                        phone: str | None = None, bonus_minor: int = 0, debt_minor: int = 0) -> Result:
+        """Recreate an account that Redis lost, from the database of record (`debt_minor`:
+        its open offline debt, the book's sum of offline_debts).
 
         Never overwrites: if the account exists in Redis the answer is ACCOUNT_EXISTS
         and nothing changes. Journaled as kind 'restore' with amount 0. `txn_id` must be
@@ -461,6 +467,8 @@ class Ledger:
                                   allow_zero=True, extra_keys=extra,
                                   extra_args=[status, holder, *member_args,
                                               str(v.check_amount(bonus_minor, "bonus_minor", allow_zero=True,
+                                                                 max_minor=v.MAX_BALANCE_MINOR)),
+                                              str(v.check_amount(debt_minor, "debt_minor", allow_zero=True,
                                                                  max_minor=v.MAX_BALANCE_MINOR))],
                                   kind="restore", max_minor=v.MAX_BALANCE_MINOR, internal_txn=True)
         if result.applied and member_args and member_args[0]:
@@ -476,6 +484,19 @@ class Ledger:
     void = _part_method("holds", Holds.void)
     expire_holds = _part_method("holds", Holds.expire_holds)
     deduct_many = _part_method("batches", Batches.deduct_many)
+
+    # ---------------------------------------------------------------- split-tender sales (core.sales)
+
+    sale = _part_method("sales", Sales.sale)
+    tender_refund = _part_method("sales", Sales.tender_refund)
+    sale_tenders = _part_method("sales", Sales.sale_tenders)
+
+    # ---------------------------------------------------------------- offline sales (core.offline)
+
+    offline_deduct = _part_method("offline", Offline.offline_deduct)
+    offline_debt = _part_method("offline", Offline.debt)
+    offline_limits = _part_method("offline", Offline.offline_limits)
+    set_offline_limits = _part_method("offline", Offline.set_offline_limits)
 
     # ---------------------------------------------------------------- reads (core.reads)
 
@@ -499,6 +520,7 @@ class Ledger:
     member_phone = _part_method("members", Members.member_phone)
     rebuild_member_index = _part_method("member_index", MemberIndex.rebuild_member_index)
     close_account = _part_method("members", Members.close_account)
+    update_member = _part_method("members", Members.update_member)
     set_spend_order = _part_method("members", Members.set_spend_order)
     set_balance_cap = _part_method("members", Members.set_balance_cap)
     set_member_pin_threshold = _part_method("members", Members.set_member_pin_threshold)

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import itertools
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
@@ -403,6 +404,33 @@ class Members:
             raise AccountNotFound(account_id)
         return ph or ""
 
+    # ------------------------------------------------------------ name and phone (issue 29)
+
+    def update_member(self, account_id: str, *, txn_id: str, holder_name: str | None = None,
+                      phone: str | None = None, terminal_id: str | None = None,
+                      cashier_id: str | None = None) -> Result:
+        """Change the member's name and/or phone (None or '': keep it). Journaled as kind
+        'member_update' (amount 0) with the name and phone as they are after it; the member
+        index follows in the same script. PHONE_TAKEN (another member's phone, a card
+        number or another account's id), ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED. A phone must
+        be of the account's own partition (always, on one partition): another partition's
+        is refused as bad input (its claim would need a second script, not built yet)."""
+        holder = v.check_holder_name(holder_name)
+        part = self._partition(account_id, txn_id, terminal_id, cashier_id)
+        index_keys, member_args = member_index_args(part, holder, phone)
+        phone = member_args[0]
+        if not holder and not phone:
+            raise InvalidRequest("holder_name", "give a new name or a new phone")
+        keys = [part.account(account_id), part.txn(txn_id), part.journal, *index_keys, part.phones]
+        if phone:
+            if self.ledger.schema.partition_of(phone) is not part:
+                raise InvalidRequest("phone", "this phone belongs to another partition of the ledger: "
+                                              "changing to it is not supported yet")
+            keys += [part.account(phone), part.card(phone)]
+        args = [txn_id, account_id, 0, self.ledger.retention_s, terminal_id or "", cashier_id or "",
+                holder, *member_args]
+        return self.runner.run("member_update", "member_update", keys, args, account_id, 0, txn_id)
+
     # ------------------------------------------------------------ closing (退卡)
 
     def close_account(self, account_id: str, *, txn_id: str, terminal_id: str | None = None,
@@ -483,8 +511,10 @@ class Members:
                             terminal_id=terminal_id, cashier_id=cashier_id)
 
     def add_promotion(self, min_minor: int, bonus_minor: int, *, txn_id: str, promo_id: str | None = None,
-                      terminal_id: str | None = None, cashier_id: str | None = None) -> Result:
-        """A top-up rule: at least `min_minor`, get `bonus_minor` (into the bonus bucket).
+                      terminal_id: str | None = None, cashier_id: str | None = None,
+                      starts_ms: int = 0, ends_ms: int = 0) -> Result:
+        """A top-up rule: at least `min_minor`, get `bonus_minor` (into the bonus bucket),
+        in force from `starts_ms` until before `ends_ms` (epoch ms; 0: no start / no end).
         `promo_id` defaults to 'min<min>-bonus<bonus>'; adding the same id again replaces it.
         `Result.journal_id` is partition 0's entry; the id is `promo_id_of`."""
         v.check_amount(min_minor, "min_minor")
@@ -492,7 +522,13 @@ class Members:
         pid = promo_id if promo_id is not None else promo_id_of(min_minor, bonus_minor)
         if not isinstance(pid, str) or not _PROMO_ID_RE.fullmatch(pid):
             raise InvalidRequest("promo_id", "1-64 characters of A-Z a-z 0-9 . _ -")
-        return self.setting(f"promo:{pid}", f"{min_minor}:{bonus_minor}", txn_id=txn_id,
+        for name, value in (("starts_ms", starts_ms), ("ends_ms", ends_ms)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_PROMO_MS:
+                raise InvalidRequest(name, "must be milliseconds since the epoch (0: none)")
+        if ends_ms and ends_ms <= starts_ms:
+            raise InvalidRequest("ends_ms", "must be after the start")
+        value = f"{min_minor}:{bonus_minor}" + (f":{starts_ms}:{ends_ms}" if starts_ms or ends_ms else "")
+        return self.setting(f"promo:{pid}", value, txn_id=txn_id,
                              every_partition=False, terminal_id=terminal_id, cashier_id=cashier_id)
 
     def remove_promotion(self, promo_id: str, *, txn_id: str, terminal_id: str | None = None,
@@ -509,14 +545,15 @@ class Members:
         out = []
         for name, value in raw.items():
             if name.startswith("promo:"):
-                low, _, bonus = value.partition(":")
-                out.append(Promotion(name[len("promo:"):], int(low), int(bonus)))
+                out.append(parse_promotion(name[len("promo:"):], value))
         return sorted(out, key=lambda p: (p.min_minor, p.bonus_minor, p.promo_id))
 
-    def bonus_for(self, amount_minor: int, promotions: Sequence[Promotion] | None = None) -> Promotion | None:
-        """The promotion a top-up of `amount_minor` earns: of the rules it reaches, the one
-        with the largest bonus (one rule per top-up, never summed). None: no bonus."""
-        return best_promotion(amount_minor, self.promotions() if promotions is None else promotions)
+    def bonus_for(self, amount_minor: int, promotions: Sequence[Promotion] | None = None, *,
+                  at_ms: int | None = None) -> Promotion | None:
+        """The promotion a top-up of `amount_minor` earns now (or at `at_ms`): of the rules
+        in force it reaches, the one with the largest bonus (one rule per top-up, never
+        summed). None: no bonus."""
+        return best_promotion(amount_minor, self.promotions() if promotions is None else promotions, at_ms=at_ms)
 
 
 def mask_phone(phone: str) -> str:
@@ -528,12 +565,26 @@ def mask_phone(phone: str) -> str:
     return "*" * max(0, len(digits) - 2) + digits[-2:] if digits else ""
 
 
-def best_promotion(amount_minor: int, promotions: Sequence[Promotion]) -> Promotion | None:
-    """Of the `promotions` a top-up of `amount_minor` reaches, the one with the largest
-    bonus (one rule per top-up, never summed); None: no bonus. Redis-free: a till previews
-    the bonus with it, and the gateway decides with it."""
+MAX_PROMO_MS = 10 ** 15
+
+
+def parse_promotion(promo_id: str, value: str) -> Promotion:
+    """A promotion as the shop settings keep it: '<min>:<bonus>' or, with dates,
+    '<min>:<bonus>:<starts_ms>:<ends_ms>' (core/lua/shop_setting.lua checks the form)."""
+    parts = [int(x) for x in value.split(":")]
+    return Promotion(promo_id, *parts[:4])
+
+
+def best_promotion(amount_minor: int, promotions: Sequence[Promotion], *,
+                   at_ms: int | None = None) -> Promotion | None:
+    """Of the `promotions` in force now (or at `at_ms`) a top-up of `amount_minor`
+    reaches, the one with the largest bonus (one rule per top-up, never summed); None: no
+    bonus. Redis-free: a till previews the bonus with it, and the gateway decides with it
+    (at a start or end the two clocks may disagree: the gateway's answer `bonus_changed`
+    has the cashier show the bonus in force and ask again)."""
     v.check_amount(amount_minor, "amount_minor")
-    reached = [p for p in promotions if p.min_minor <= amount_minor]
+    now_ms = int(time.time() * 1000) if at_ms is None else at_ms
+    reached = [p for p in promotions if p.min_minor <= amount_minor and p.in_force(now_ms)]
     return max(reached, key=lambda p: (p.bonus_minor, p.min_minor), default=None)
 
 

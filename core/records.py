@@ -66,6 +66,11 @@ class JournalEntry:
     card_reason: str = ""       # card_block: lost | damaged | stolen | other
     setting: str = ""           # setting: spend_order | balance_cap | promo:<id>
     setting_value: str = ""     # setting: the new value ('' = removed)
+    tenders: str = ""           # sale: the tenders besides the card ('cash:1350;wechat:2000', core.sales)
+    sale_total_minor: int = 0   # sale: card leg + tenders
+    change_minor: int = 0       # sale: the cash handed back
+    tender_method: str = ""     # tender_refund: the tender given back (cash, wechat, ...)
+    tender_minor: int = 0       # tender_refund: how much of it
 
     @classmethod
     def from_fields(cls, journal_id: str, partition: int, f: dict[str, str]) -> "JournalEntry":
@@ -80,7 +85,9 @@ class JournalEntry:
                    int(f["bal"]), f.get("term", ""), f.get("cash", ""), ts,
                    f.get("orig", ""), int(f.get("held", 0)), int(f.get("exp", 0)),
                    f.get("name", ""), f.get("ph", ""), f.get("card", ""), f.get("rsn", ""),
-                   f.get("set", ""), f.get("val", ""))
+                   f.get("set", ""), f.get("val", ""), f.get("tn", ""), int(f.get("tot", 0)),
+                   int(f.get("chg", 0)), f.get("m", "") if f["kind"] == "tender_refund" else "",
+                   int(f.get("ta", 0)))
 
 
 # ---------------------------------------------------------------- answers of the member layer
@@ -118,10 +125,16 @@ class MemberMatch:
 
 @dataclass(frozen=True, slots=True)
 class Promotion:
-    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20)."""
+    """Top up at least `min_minor`, get `bonus_minor` on top (充100送20), from `starts_ms`
+    (0: always) until before `ends_ms` (0: until removed), epoch milliseconds."""
     promo_id: str
     min_minor: int
     bonus_minor: int
+    starts_ms: int = 0
+    ends_ms: int = 0
+
+    def in_force(self, at_ms: int) -> bool:
+        return self.starts_ms <= at_ms and (not self.ends_ms or at_ms < self.ends_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +180,7 @@ class PastOperation:
     method: str = ""                 # top-ups: cash, wechat, alipay, bank_card, other
     has_entry: bool = False
     record_ttl_s: int = -1           # seconds the record (and so a refund) has left; -1 unknown
+    tenders: str = ""                # split sales: each other tender's part left to refund ('cash:1350;wechat:0')
 
     @property
     def applied(self) -> bool:

@@ -39,8 +39,12 @@ class Status(str, enum.Enum):
     LOOKUP_AMBIGUOUS = "LOOKUP_AMBIGUOUS"          # resolve_card: the string is the identity of several members
     SETTING_NOT_FOUND = "SETTING_NOT_FOUND"        # removing a promotion / setting that is not set
     BALANCE_CAP_EXCEEDED = "BALANCE_CAP_EXCEEDED"  # a top-up would pass the shop's balance cap
+    TENDER_NOT_IN_SALE = "TENDER_NOT_IN_SALE"      # tender_refund: the sale was not paid (partly) by that method
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"  # a charge above the shop's member-PIN threshold
     # without the member's payment PIN (decided by the gateway; never applied, never stored)
+    DEBT_OPEN = "DEBT_OPEN"                        # the member owes an offline debt: no spending until a top-up pays it
+    OFFLINE_LIMIT_EXCEEDED = "OFFLINE_LIMIT_EXCEEDED"  # an offline settlement past the server's bound
+    # (offline_member_limit per account and till per window of offline_max_duration_s): not applied
 
     @property
     def applied(self) -> bool:
@@ -64,6 +68,7 @@ class Result:
     kind: str
     amount_minor: int
     journal_id: str = ""
+    debt_minor: int = 0
 
     @property
     def applied(self) -> bool:

@@ -50,12 +50,14 @@ DECIDED = {name: s for name, s in STATUS_BY_NAME.items() if name not in ("INVALI
 # deduct_many decodes 100 answers per batch; the fields are checked here at import.
 _RESULT_SETTERS = tuple(getattr(Result, f.name).__set__ for f in dataclasses.fields(Result))
 assert [f.name for f in dataclasses.fields(Result)] == ["status", "balance_minor", "replayed", "txn_id",
-                                                        "account_id", "kind", "amount_minor", "journal_id"]
-_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL = \
+                                                        "account_id", "kind", "amount_minor", "journal_id",
+                                                        "debt_minor"]
+_SET_STATUS, _SET_BALANCE, _SET_REPLAYED, _SET_TXN, _SET_ACCOUNT, _SET_KIND, _SET_AMOUNT, _SET_JOURNAL, _SET_DEBT = \
     _RESULT_SETTERS
 
 
-def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id) -> Result:
+def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount_minor, journal_id,
+               debt_minor: int = 0) -> Result:
     """Result(...) with its fields in order, built without the frozen dataclass's __init__."""
     result = object.__new__(Result)
     _SET_STATUS(result, status)
@@ -66,6 +68,7 @@ def new_result(status, balance_minor, replayed, txn_id, account_id, kind, amount
     _SET_KIND(result, kind)
     _SET_AMOUNT(result, amount_minor)
     _SET_JOURNAL(result, journal_id)
+    _SET_DEBT(result, debt_minor)
     return result
 
 
@@ -109,12 +112,16 @@ def decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) ->
     """A script's reply as a `Result`, or the exception of a request that was not decided
     (INVALID, TXN_CONFLICT, NOT_INITIALIZED). The reply is one string
     'status|balance|replayed|detail' (decisions.lua, issue 30) or, from a script that
-    builds its own, the array [status, balance, replayed, detail]: both are taken."""
+    builds its own, the array [status, balance, replayed, detail]: both are taken. A fifth
+    element of an array (credit, offline_deduct) is the `debt_minor`."""
+    debt = 0
     if type(reply) is str:
         status, balance, replayed, detail = reply.split("|", 3)
         replayed = 1 if replayed == "1" else 0
-    else:
+    elif len(reply) == 4:
         status, balance, replayed, detail = reply
+    else:
+        status, balance, replayed, detail, debt = reply[:5]
     if status == "INVALID":
         field, _, reason = detail.partition(": ")
         raise InvalidRequest(field, reason)
@@ -124,7 +131,7 @@ def decode(reply, kind: str, account_id: str, amount_minor: int, txn_id: str) ->
     if status == "NOT_INITIALIZED":
         raise LedgerNotInitialized(f"the journal of account {account_id!r}'s partition is missing")
     return new_result(STATUS_BY_NAME[status], int(balance), replayed == 1, txn_id, account_id, kind,
-                      amount_minor, detail)
+                      amount_minor, detail, int(debt))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ a small window beside the till), in the customer's language.
 Idle, it shows the shop's name and a welcome. While the cashier types an amount it
 shows the amount about to be charged; while the operation is with the ledger, "please
 wait"; then the result (paid / refunded / topped up, or not paid and why in plain
-words) and the balance after; after `RESULT_HOLD_MS`, or when the cashier moves on to
+words) and the balance after; a charge that needs the member's own confirmation (their
+payment PIN or member code: CONFIRMATION_REQUIRED) shows the amount to confirm and asks
+for it until the charge is re-sent or given up; after `RESULT_HOLD_MS`, or when the cashier moves on to
 the next customer, it goes back to idle. It only listens: to the sale screen's amount
 field and to the engine's answers, and never sends anything. Off by default; a setting
 picks the screen. It never takes the keyboard (a scan typed while it had the focus would
@@ -26,7 +28,7 @@ from .receipts.texts import language_of, text
 
 RESULT_HOLD_MS = 15_000
 DISPLAY_KINDS = kinds.DISPLAY_KINDS     # core.kinds: the operations the customer sees
-IDLE, AMOUNT, WAITING, RESULT = "idle", "amount", "waiting", "result"
+IDLE, AMOUNT, WAITING, RESULT, CONFIRM = "idle", "amount", "waiting", "result", "confirm"
 
 _STYLE = """
 QWidget#customerDisplay { background: #10243d; }
@@ -134,6 +136,12 @@ class CustomerDisplay(QWidget):
         title = {"refund": "display.to_refund", "credit": "display.to_top_up"}.get(op.kind, "display.to_pay")
         self._set(WAITING, self._t(title), self._fmt(op.amount_minor), self._t("display.checking"))
 
+    def show_confirm(self, op) -> None:
+        """The amount the member is asked to confirm with their payment PIN or member code."""
+        self._idle_timer.stop()
+        self._watched = None
+        self._set(CONFIRM, self._t("display.to_confirm"), self._fmt(op.amount_minor), self._t("display.confirm_pin"))
+
     def show_result(self, op) -> None:
         """The engine's answer for `op`: result and balance after, then idle after a while."""
         if op.applied:
@@ -164,7 +172,7 @@ class CustomerDisplay(QWidget):
         engine.opUncertain.connect(self._uncertain)
 
     def _amount_typed(self, typed: str) -> None:
-        if self.state == WAITING:
+        if self.state in (WAITING, CONFIRM):
             return
         if not typed.strip():
             if self.state == AMOUNT:
@@ -190,4 +198,7 @@ class CustomerDisplay(QWidget):
     def _resolved(self, op) -> None:
         self._seen.discard(op.txn_id)
         if op.txn_id == self._watched:
-            self.show_result(op)
+            if op.status == "CONFIRMATION_REQUIRED" and op.kind in ("deduct", "hold"):
+                self.show_confirm(op)           # the till asks for the member's PIN or code now
+            else:
+                self.show_result(op)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPush
 
 from core import InvalidRequest
 from core.members import PAYMENT_METHODS, best_promotion
+from core.sales import refund_plan
 from core.validation import check_id
 
 from . import money
@@ -45,6 +46,13 @@ class RefundDialog(TillDialog):
         self.engine = sale_page.engine
         self.original = original
         self.refundable_minor = max(0, original.amount_minor - self.engine.outbox.refunded_minor(original.txn_id))
+        # a split-tender sale (issue 31): what each tender has left ({'card': ..., 'cash': ...});
+        # by default each goes back where it came from, in proportion (core.sales.refund_plan)
+        self.split_left: dict[str, int] | None = None
+        if original.kind == "sale":
+            given = self.engine.outbox.split_refunded(original.txn_id)
+            paid = {"card": original.amount_minor, **original.details.get("tenders", {})}
+            self.set_split_left({t: paid[t] - given.get(t, 0) for t in paid})
         self.summary = QLabel(objectName="refundSummary", wordWrap=True)
         self.amount_input = QLineEdit(money.format_plain(self.refundable_minor), objectName="refundAmountInput")
         self.amount_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
@@ -71,6 +79,13 @@ class RefundDialog(TillDialog):
         self.setMinimumWidth(520)
         self.retranslate()
 
+    def set_split_left(self, left: dict[str, int]) -> None:
+        """What each tender of the split sale has left to give back."""
+        self.split_left = {t: max(0, a) for t, a in left.items()}
+        self.refundable_minor = sum(self.split_left.values())
+        if hasattr(self, "amount_input"):          # (made after this in __init__, with this amount)
+            self.amount_input.setText(money.format_plain(self.refundable_minor))
+
     def retranslate(self) -> None:
         loc = QLocale()
         self.setWindowTitle(self.tr("Refund"))
@@ -79,6 +94,14 @@ class RefundDialog(TillDialog):
             .replace("%1", money.format_minor(self.original.amount_minor, loc))
             .replace("%2", self.original.account_id)
             .replace("%3", money.format_minor(self.refundable_minor, loc)))
+        if self.split_left is not None:
+            card_words = self.tr("card")
+            left = " · ".join(f"{card_words if t == 'card' else method_words(t)} {money.format_minor(a, loc)}"
+                              for t, a in self.split_left.items())
+            self.summary.setText(
+                self.tr("Refund of a card + other payment of account %1. Left to refund: %2. Each part goes "
+                        "back where it came from (the card to the card, cash as cash), in proportion.")
+                .replace("%1", self.original.account_id).replace("%2", left))
         self.amount_label.setText(self.tr("Amount to refund"))
         self.supervisor.set_labels(self.tr("Supervisor id"), self.tr("Supervisor PIN"))
         self.confirm_button.setText(self.tr("Refund"))
@@ -103,8 +126,17 @@ class RefundDialog(TillDialog):
                                                      "ask another supervisor."))
 
     def _approved(self, amount_minor: int, approved_by: str) -> None:
-        started = self.sale.try_operation("refund", self.original.account_id, amount_minor,
-                                          original_txn_id=self.original.txn_id, approved_by=approved_by)
+        if self.split_left is not None:
+            # one row, one approval: the card's part and each tender's (engine _send_tender_refund)
+            left = self.split_left
+            plan = refund_plan(left.get("card", 0), {t: a for t, a in left.items() if t != "card"}, amount_minor)
+            detail = {"card_minor": plan.get("card", 0), "tenders": {t: a for t, a in plan.items() if t != "card"}}
+            started = self.sale.try_operation("tender_refund", self.original.account_id, amount_minor,
+                                              original_txn_id=self.original.txn_id, approved_by=approved_by,
+                                              detail=detail)
+        else:
+            started = self.sale.try_operation("refund", self.original.account_id, amount_minor,
+                                              original_txn_id=self.original.txn_id, approved_by=approved_by)
         if isinstance(started, Refusal):
             self.fail(refusal_words(started.reason), self.amount_input)
             return

@@ -44,6 +44,12 @@ resolves the row with the decision it holds). The gateway's ping also answers Re
 memory share (the readings doctor and `cashierctl capacity` use); the engine says
 `memoryChanged(share)` and the main window shows a supervisor notice above
 `MEMORY_NOTICE_SHARE` (90 %) of maxmemory.
+Offline sales (issue 27, desktop/offline.py): once no gateway has answered for
+`offline_after_s`, a plain charge within the shop's offline limits is saved as an outbox
+row of kind 'offline' (before the receipt prints: `offlineSale`) and settled in the order
+made when a gateway answers again (`offline_deduct`, with the cashier who made it);
+`offlineChanged` says "offline: ¥X of ¥Y budget used". The engine's clock (`clock`, ms)
+can be replaced by a test's.
 All results come back to the UI thread as Qt signals; nothing here blocks it.
 """
 from __future__ import annotations
@@ -60,7 +66,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core import (InvalidRequest, LedgerNotInitialized, LedgerUnavailable,
                   OperationNotFound, Status, TxnConflict, UnsafeRedisConfig)
-from core import kinds
+from core import kinds, sales
 from core.capacity import MEMORY_NOTICE_SHARE
 from core.shifts import SHIFT_BOOK_ACCOUNT, ShiftTotals, shift_txn_id
 from core.validation import DEFAULT_RETENTION_S, RESEND_MARGIN_S, check_id
@@ -69,6 +75,8 @@ from gateway.wire import GatewayRefused, GatewayUnauthorized
 # the read half, and the values it answers (importable from here, as before the split)
 from .engine_reads import (MAX_MATCHES, PROFILE_RECENT_COUNT, AccountView, Found, LedgerReads,  # noqa: F401
                            MemberProfile)
+from .engine_confirm import CONFIRMATION_REQUIRED, MEMBER_REFUSALS, MemberConfirmations
+from . import offline as offline_sales
 from .outbox import CONFLICT, INVALID, NOT_SENT, RESOLVED, Op, Outbox, now_ms
 from .workers import Background, Task
 
@@ -84,7 +92,7 @@ DEFAULT_PING_INTERVAL_MS = 2000
 DEFAULT_RETRY_INTERVAL_MS = 1500
 DEFAULT_HOLD_TTL_S = 30 * 60         # how long a hold reserves its amount (capped by the retention)
 # the kinds whose request carries a supervisor's approval grant (gateway/schema.py OPS)
-APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close"})
+APPROVABLE_KINDS = frozenset({"deduct", "credit", "refund", "hold", "close", "sale", "tender_refund"})
 # re-exported: the share of maxmemory above which the supervisor notice shows
 MEMORY_NOTICE = MEMORY_NOTICE_SHARE
 STALE = "stale"          # a pending row too old to re-send (see the module docstring)
@@ -97,6 +105,7 @@ SESSION_REFUSALS = frozenset({"session_required", "session_invalid"})
 # from core.kinds (still importable from here): one letter per kind in txn ids
 # ('<terminal>-<letter>-<32 hex>'); the kinds whose bucket split the script decides
 TXN_LETTERS = kinds.TXN_LETTERS
+TENDER_METHODS = sales.TENDER_METHODS
 SPLIT_KINDS = kinds.SPLIT_KINDS
 
 
@@ -150,7 +159,7 @@ def new_member_id() -> str:
     return f"M{uuid.uuid4().int % 10**12:012d}"
 
 
-class Engine(LedgerReads, QObject):
+class Engine(LedgerReads, MemberConfirmations, QObject):
     opResolved = Signal(object)        # Op: the ledger decided (or the request was invalid)
     opUncertain = Signal(object)       # Op: sent, no answer yet; being checked
     pendingChanged = Signal(int)       # operations still being resolved
@@ -158,11 +167,15 @@ class Engine(LedgerReads, QObject):
     recoveryFinished = Signal(list)    # [Op]: operations of earlier runs, now resolved
     staleChanged = Signal(list)        # [Op]: pending rows too old to re-send (a supervisor decides)
     memoryChanged = Signal(object)     # float: Redis used / maxmemory; None: unknown or no maxmemory
+    offlineSale = Signal(object)       # Op: a sale made offline, saved (print its receipt, marked OFFLINE)
+    offlineChanged = Signal(object)    # offline.OfflineUse while selling offline, None otherwise
 
     def __init__(self, ledger, terminal_id: str, data_dir: Path, *,
                  ping_interval_ms: int = DEFAULT_PING_INTERVAL_MS,
                  retry_interval_ms: int = DEFAULT_RETRY_INTERVAL_MS,
-                 hold_ttl_s: int = DEFAULT_HOLD_TTL_S, parent=None):
+                 hold_ttl_s: int = DEFAULT_HOLD_TTL_S,
+                 offline_after_s: float = offline_sales.DEFAULT_OFFLINE_AFTER_S,
+                 balance_max_age_s: int = offline_sales.DEFAULT_BALANCE_MAX_AGE_S, parent=None):
         """`ledger`: a `gateway.client.GatewayLedger` (this terminal's credential, the
         shop's gateway URLs); the engine owns it from here (closes it)."""
         super().__init__(parent)
@@ -182,7 +195,16 @@ class Engine(LedgerReads, QObject):
         self._grants: dict[str, str] = {}
         self._op_grants: dict[str, str] = {}
         self._awaiting_cashier: dict[str, str] = {}    # txn id -> the cashier whose session it waits for
+        self._init_confirmations()                     # the member's PIN / code, in memory (engine_confirm.py)
         self.outbox = Outbox(Path(data_dir) / "outbox.sqlite3")
+        # offline sales: the shop's offline settings and the balances seen, in the data dir
+        self.offline_store = offline_sales.OfflineStore(Path(data_dir))
+        self.offline_after_s = offline_after_s
+        self.balance_max_age_s = balance_max_age_s
+        self.clock = now_ms                        # ms; a test may set its own
+        self._unreachable = False                  # the last failure: no gateway answered at all
+        self._offline_announced = False            # offlineChanged said "selling offline"
+        self._facts_read_ms = 0
         self.ops = Background(1, "operations")     # money operations, strictly in order
         self.reads = Background(2, "reads")        # lookups, PIN checks, pings
         self.state, self.state_detail = CONNECTING, ""
@@ -323,11 +345,24 @@ class Engine(LedgerReads, QObject):
             return UNSAFE, self.scrub(str(exc))
         if getattr(exc, "switching", False):
             return RECONNECTING, self.scrub(f"{type(exc).__name__}: {exc}")
+        self._unreachable = bool(getattr(exc, "unreachable", False))
         return OFFLINE, self.scrub(f"{type(exc).__name__}: {exc}")
 
     def _set_state(self, state: str, detail: str) -> None:
         if self._closed:
             return
+        if state == OFFLINE and self._unreachable:
+            self.offline_store.went_offline(self.clock())     # kept from the first failure on
+            if self.selling_offline and not self._offline_announced:
+                self._offline_announced = True                # offline_after_s have passed: say so
+                self.offlineChanged.emit(self.offline_use())
+        elif state == ONLINE:
+            self._offline_announced = False
+            was_offline = bool(self.offline_store.offline_since_ms)
+            self.offline_store.back_online()
+            if was_offline:
+                self.offlineChanged.emit(None)
+            self._refresh_offline_facts()
         changed = state != self.state
         self.state, self.state_detail = state, detail
         if changed:
@@ -371,7 +406,13 @@ class Engine(LedgerReads, QObject):
         detail holder/phone), card_replace (`card_no`: the new card, detail old_card and
         reason) and close (amount 0: the ledger answers the payout) are member operations.
         `approved_by`: the supervisor whose approval (`approve`) this operation carries: the
-        grant the gateway gave goes with it (a supervisor approves one operation)."""
+        grant the gateway gave goes with it (a supervisor approves one operation).
+        While the till sells offline (`selling_offline`), a charge is made offline
+        (`submit_offline`) or refused with the offline reason."""
+        if kind == "deduct" and self.selling_offline and not self._closed:
+            if approved_by:
+                raise Refused("offline_needs_supervisor")
+            return self.submit_offline(account_id, amount_minor, cashier_id, shift_id=shift_id, card_no=card_no)
         self.check_can_start(account_id)
         if kind in kinds.TILL_HOLD_RESOLUTIONS and not original_txn_id:
             raise ValueError(f"{kind} needs the hold's txn id")
@@ -384,6 +425,112 @@ class Engine(LedgerReads, QObject):
         if grant and kind in APPROVABLE_KINDS:
             self._op_grants[op.txn_id] = grant
         return self._enqueue(op)
+
+    # ---------------------------------------------------------------- offline sales
+
+    @property
+    def selling_offline(self) -> bool:
+        """No gateway has answered for `offline_after_s` or more: a charge may be made offline."""
+        since = self.offline_store.offline_since_ms
+        return (self.state == OFFLINE and self._unreachable and bool(since)
+                and self.clock() - since >= self.offline_after_s * 1000)
+
+    def _offline_sales(self) -> list[Op]:
+        facts = self.offline_store.facts
+        window_s = facts.max_duration_s if facts else 0
+        return self.outbox.offline_sales_since(self.clock() - 2 * window_s * 1000)
+
+    def offline_use(self) -> offline_sales.OfflineUse | None:
+        """"offline: ¥X of ¥Y budget used" (None: not selling offline, or no settings)."""
+        if not self.selling_offline:
+            return None
+        return offline_sales.use(self.offline_store, self._offline_sales(), self.clock())
+
+    def offline_refusal(self, account_id: str, amount_minor: int, card_no: str = "") -> str | None:
+        """Why a charge may not be made offline now (a Refused reason), or None."""
+        if not self.selling_offline:
+            return "offline"
+        if any(op.account_id == account_id and not op.offline for op in self._unresolved.values()):
+            return "account_pending"       # an online charge of unknown outcome: the balance is unknown
+        if any(op.account_id == account_id for op in self._stale.values()):
+            return "account_stale"
+        return offline_sales.refusal(self.offline_store, self._offline_sales(), account_id, amount_minor, card_no,
+                                     self.clock(), balance_max_age_s=self.balance_max_age_s)
+
+    def submit_offline(self, account_id: str, amount_minor: int, cashier_id: str, *, shift_id: int | None,
+                       card_no: str = "") -> Op:
+        """Make a charge offline: saved in the outbox (committed before this returns, so before
+        the receipt prints), settled in order on reconnect. Raises Refused (nothing saved)
+        with the offline reason when it may not be made."""
+        if not cashier_id:
+            raise Refused("offline_no_cashier")
+        reason = self.offline_refusal(account_id, amount_minor, card_no)
+        if reason:
+            raise Refused(reason)
+        op = Op(new_txn_id(self.terminal_id, "offline"), "offline", account_id, amount_minor, self.terminal_id,
+                cashier_id, shift_id, self.clock(), card_no=card_no)
+        self.outbox.add(op)
+        log.warning("txn %s: charge of %d to %s made offline by %s", op.txn_id, amount_minor, account_id, cashier_id)
+        self._unresolved[op.txn_id] = op
+        self._awaiting_retry.add(op.txn_id)
+        self.pendingChanged.emit(len(self._unresolved))
+        self.offlineSale.emit(op)
+        self.offlineChanged.emit(self.offline_use())
+        return op
+
+    def _refresh_offline_facts(self) -> None:
+        """The shop's offline settings and block list (worker), at most every FACTS_INTERVAL_S."""
+        now = self.clock()
+        if now - self._facts_read_ms < offline_sales.FACTS_INTERVAL_S * 1000 or self._closed:
+            return
+        self._facts_read_ms = now
+        fetch = getattr(self.ledger, "offline_info", None)
+        if fetch is None:
+            return
+
+        def failed(exc) -> None:
+            self._facts_read_ms = 0
+            log.info("offline settings not read (%s)", type(exc).__name__)
+        self.reads.run(fetch, self.offline_store.note_facts, failed)
+
+    def _view(self, account_id: str, card_no: str = ""):
+        """An account read for display, remembered for offline sales (its available balance,
+        when, and whether the member has a payment PIN)."""
+        view = super()._view(account_id, card_no)
+        pins = getattr(self.ledger, "member_pin_set", {})
+        self.offline_store.note_balance(account_id, view.available_minor, self.clock(), pins.get(account_id),
+                                        card_no=card_no, holder_name=view.holder_name)
+        return view
+
+    def _offline_view(self, query: str) -> AccountView | None:
+        """While selling offline, a look-up answered from what the till saw online: the
+        available balance then (`read_ms` says when), less this till's offline sales since."""
+        account_id = self.offline_store.account_of(query)
+        if account_id is None:
+            return None
+        available, seen_ms, _pin = self.offline_store.seen(account_id)
+        taken = sum(op.amount_minor for op in self._offline_sales()
+                    if op.account_id == account_id and op.created_ms >= seen_ms)
+        left = max(0, available - taken)
+        return AccountView(account_id, "active", left, left, seen_ms, self.offline_store.holder_name(account_id),
+                           0, query if query != account_id else "")
+
+    def _offline_or(self, query: str, on_done, on_error, wrap):
+        """An error handler of a look-up: while selling offline, answer from `_offline_view`."""
+        def handle(exc) -> None:
+            view = self._offline_view(query) if self.selling_offline and isinstance(exc, LedgerUnavailable) else None
+            if view is None:
+                on_error(exc)
+            else:
+                on_done(wrap(view))
+        return handle
+
+    def find(self, query: str, on_done, on_error):
+        return super().find(query, on_done, self._offline_or(query, on_done, on_error,
+                                                             lambda view: Found(query, view=view)))
+
+    def lookup(self, account_id: str, on_done, on_error):
+        return super().lookup(account_id, on_done, self._offline_or(account_id, on_done, on_error, lambda v: v))
 
     def close_shift(self, shift, closed_by: str, totals: ShiftTotals, extra_totals: dict[str, int]) -> Op:
         """Journal the Z record of a closed `shift` (outbox.Shift) through the outbox: never
@@ -444,8 +591,12 @@ class Engine(LedgerReads, QObject):
                 return STALE, stored or op, (ONLINE, "")
         recovered = op.txn_id in self._from_earlier_run
         try:
-            result, extra = self._call_ledger(op)
+            result, extra = self._call_ledger(op, first=first)
         except GatewayRefused as exc:
+            if exc.code in MEMBER_REFUSALS:       # the member's PIN or code refused: nothing changed
+                refusal = f"{exc.code}:{exc.detail.get('outcome', '')}:{exc.detail.get('attempts_left', 0)}"
+                return "resolved", self.outbox.resolve(op.txn_id, CONFIRMATION_REQUIRED, None, recovered=recovered,
+                                                       error=refusal), (ONLINE, "")
             if exc.code not in SESSION_REFUSALS:
                 return "resolved", self.outbox.resolve(op.txn_id, INVALID, None, recovered=recovered,
                                                        error=self.scrub(f"{exc.field}: {exc.reason}")), (ONLINE, "")
@@ -474,13 +625,14 @@ class Engine(LedgerReads, QObject):
                                                replayed=result.replayed, recovered=recovered,
                                                **extra), (ONLINE, "")
 
-    def _call_ledger(self, op: Op):
+    def _call_ledger(self, op: Op, *, first: bool = False):
         """Worker thread: the ledger call(s) of one outbox row, always the same request for
-        the same row. Returns (Result, extra fields for Outbox.resolve)."""
+        the same row (a charge's member PIN or code only with the one send it was given
+        for: engine_confirm.py). Returns (Result, extra fields for Outbox.resolve)."""
         send = self._SENDERS.get(op.kind)
         if send is None:
             raise ValueError(f"unknown kind {op.kind!r}")
-        who = dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id)
+        who = dict(terminal_id=op.terminal_id, cashier_id=op.cashier_id, **self._confirmation_for(op, first))
         grant = self._op_grants.get(op.txn_id)
         return send(self, op, {**who, "approval_grant": grant} if grant else who)
 
@@ -492,7 +644,15 @@ class Engine(LedgerReads, QObject):
     def _send_credit(self, op: Op, who: dict):
         r = self.ledger.credit(op.account_id, op.amount_minor, txn_id=op.txn_id, method=op.method or "cash",
                                bonus_minor=op.bonus_minor, **who)
-        return r, {"split": (op.amount_minor, op.bonus_minor)} if r.applied else {}
+        # a top-up pays an open offline debt first (debt_minor): the principal got the rest
+        return r, {"split": (op.amount_minor - r.debt_minor, op.bonus_minor), "debt_minor": r.debt_minor} \
+            if r.applied else {}
+
+    def _send_offline(self, op: Op, who: dict):
+        # on the terminal's credential with the cashier who made it (gateway/offline.py)
+        r = self.ledger.offline_deduct(op.account_id, op.amount_minor, txn_id=op.txn_id, made_at_ms=op.created_ms,
+                                       made_by=op.cashier_id, card_no=op.card_no or None)
+        return r, {"debt_minor": r.debt_minor}
 
     def _send_hold(self, op: Op, who: dict):       # the same ttl_s on every send: same request, same answer
         return self.ledger.hold(op.account_id, op.amount_minor, txn_id=op.txn_id, ttl_s=op.ttl_s,
@@ -514,6 +674,34 @@ class Engine(LedgerReads, QObject):
     def _send_refund(self, op: Op, who: dict):
         return self.ledger.refund(op.account_id, op.amount_minor, txn_id=op.txn_id,
                                   original_txn_id=op.original_txn_id, **who), {}
+
+    def _send_sale(self, op: Op, who: dict):
+        # a split-tender sale: the card leg and the other tenders, one ledger record; the row's
+        # detail keeps the tenders, so a re-send is the same request (a different one: TXN_CONFLICT)
+        d = op.details
+        return self.ledger.sale(op.account_id, op.amount_minor, d["tenders"], txn_id=op.txn_id,
+                                total_minor=d["total_minor"], change_minor=d.get("change_minor", 0),
+                                card_no=op.card_no or None, **who), {}
+
+    def _send_tender_refund(self, op: Op, who: dict):
+        # the refund of a split sale, one row (one supervisor approval): the card leg back to
+        # the card (`refund` under the row's txn id) and each other tender given back
+        # (`tender_refund` under '<txn id>.t<n>', n its place in TENDER_METHODS); a re-send
+        # replays every step. The answer is the first step that was not applied, else the last.
+        d = op.details
+        result = None
+        if d.get("card_minor"):
+            result = self.ledger.refund(op.account_id, d["card_minor"], txn_id=op.txn_id,
+                                        original_txn_id=op.original_txn_id, **who)
+            if not result.applied:
+                return result, {}
+        for method, amount_minor in d.get("tenders", {}).items():
+            result = self.ledger.tender_refund(op.account_id, amount_minor,
+                                               txn_id=step_txn_id(op.txn_id, f"t{TENDER_METHODS.index(method)}"),
+                                               original_txn_id=op.original_txn_id, method=method, **who)
+            if not result.applied:
+                return result, {}
+        return result, {}
 
     def _send_open(self, op: Op, who: dict):
         led, d, who = self.ledger, op.details, self._plain(who)
@@ -545,9 +733,10 @@ class Engine(LedgerReads, QObject):
         return r, {}
 
     # the ledger call(s) of each outbox row kind: one per core.kinds.TILL_KINDS (a test checks)
-    _SENDERS = {"deduct": _send_deduct, "credit": _send_credit, "hold": _send_hold, "capture": _send_capture,
-                "void": _send_void, "refund": _send_refund, "open": _send_open,
-                "card_replace": _send_card_replace, "close": _send_close, "shift_close": _send_shift_close}
+    _SENDERS = {"deduct": _send_deduct, "offline": _send_offline, "credit": _send_credit, "hold": _send_hold,
+                "capture": _send_capture, "void": _send_void, "refund": _send_refund, "open": _send_open,
+                "card_replace": _send_card_replace, "close": _send_close, "shift_close": _send_shift_close,
+                "sale": _send_sale, "tender_refund": _send_tender_refund}
 
     def _replace_card(self, op: Op, d: dict, who: dict):
         """Block the old card (when named) and issue the new one (when named) to the same

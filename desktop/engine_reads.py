@@ -69,7 +69,8 @@ class MemberProfile:
 
 
 PROFILE_RECENT_COUNT = 30
-PROFILE_KINDS = frozenset({"deduct", "refund", "credit", "hold", "capture", "void", "close", "compensate"})
+PROFILE_KINDS = frozenset({"deduct", "refund", "credit", "hold", "capture", "void", "close", "compensate",
+                           "offline", "offline_debt"})
 
 
 

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 ACTIVITY_EVENTS = (QEvent.Type.KeyPress, QEvent.Type.MouseButtonPress, QEvent.Type.Wheel,
                    QEvent.Type.TouchBegin)
-LOCK_KEYS = ("F2", "Ctrl+L")     # free: the till's other keys are F3-F9, F12 and Esc
+LOCK_KEYS = ("F2", "Ctrl+L")     # free: the till's other keys are F1, F3-F12, Insert and Esc
 
 
 class LockPage(Retranslates, QWidget):

@@ -45,6 +45,8 @@ from .lock import LockPage, ScreenLock
 from .receipts.hooks import install as install_receipts
 from .member_profile import MemberProfileDialog
 from .drawer import install as install_drawer
+from .member_confirm import MemberConfirmation
+from .member_security import MemberCodeEnrolDialog, MemberPinResetDialog, MemberPinSetDialog
 from .members import (CardDialog, CloseAccountDialog, MemberPickDialog, MembersDialog, NewMemberDialog,
                       OutcomeDialog)
 from core.kinds import BOOK_ONLY_KINDS, MEMBER_KINDS
@@ -56,6 +58,7 @@ from .signin import SignInPage
 from .stale_ops import StaleOpsDialog
 from .till_dialog import SupervisorDialog
 from .style import scale_for, style_sheet
+from .sale_texts import offline_status_words
 from .texts import connection_words, kind_words, short_status
 from .i18n import Retranslates
 
@@ -146,6 +149,7 @@ class MainWindow(Retranslates, QMainWindow):
         self.lock_page.unlocked.connect(self.unlock)
         self.sign_in_page.signedIn.connect(self.signed_in)
         self.sale_page.refundRequested.connect(self.open_refund)
+        self.sale_page.splitRequested.connect(self.open_split_tender)
         self.sale_page.topUpRequested.connect(self.open_top_up)
         self.sale_page.completeRequested.connect(self.open_complete_sale)
         self.sale_page.pickRequested.connect(self.open_pick_list)
@@ -157,8 +161,11 @@ class MainWindow(Retranslates, QMainWindow):
         engine.recoveryFinished.connect(self._recovered)
         engine.staleChanged.connect(self._stale_changed)
         engine.memoryChanged.connect(lambda *_: self._update_status())
+        engine.offlineChanged.connect(lambda *_: self._update_status())
         self.receipt_hooks = install_receipts(self, settings)   # receipts, earlier sales, customer display
         self.drawer_hook = install_drawer(self, settings)       # float, cash in/out, X report, slips
+        # the member's PIN or code for a charge answered CONFIRMATION_REQUIRED, whichever screen started it
+        self.member_confirmation = MemberConfirmation(self, engine)
         self.resize(1024, 720)
         self.retranslate()
         self.show_sign_in()
@@ -189,9 +196,12 @@ class MainWindow(Retranslates, QMainWindow):
 
     def _update_status(self) -> None:
         state = self.engine.state
-        self.connection_status.setText("● " + connection_words(state))
+        use = self.engine.offline_use()       # selling offline: "offline: ¥X of ¥Y budget used"
+        self.connection_status.setText("● " + (offline_status_words(use) if use is not None
+                                               else connection_words(state)))
         self.connection_status.setProperty("tone", "ok" if state == ONLINE else
-                                           "checking" if state in ("connecting", "reconnecting") else "error")
+                                           "checking" if state in ("connecting", "reconnecting") or use is not None
+                                           else "error")
         self.connection_status.style().unpolish(self.connection_status)
         self.connection_status.style().polish(self.connection_status)
         self.terminal_status.setText(self.tr("Terminal %1").replace("%1", self.engine.terminal_id))
@@ -339,6 +349,11 @@ class MainWindow(Retranslates, QMainWindow):
         self.refund_dialog = RefundDialog(self.sale_page, op, self)
         self.refund_dialog.open()
 
+    def open_split_tender(self, view, bill_minor: int, method: str) -> None:
+        from .split_tender import SplitTenderDialog
+        self.split_dialog = SplitTenderDialog(self.sale_page, view, bill_minor, method, self)
+        self.split_dialog.open()
+
     def open_complete_sale(self, hold) -> None:
         self.complete_dialog = CompleteSaleDialog(self.sale_page, hold, self)
         self.complete_dialog.open()
@@ -386,6 +401,11 @@ class MainWindow(Retranslates, QMainWindow):
             return None
         elif action == "card":
             self.member_dialog = CardDialog(self.sale_page, view, self)
+        elif action == "pin":
+            self.member_dialog = MemberPinSetDialog(self.engine, view.account_id, self)
+        elif action in ("code", "pin_reset"):
+            dialog = MemberCodeEnrolDialog if action == "code" else MemberPinResetDialog
+            self.member_dialog = dialog(self.engine, view.account_id, self, not_allowed=(self.cashier.cashier_id,))
         else:
             self.member_dialog = CloseAccountDialog(self.sale_page, view, self)
         self.member_dialog.open()

@@ -137,8 +137,9 @@ class OutcomeDialog(TillDialog):
 
 
 class MembersDialog(TillDialog):
-    """Member…: the member's profile and the three member actions; `chosen(action)` with
-    profile, new, card or close."""
+    """Member…: the member's profile and the member actions; `chosen(action)` with
+    profile, new, card, close, pin (the member sets their payment PIN), code (a
+    supervisor enrols the member code) or pin_reset (a supervisor resets the PIN)."""
     chosen = Signal(str)
 
     def __init__(self, account_view, parent=None):
@@ -151,16 +152,22 @@ class MembersDialog(TillDialog):
         self.new_button = QPushButton(objectName="newMemberButton", clicked=lambda: self._choose("new"))
         self.card_button = QPushButton(objectName="changeCardButton", clicked=lambda: self._choose("card"))
         self.close_button = QPushButton(objectName="closeAccountButton", clicked=lambda: self._choose("close"))
-        for b in (self.card_button, self.close_button):
+        # the member's own confirmation of charges (desktop/member_security.py)
+        self.pin_button = QPushButton(objectName="memberPinButton", clicked=lambda: self._choose("pin"))
+        self.code_button = QPushButton(objectName="memberCodeButton", clicked=lambda: self._choose("code"))
+        self.pin_reset_button = QPushButton(objectName="memberPinResetButton",
+                                            clicked=lambda: self._choose("pin_reset"))
+        for b in (self.card_button, self.close_button, self.pin_button, self.code_button, self.pin_reset_button):
             b.setEnabled(account_view is not None and account_view.status != "closed")
         self.message = QLabel(objectName="membersMessage", wordWrap=True)
         self.cancel_button = QPushButton(objectName="membersCancelButton", clicked=self.reject)
         self.confirm_button = self.new_button
         self.quiet_buttons(self.profile_button, self.new_button, self.card_button, self.close_button,
-                           self.cancel_button)
+                           self.pin_button, self.code_button, self.pin_reset_button, self.cancel_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.about)
-        for b in (self.profile_button, self.new_button, self.card_button, self.close_button):
+        for b in (self.profile_button, self.new_button, self.card_button, self.close_button, self.pin_button,
+                  self.code_button, self.pin_reset_button):
             b.setMinimumHeight(48)
             layout.addWidget(b)
         layout.addWidget(self.message)
@@ -181,6 +188,9 @@ class MembersDialog(TillDialog):
         self.new_button.setText(self.tr("New member and card…"))
         self.card_button.setText(self.tr("Lost card / new card…"))
         self.close_button.setText(self.tr("Close account (退卡)…"))
+        self.pin_button.setText(self.tr("Payment PIN (支付密码)…"))
+        self.code_button.setText(self.tr("Member code (会员码) QR…  (supervisor)"))
+        self.pin_reset_button.setText(self.tr("Reset payment PIN / unlock…  (supervisor)"))
         self.cancel_button.setText(self.tr("Cancel"))
 
     def confirm(self) -> None:

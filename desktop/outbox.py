@@ -50,7 +50,9 @@ MONEY_KINDS = kinds.MONEY_KINDS
 MEMBER_KINDS = kinds.MEMBER_KINDS
 KINDS = kinds.TILL_KINDS
 HOLD_RESOLUTIONS = kinds.TILL_HOLD_RESOLUTIONS        # capture, void
-SCHEMA_VERSION = 4
+# version 5: the split-tender kinds (sale, tender_refund: issue 31; their tenders ride in
+# `detail`) and offline sales (the 'offline' kind and debt_minor: issue 27)
+SCHEMA_VERSION = 5
 # the drawer table's kinds: the opening float, cash put in / taken out (with a reason), the count
 DRAWER_KINDS = ("float", "cash_in", "cash_out", "count")
 # A hold is shown as open until created_ms + ttl + this grace: the terminal's clock and
@@ -72,8 +74,7 @@ CREATE TABLE IF NOT EXISTS shifts (
 );
 CREATE TABLE IF NOT EXISTS ops (
     txn_id               TEXT    PRIMARY KEY,
-    kind                 TEXT    NOT NULL CHECK (kind IN ('deduct', 'refund', 'credit', 'hold', 'capture', 'void',
-                                                          'open', 'card_replace', 'close', 'shift_close')),
+    kind                 TEXT    NOT NULL CHECK (kind IN (%(kinds)s)),
     account_id           TEXT    NOT NULL,
     amount_minor         INTEGER NOT NULL CHECK (amount_minor > 0 OR kind IN ('open', 'card_replace', 'close',
                                                                                'shift_close')),
@@ -97,7 +98,8 @@ CREATE TABLE IF NOT EXISTS ops (
     card_no              TEXT    NOT NULL DEFAULT '',
     detail               TEXT    NOT NULL DEFAULT '',
     principal_delta_minor INTEGER,
-    bonus_delta_minor    INTEGER
+    bonus_delta_minor    INTEGER,
+    debt_minor           INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ops_state ON ops (state, created_ms);
 CREATE INDEX IF NOT EXISTS ops_shift ON ops (shift_id, created_ms);
@@ -116,7 +118,7 @@ CREATE TABLE IF NOT EXISTS drawer (
     detail       TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS drawer_shift ON drawer (shift_id, created_ms);
-"""
+""" % {"kinds": ", ".join(f"'{k}'" for k in KINDS)}      # every till kind of core.kinds
 
 
 def now_ms() -> int:
@@ -151,10 +153,16 @@ class Op:
     detail: str = ""                     # JSON: the rest of the request (holder, phone, old card, Z totals)
     principal_delta_minor: int | None = None   # signed bucket changes the ledger answered
     bonus_delta_minor: int | None = None       # (None: not known, e.g. read failed)
+    debt_minor: int = 0                  # offline sale: the debt it left; top-up: what paid a debt
 
     @property
     def details(self) -> dict:
         return json.loads(self.detail) if self.detail else {}
+
+    @property
+    def offline(self) -> bool:
+        """A sale made while the till reached no gateway (settled on reconnect)."""
+        return self.kind == "offline"
 
     @property
     def pending(self) -> bool:
@@ -202,7 +210,7 @@ _DRAWER_COLUMNS = "entry_id, shift_id, kind, amount_minor, reason, note, cashier
 _OP_COLUMNS = ("txn_id, kind, account_id, amount_minor, terminal_id, cashier_id, shift_id, created_ms, "
                "original_txn_id, approved_by, state, status, balance_after_minor, replayed, attempts, "
                "last_error, resolved_ms, recovered, ttl_s, method, bonus_minor, card_no, detail, "
-               "principal_delta_minor, bonus_delta_minor")
+               "principal_delta_minor, bonus_delta_minor, debt_minor")
 
 
 def _op(row) -> Op:
@@ -231,7 +239,8 @@ class Outbox:
         """Bring an outbox of an earlier version up to SCHEMA_VERSION, in one transaction.
         Version 1 (no user_version) allowed only deduct/refund/credit and had no ttl_s;
         version 2 had no member kinds, no top-up method/bonus and no bucket split; version
-        3 had no drawer table (created here, empty). SQLite
+        3 had no drawer table (created here, empty); version 4 had no split-tender kinds (issue
+        31), no 'offline' kind and no debt_minor (issue 27; 0 for every old row). SQLite
         cannot change a CHECK constraint, so the ops table is rebuilt, keeping every row."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         has_ops = self._db.execute(
@@ -290,20 +299,31 @@ class Outbox:
 
     def resolve(self, txn_id: str, status: str, balance_after_minor: int | None, *,
                 replayed: bool = False, recovered: bool = False, error: str = "",
-                split: tuple[int, int] | None = None, amount_minor: int | None = None) -> Op:
+                split: tuple[int, int] | None = None, amount_minor: int | None = None,
+                debt_minor: int = 0) -> Op:
         """Record the ledger's answer. A row is resolved once; a later call changes nothing.
         `split`: the (principal, bonus) deltas when the answer says them; `amount_minor`:
-        a close's payout (the request has no amount; the ledger decides it)."""
+        a close's payout (the request has no amount; the ledger decides it); `debt_minor`:
+        an offline sale's debt, or what a top-up paid of one."""
         pd, bd = split if split is not None else (None, None)
         self._exec(
             "UPDATE ops SET state = 'resolved', status = ?, balance_after_minor = ?, replayed = ?, "
             "recovered = ?, resolved_ms = ?, last_error = ?, attempts = attempts + 1, "
             "principal_delta_minor = coalesce(?, principal_delta_minor), "
-            "bonus_delta_minor = coalesce(?, bonus_delta_minor), amount_minor = coalesce(?, amount_minor) "
-            "WHERE txn_id = ? AND state = 'pending'",
+            "bonus_delta_minor = coalesce(?, bonus_delta_minor), amount_minor = coalesce(?, amount_minor), "
+            "debt_minor = ? WHERE txn_id = ? AND state = 'pending'",
             (status, balance_after_minor, int(replayed), int(recovered), now_ms(), error[:500], pd, bd,
-             amount_minor, txn_id))
+             amount_minor, int(debt_minor), txn_id))
         return self.get(txn_id)
+
+    def reopen(self, txn_id: str) -> Op | None:
+        """A charge answered CONFIRMATION_REQUIRED (nothing applied, nothing stored by the
+        ledger) made pending again, to be re-sent with the member's confirmation under the
+        same txn id (desktop/engine_confirm.py); None for any other row."""
+        changed = self._exec(
+            "UPDATE ops SET state = 'pending', status = '', resolved_ms = NULL, last_error = '' "
+            "WHERE txn_id = ? AND state = 'resolved' AND status = 'CONFIRMATION_REQUIRED'", (txn_id,)).rowcount
+        return self.get(txn_id) if changed else None
 
     def abandon(self, txn_id: str, supervisor_id: str) -> Op | None:
         """A supervisor gives up a pending row that is too old to re-send: resolved as
@@ -336,11 +356,32 @@ class Outbox:
         return [_op(r) for r in self._all(
             f"SELECT {_OP_COLUMNS} FROM ops WHERE shift_id = ? ORDER BY created_ms, rowid", (shift_id,))]
 
+    def offline_sales_since(self, since_ms: int) -> list[Op]:
+        """This till's offline sales made at or after `since_ms` that applied or may still
+        apply (pending, or settled APPLIED), oldest first: what its offline limits count."""
+        return [_op(r) for r in self._all(
+            f"SELECT {_OP_COLUMNS} FROM ops WHERE kind = 'offline' AND created_ms >= ? "
+            "AND (state = 'pending' OR status = 'APPLIED') ORDER BY created_ms, rowid", (since_ms,))]
+
     def refunded_minor(self, original_txn_id: str) -> int:
         """Refunds of `original_txn_id` made here that applied or may still apply."""
         return self._all(
             "SELECT coalesce(sum(amount_minor), 0) FROM ops WHERE kind = 'refund' AND original_txn_id = ? "
             "AND (state = 'pending' OR status = 'APPLIED')", (original_txn_id,))[0][0]
+
+    def split_refunded(self, original_txn_id: str) -> dict[str, int]:
+        """What refunds made here of the split sale `original_txn_id` gave back (or may still
+        give back: pending ones count), per tender: {'card': ..., 'cash': ...}."""
+        out: dict[str, int] = {}
+        for kind, amount_minor, detail in self._all(
+                "SELECT kind, amount_minor, detail FROM ops WHERE kind IN ('refund', 'tender_refund') "
+                "AND original_txn_id = ? AND (state = 'pending' OR status = 'APPLIED')", (original_txn_id,)):
+            d = json.loads(detail) if detail else {}
+            parts = {"card": amount_minor} if kind == "refund" else {"card": d.get("card_minor", 0),
+                                                                    **d.get("tenders", {})}
+            for tender, given in parts.items():
+                out[tender] = out.get(tender, 0) + given
+        return out
 
     # ---------------------------------------------------------------- holds
 

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (QDialog, QFileDialog, QFormLayout, QFrame, QHBoxL
 
 from core import kinds
 from core.members import PAYMENT_METHODS
+from core.sales import TENDER_METHODS
 from core.shifts import ShiftTotals
 
 from . import money
@@ -74,6 +75,7 @@ class ShiftReport:
     by_cashier: dict[str, dict[str, Tally]] = field(default_factory=dict)
     declined_count: int = 0
     pending_count: int = 0
+    offline_debt_minor: int = 0          # the offline debts the shift's settled offline sales left
     abandoned: Tally = field(default_factory=Tally)   # too old to re-send, given up by a supervisor
     open_holds: Tally = field(default_factory=Tally)
     topups_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in PAYMENT_METHODS})
@@ -92,13 +94,21 @@ class ShiftReport:
     cash_out: Tally = field(default_factory=Tally)     # cash taken out (paid-out)
     counted_minor: int | None = None    # the drawer counted at close (the last count)
     drawer: list[DrawerEntry] = field(default_factory=list)
+    # split-tender sales (issue 31): the card legs are by_kind["sale"]; their other tenders
+    # (cash net of the change handed back), the change, and their refunds apart
+    tenders_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in TENDER_METHODS})
+    change_minor: int = 0
+    split_refund_card: Tally = field(default_factory=Tally)    # card legs given back (to the card)
+    tender_refunds_by_method: dict[str, Tally] = field(default_factory=lambda: {m: Tally() for m in TENDER_METHODS})
 
     @property
     def cash_expected_minor(self) -> int:
         """Cash expected in the drawer: the float, plus cash top-ups, minus cash paid out
-        on card closes, plus cash in, minus cash out."""
+        on card closes, plus cash in, minus cash out, plus the cash tenders of split sales
+        (what was handed over less the change) minus the cash given back of them."""
         return (self.float_minor + self.topups_by_method["cash"].sum_minor - self.by_kind["close"].sum_minor
-                + self.cash_in.sum_minor - self.cash_out.sum_minor)
+                + self.cash_in.sum_minor - self.cash_out.sum_minor
+                + self.tenders_by_method["cash"].sum_minor - self.tender_refunds_by_method["cash"].sum_minor)
 
     @property
     def over_short_minor(self) -> int | None:
@@ -107,9 +117,11 @@ class ShiftReport:
 
     @property
     def net_minor(self) -> int:
-        """Charges and completed sales minus refunds (what the shift took from accounts)."""
-        return (self.by_kind["deduct"].sum_minor + self.by_kind["capture"].sum_minor
-                - self.by_kind["refund"].sum_minor)
+        """Charges (offline ones settled included), completed sales and split sales' card legs
+        minus refunds (what the shift took from accounts)."""
+        return (self.by_kind["deduct"].sum_minor + self.by_kind["offline"].sum_minor
+                + self.by_kind["capture"].sum_minor + self.by_kind["sale"].sum_minor
+                - self.by_kind["refund"].sum_minor - self.split_refund_card.sum_minor)
 
 
 def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = (),
@@ -132,8 +144,11 @@ def build_report(shift: Shift, ops: list[Op], open_holds: list[Op] = (),
             report.members[op.kind] += 1
         elif op.applied:
             report.by_kind[op.kind].add(op.amount_minor)
+            if op.kind == "offline":
+                report.offline_debt_minor += op.debt_minor
             cashiers[op.cashier_id][op.kind].add(op.amount_minor)
             _add_buckets(report, op)
+            _add_tenders(report, op)
         else:
             report.declined_count += 1
     report.by_cashier = dict(sorted(cashiers.items()))
@@ -152,6 +167,20 @@ def add_drawer(report: ShiftReport, drawer: list[DrawerEntry]) -> None:
             report.cash_out.add(entry.amount_minor)
         elif entry.kind == "count":
             report.counted_minor = entry.amount_minor
+
+
+def _add_tenders(report: ShiftReport, op: Op) -> None:
+    """A split sale's other tenders and change, or a split sale's refund's parts."""
+    d = op.details
+    if op.kind == "sale":
+        for method, amount_minor in d.get("tenders", {}).items():
+            report.tenders_by_method.setdefault(method, Tally()).add(amount_minor)
+        report.change_minor += d.get("change_minor", 0)
+    elif op.kind == "tender_refund":
+        if d.get("card_minor"):
+            report.split_refund_card.add(d["card_minor"])
+        for method, amount_minor in d.get("tenders", {}).items():
+            report.tender_refunds_by_method.setdefault(method, Tally()).add(amount_minor)
 
 
 def _add_buckets(report: ShiftReport, op: Op) -> None:
@@ -177,11 +206,22 @@ def shift_totals(report: ShiftReport) -> tuple[ShiftTotals, dict[str, int]]:
     """The Z record of a report (core.shifts.close_shift's `totals` and `extra_totals`):
     sales = charges + completed sales, top-ups = principal taken in; the rest by name."""
     k = report.by_kind
-    totals = ShiftTotals(sales_count=k["deduct"].count + k["capture"].count,
-                         sales_minor=k["deduct"].sum_minor + k["capture"].sum_minor,
-                         refunds_count=k["refund"].count, refunds_minor=k["refund"].sum_minor,
+    totals = ShiftTotals(sales_count=k["deduct"].count + k["offline"].count + k["capture"].count + k["sale"].count,
+                         sales_minor=(k["deduct"].sum_minor + k["offline"].sum_minor + k["capture"].sum_minor
+                                      + k["sale"].sum_minor),
+                         refunds_count=k["refund"].count + report.split_refund_card.count,
+                         refunds_minor=k["refund"].sum_minor + report.split_refund_card.sum_minor,
                          topups_count=k["credit"].count, topups_minor=k["credit"].sum_minor)
-    extra = {}
+    # offline sales settled in this shift (issue 27): how many, how much, the debt they left
+    extra = {"offline_count": k["offline"].count, "offline_minor": k["offline"].sum_minor,
+             "offline_debt_minor": report.offline_debt_minor}
+    # split sales (issue 31): the card legs, the other tenders, the change, and their refunds
+    extra.update(sale_count=k["sale"].count, sale_card_minor=k["sale"].sum_minor, change_minor=report.change_minor,
+                 split_refund_card_minor=report.split_refund_card.sum_minor)
+    for method, t in report.tenders_by_method.items():
+        extra[f"tenders_{method}_minor"] = t.sum_minor
+    for method, t in report.tender_refunds_by_method.items():
+        extra[f"tender_refunds_{method}_minor"] = t.sum_minor
     for method, t in report.topups_by_method.items():
         extra[f"topups_{method}_count"] = t.count
         extra[f"topups_{method}_minor"] = t.sum_minor
@@ -220,6 +260,7 @@ def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Accounts closed: cash paid out"), f"{report.by_kind['close'].count} · "
                       f"{fmt(report.by_kind['close'].sum_minor)}"))
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), fmt(report.bonus_forfeited_minor)))
+    lines += split_lines(report, loc)
     if report.members["open"] or report.members["card_replace"]:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Members opened · cards replaced"),
                       f"{report.members['open']} · {report.members['card_replace']}"))
@@ -227,6 +268,28 @@ def member_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Operations whose principal/bonus split is unknown"), str(report.split_unknown_count)))
         for kind, txn_id in report.split_unknown_ops:        # each named: kind and receipt number
             lines.append(("  " + kind_words(kind), txn_id))
+    return lines
+
+
+def split_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
+    """Split-tender sales (issue 31), card tenders apart from the others: the card legs,
+    each other tender, the change handed back, and what their refunds gave back."""
+    fmt = lambda m: money.format_minor(m, loc)  # noqa: E731
+    sale = report.by_kind["sale"]
+    if not sale.count and not report.split_refund_card.count and not any(
+            x.count for x in report.tender_refunds_by_method.values()):
+        return []
+    lines = [(QCoreApplication.translate("ShiftReportDialog", "Card + other payment: from the card"), f"{sale.count} · {fmt(sale.sum_minor)}")]
+    lines += [(QCoreApplication.translate("ShiftReportDialog", "Card + other payment: by %1").replace("%1", method_words(m)),
+               f"{tally.count} · {fmt(tally.sum_minor)}") for m, tally in report.tenders_by_method.items() if tally.count]
+    if report.change_minor:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Change handed back"), fmt(report.change_minor)))
+    if report.split_refund_card.count:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Refunded to the card (card + other payments)"),
+                      f"{report.split_refund_card.count} · {fmt(report.split_refund_card.sum_minor)}"))
+    lines += [(QCoreApplication.translate("ShiftReportDialog", "Given back by %1 (card + other payments)").replace("%1", method_words(m)),
+               f"{tally.count} · {fmt(tally.sum_minor)}") for m, tally in report.tender_refunds_by_method.items()
+              if tally.count]
     return lines
 
 
@@ -248,8 +311,11 @@ def drawer_lines(report: ShiftReport, loc: QLocale) -> list[tuple[str, str]]:
              (QCoreApplication.translate("ShiftReportDialog", "Cash top-ups"), fmt(report.topups_by_method["cash"].sum_minor)),
              (QCoreApplication.translate("ShiftReportDialog", "Cash paid out on card closes"), fmt(report.by_kind["close"].sum_minor)),
              (QCoreApplication.translate("ShiftReportDialog", "Cash in"), f"{report.cash_in.count} · {fmt(report.cash_in.sum_minor)}"),
-             (QCoreApplication.translate("ShiftReportDialog", "Cash out"), f"{report.cash_out.count} · {fmt(report.cash_out.sum_minor)}"),
-             (QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), fmt(report.cash_expected_minor))]
+             (QCoreApplication.translate("ShiftReportDialog", "Cash out"), f"{report.cash_out.count} · {fmt(report.cash_out.sum_minor)}")]
+    if report.tenders_by_method["cash"].count or report.tender_refunds_by_method["cash"].count:
+        lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash of card + other payments (less change, less given back)"),
+                      fmt(report.tenders_by_method["cash"].sum_minor - report.tender_refunds_by_method["cash"].sum_minor)))
+    lines.append((QCoreApplication.translate("ShiftReportDialog", "Cash expected in the drawer"), fmt(report.cash_expected_minor)))
     if report.counted_minor is not None:
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Counted"), fmt(report.counted_minor)))
         lines.append((QCoreApplication.translate("ShiftReportDialog", "Over / short"), over_short_words(report.over_short_minor, loc)))
@@ -304,6 +370,14 @@ def write_csv(report: ShiftReport, path: Path) -> None:
                              (QCoreApplication.translate("ShiftReportDialog", "Refunded to principal"), report.refunded_principal_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Refunded to bonus"), report.refunded_bonus_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Bonus forfeited"), report.bonus_forfeited_minor),
+                             *[(QCoreApplication.translate("ShiftReportDialog", "Card + other payment: by %1")
+                                .replace("%1", method_words(m)), tally.sum_minor)
+                               for m, tally in report.tenders_by_method.items() if tally.count],
+                             *([(QCoreApplication.translate("ShiftReportDialog", "Change handed back"), report.change_minor)]
+                               if report.change_minor else []),
+                             *[(QCoreApplication.translate("ShiftReportDialog", "Given back by %1 (card + other payments)")
+                                .replace("%1", method_words(m)), tally.sum_minor)
+                               for m, tally in report.tender_refunds_by_method.items() if tally.count],
                              (QCoreApplication.translate("ShiftReportDialog", "Opening float"), report.float_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Cash in"), report.cash_in.sum_minor),
                              (QCoreApplication.translate("ShiftReportDialog", "Cash out"), report.cash_out.sum_minor),

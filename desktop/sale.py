@@ -48,8 +48,8 @@ from .sale_layout import fix_heights, retranslate_ui, set_tab_order, set_tone, s
 from .sale_lookup import RECEIPT_NUMBER, AccountLookup
 from .sale_panel import ResultPanel
 from .sale_session import LARGE_AMOUNT_MINOR, Reason, Refusal, SaleSession, check_entry, parse_amount
-from .sale_texts import (checking_words, hold_panel_words, large_amount_words, refund_hint_words, release_words,
-                         resolved_words, working_words)
+from .sale_texts import (checking_words, hold_panel_words, large_amount_words, offline_sale_words,
+                         offline_status_words, refund_hint_words, release_words, resolved_words, working_words)
 from .texts import amount_error_words, id_error_words
 
 __all__ = ["SalePage", "DISPLAY_REFRESH_MS", "LARGE_AMOUNT_MINOR", "RECEIPT_NUMBER", "ROW_COLOURS", "ROW_TONE_ROLE",
@@ -68,6 +68,7 @@ class SalePage(Retranslates, QWidget):
     lookupStarted = Signal()             # a new look-up: an open pick list is another customer's
     receiptRequested = Signal(str)       # a receipt number typed in the account field or scanned
     nextCustomer = Signal()              # the customer on screen left (Esc, another account): old news go
+    splitRequested = Signal(object, int, str)   # the member on screen, the bill, the rest's tender (F1 / Insert)
 
     def __init__(self, engine, parent=None):
         super().__init__(parent)
@@ -90,6 +91,7 @@ class SalePage(Retranslates, QWidget):
         engine.opResolved.connect(self._resolved)
         engine.opUncertain.connect(self._uncertain)
         engine.connectionChanged.connect(self._connection_changed)
+        engine.offlineChanged.connect(self._offline_changed)
         self._set_result("", "")
         self.retranslate()
         self._update_buttons()
@@ -185,8 +187,13 @@ class SalePage(Retranslates, QWidget):
     # ---------------------------------------------------------------- charge
 
     def _update_buttons(self) -> None:
-        can = self.session.controls(self.engine.state == ONLINE, self.selected_op(), self.lookup.typed())
-        for button, enabled in ((self.charge_button, can.charge), (self.hold_button, can.charge),
+        online = self.engine.state == ONLINE
+        can = self.session.controls(online, self.selected_op(), self.lookup.typed(),
+                                    offline_sales=self.engine.selling_offline)
+        # offline (issue 27) only a plain charge: no hold, no split sale
+        for button, enabled in ((self.charge_button, can.charge), (self.hold_button, can.charge and online),
+                                (self.split_cash_button, can.charge and online),
+                                (self.split_wechat_button, can.charge and online),
                                 (self.refund_button, can.refund), (self.top_up_button, can.top_up),
                                 (self.complete_button, can.hold_actions), (self.release_button, can.hold_actions)):
             button.setEnabled(enabled)
@@ -236,6 +243,22 @@ class SalePage(Retranslates, QWidget):
             detail = {"member": member} if member else None
             self.confirm_large(checked[1], lambda: self.start_operation(kind, *checked, card_no=card_no,
                                                                         detail=detail), parent=self)
+
+    def split_tender(self, method: str) -> None:
+        """F1 (the rest in cash) and Insert (the rest by WeChat Pay): the bill typed, paid partly
+        by the card of the member on screen (desktop/split_tender.py)."""
+        refusal = self.session.typed_refusal(self.lookup.typed())
+        if refusal is not None:
+            if refusal.reason != Reason.NO_SHIFT:
+                self.panel.refuse(refusal)
+            if refusal.reason == Reason.NOT_LOOKED_UP:
+                self.account_input.setFocus()
+            return
+        checked = self._validated()
+        shown = self.session.account
+        if checked is None or shown is None or shown.account_id != checked[0]:
+            return
+        self.splitRequested.emit(shown, checked[1], method)
 
     def confirm_large(self, amount_minor: int, go, *, parent) -> None:
         """Run `go()` now, or, for an amount above `large_amount_minor`, once the cashier
@@ -303,11 +326,24 @@ class SalePage(Retranslates, QWidget):
                                     card_no=card_no, detail=detail)
         except Refused as exc:
             return self.panel.refuse(Refusal(exc.reason), account_id)
+        if op.offline:                      # made offline: saved, its slip printed; settled on reconnect
+            self._add_or_update(op)
+            self._set_result("approved", offline_sale_words(op, self.engine.offline_use()), account_id=account_id)
+            self._update_buttons()
+            return op
         self.session.started(op, account_id)
         self._update_buttons()
         self._add_or_update(op)
         self._set_result("working", working_words(kind, account_id, amount_minor), account_id=account_id)
         return op
+
+    def resume_operation(self, op: Op) -> None:
+        """`op`, answered CONFIRMATION_REQUIRED, is re-sent with the member's confirmation
+        (desktop/member_confirm.py): this screen's operation in flight again."""
+        self.session.started(op, op.account_id)
+        self._update_buttons()
+        self._add_or_update(op)
+        self._set_result("working", working_words(op.kind, op.account_id, op.amount_minor), account_id=op.account_id)
 
     def _resolved(self, op: Op) -> None:
         self._add_or_update(op)
@@ -337,6 +373,12 @@ class SalePage(Retranslates, QWidget):
         if self.session.uncertain(op):
             self._set_result("checking", checking_words(), account_id=op.account_id)
             self._update_buttons()
+
+    def _offline_changed(self, use) -> None:
+        """The till starts (or stops) selling offline: say so while nothing is in flight."""
+        self._update_buttons()
+        if use is not None and self.session.watch_txn is None and self.session.busy_txn is None:
+            self._set_result("checking", offline_status_words(use))
 
     def _connection_changed(self, state: str, _detail: str = "") -> None:
         self.panel.connection_changed(state, state == ONLINE)

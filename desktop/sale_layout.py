@@ -69,6 +69,11 @@ def setup_ui(page) -> None:
     page.f5 = QShortcut(QKeySequence(Qt.Key.Key_F5), page, activated=page.refund_shortcut)
     page.f6 = QShortcut(QKeySequence(Qt.Key.Key_F6), page, activated=page.top_up_button.click)
     page.f7 = QShortcut(QKeySequence(Qt.Key.Key_F7), page, activated=page.members_button.click)
+    # split tender (issue 31): the card pays part, the rest in cash (F1) or by WeChat (Insert; F2 locks)
+    page.split_cash_button = QPushButton(objectName="splitCashButton", clicked=lambda: page.split_tender("cash"))
+    page.split_wechat_button = QPushButton(objectName="splitWechatButton", clicked=lambda: page.split_tender("wechat"))
+    page.f1 = QShortcut(QKeySequence(Qt.Key.Key_F1), page, activated=lambda: page.split_tender("cash"))
+    page.ins = QShortcut(QKeySequence(Qt.Key.Key_Insert), page, activated=lambda: page.split_tender("wechat"))
     page.history_bar = lay_out(page)
     set_tab_order(page)
 
@@ -83,6 +88,11 @@ def retranslate_ui(page) -> None:
     page.amount_input.setPlaceholderText(money.format_minor(0, QLocale()))
     page.charge_button.setText(translate("SalePage", "Charge  (F12)"))
     page.hold_button.setText(translate("SalePage", "Hold  (F9)"))
+    # the card pays part of the bill, the rest in cash / by WeChat (desktop/split_tender.py)
+    page.split_cash_button.setText(translate("SalePage", "+ Cash  (F1)"))
+    page.split_cash_button.setToolTip(translate("SalePage", "The card pays part of the bill, the rest in cash"))
+    page.split_wechat_button.setToolTip(translate("SalePage", "The card pays part of the bill, the rest by WeChat Pay"))
+    page.split_wechat_button.setText(translate("SalePage", "+ WeChat  (Ins)"))
     page.complete_button.setText(translate("SalePage", "Complete sale…"))
     page.release_button.setText(translate("SalePage", "Release hold"))
     page.new_sale_button.setText(translate("SalePage", "Next customer  (Esc)"))
@@ -108,6 +118,9 @@ def lay_out(page) -> QHBoxLayout:
     buttons.addWidget(page.charge_button, 3)
     buttons.addWidget(page.hold_button, 2)
     buttons.addWidget(page.new_sale_button, 2)
+    split_buttons = QHBoxLayout()      # under the keypad: the card pays part, the rest in cash / WeChat
+    split_buttons.addWidget(page.split_cash_button)
+    split_buttons.addWidget(page.split_wechat_button)
     hold_panel = QFrame(objectName="holdPanel")
     hold_column = QVBoxLayout(hold_panel)
     hold_column.setContentsMargins(10, 6, 6, 6)
@@ -123,6 +136,7 @@ def lay_out(page) -> QHBoxLayout:
     left.addWidget(page.result_label)
     right = QVBoxLayout()        # the keypad, and under it the hold panel (no extra height)
     right.addWidget(page.keypad, 1)
+    right.addLayout(split_buttons)
     right.addSpacing(8)
     right.addWidget(hold_panel, 0)
     top = QHBoxLayout()
@@ -149,9 +163,10 @@ def lay_out(page) -> QHBoxLayout:
 
 def set_tab_order(page) -> None:
     """Tab goes account -> amount -> Charge -> Hold -> Next customer, then Look up and
-    Member… (Enter and F7 do those from the account field), the hold panel's buttons,
-    the history bar's buttons left to right (Reprint and Earlier sale are added later:
-    called again then) and the history. Disabled widgets are skipped by Qt."""
+    Member… (Enter and F7 do those from the account field), + Cash and + WeChat (F1 and
+    Insert do those), the hold panel's buttons, the history bar's buttons left to right
+    (Reprint and Earlier sale are added later: called again then) and the history.
+    Disabled widgets are skipped by Qt."""
     bar = []
     for i in range(page.history_bar.count()):
         widget = page.history_bar.itemAt(i).widget()
@@ -161,8 +176,8 @@ def set_tab_order(page) -> None:
         bar += [widget] if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else [
             w for w in widget.findChildren(QPushButton) if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
     chain = [page.account_input, page.amount_input, page.charge_button, page.hold_button, page.new_sale_button,
-             page.lookup_button, page.members_button, page.complete_button, page.release_button, *bar,
-             page.history_table]
+             page.lookup_button, page.members_button, page.split_cash_button, page.split_wechat_button,
+             page.complete_button, page.release_button, *bar, page.history_table]
     for first, second in zip(chain, chain[1:]):
         QWidget.setTabOrder(first, second)
 

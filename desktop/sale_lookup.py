@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from core import AccountNotFound, InvalidRequest
 from core.kinds import RECEIPT_NUMBER_PATTERN
+from core.member_codes import is_member_code, parse_member_code
 from core.members import MAX_QUERY_LEN
 
 from .engine import ONLINE
@@ -106,6 +107,8 @@ class AccountLookup(QObject):
 
     def look_up(self) -> None:
         page, query = self.page, self.typed()
+        if is_member_code(query):
+            query = self.member_code(query)
         if not query or len(query) > MAX_QUERY_LEN:
             page.account_error.setText(id_error_words(translate("SalePage", "Account"),
                                                       "must not be empty" if not query else "longer than 64"))
@@ -123,6 +126,19 @@ class AccountLookup(QObject):
         lookup = self.engine.find(query, lambda found: self._found(lookup, query, found),
                                   lambda exc: self.failed(query, exc, lookup))
         self.session.lookup = lookup
+
+    def member_code(self, text: str) -> str:
+        """A member code scanned (or typed) into the account field: the engine holds it for
+        its account's next charge (the member's confirmation: no PIN asked), and the field
+        shows the account, which is looked up. A malformed one is looked up as it is (and
+        found nowhere)."""
+        try:
+            scanned = parse_member_code(text)
+        except InvalidRequest:
+            return text
+        self.engine.hold_member_code(scanned.account_id, text.strip())
+        self.page.account_input.setText(scanned.account_id)
+        return scanned.account_id
 
     def _found(self, lookup, query: str, found) -> None:
         if not self.session.lookup_wanted(lookup) or self.typed() != query:

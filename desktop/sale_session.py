@@ -294,11 +294,14 @@ class SaleSession:
                 return hold
         return None
 
-    def controls(self, online: bool, selected: Op | None, typed_account_id: str) -> Controls:
+    def controls(self, online: bool, selected: Op | None, typed_account_id: str,
+                 offline_sales: bool = False) -> Controls:
+        """`offline_sales`: the till sells offline (desktop/offline.py): a charge may be made,
+        nothing else."""
         go = self.idle and online
         hold = self.target_hold(selected, typed_account_id)
-        return Controls(charge=go, refund=go and self.refundable(selected) is not None, top_up=go,
-                        hold_actions=go and hold is not None, hold=hold)
+        return Controls(charge=go or (self.idle and offline_sales), refund=go and self.refundable(selected) is not None,
+                        top_up=go, hold_actions=go and hold is not None, hold=hold)
 
     def typed_refusal(self, typed_account_id: str) -> Refusal | None:
         """Why a charge or hold on the account typed cannot start now: the screen's

@@ -64,13 +64,17 @@ def working_words(kind: str, account_id: str, amount_minor: int) -> str:
             "void": translate("SalePage", "Releasing the hold of %1 on %2…"),
             "open": translate("SalePage", "Opening member account %2…"),
             "card_replace": translate("SalePage", "Changing the card of %2…"),
-            "close": translate("SalePage", "Closing account %2…")}[kind]
+            "close": translate("SalePage", "Closing account %2…"),
+            "sale": translate("SalePage", "Charging %1 to the card of %2, the rest by another payment…"),
+            "tender_refund": translate("SalePage", "Refunding %1 of a card + other payment to %2…")}[kind]
     return text.replace("%1", _fmt(amount_minor)).replace("%2", account_id)
 
 
 def decision_words(op: Op, released_minor: int = 0) -> str:
     """The panel once `op` is decided; `released_minor`: what a completed sale gave back
     of its hold."""
+    if op.kind in ("sale", "tender_refund"):
+        return split_words(op)
     if not op.applied:
         return member_outcome_words(op) if op.kind in MEMBER_KINDS else status_words(op.status, op.kind)
     if op.kind == "hold":
@@ -93,6 +97,38 @@ def decision_words(op: Op, released_minor: int = 0) -> str:
                 "capture": translate("SalePage", "Sale completed: %1 charged")}[op.kind]
     return (verb.replace("%1", _fmt(op.amount_minor)) + "\n"
             + translate("SalePage", "New balance %1").replace("%1", _fmt(op.balance_after_minor)))
+
+
+def tender_words(tenders: dict) -> str:
+    """'cash 13.50 + WeChat Pay 5.00': the tenders of a split sale besides the card."""
+    return " + ".join(f"{method_words(m)} {_fmt(a)}" for m, a in tenders.items())
+
+
+def split_words(op: Op) -> str:
+    """The panel once a split-tender sale or its refund is decided (issue 31). A declined
+    sale recorded nothing: the customer still owes the whole bill, and the panel says so."""
+    d = op.details
+    if op.kind == "sale":
+        total = d.get("total_minor", op.amount_minor)
+        if not op.applied:
+            return (status_words(op.status, op.kind) + "\n"
+                    + translate("SalePage", "Nothing was paid: the customer still owes %1.").replace("%1", _fmt(total)))
+        text = (translate("SalePage", "Paid %1: card %2 + %3").replace("%1", _fmt(total))
+                .replace("%2", _fmt(op.amount_minor)).replace("%3", tender_words(d.get("tenders", {}))))
+        if d.get("change_minor"):
+            text += "\n" + translate("SalePage", "Change %1").replace("%1", _fmt(d["change_minor"]))
+        return text + "\n" + translate("SalePage", "New balance %1").replace("%1", _fmt(op.balance_after_minor))
+    if not op.applied:
+        # the row's steps run in order (card, then each tender): a later one refused after an
+        # earlier one applied (another till refunding the same sale) leaves part given back
+        return (status_words(op.status, "refund") + "\n"
+                + translate("SalePage", "Part of it may have been given back: see what is left of the sale "
+                                        "(Earlier sale…, F3) before refunding again."))
+    parts = ([translate("SalePage", "card %1").replace("%1", _fmt(d["card_minor"]))] if d.get("card_minor") else [])
+    if d.get("tenders"):
+        parts.append(tender_words(d["tenders"]))
+    return (translate("SalePage", "Refunded: %1 (%2)").replace("%1", _fmt(op.amount_minor)).replace("%2", " + ".join(parts))
+            + "\n" + translate("SalePage", "New balance %1").replace("%1", _fmt(op.balance_after_minor)))
 
 
 def resolved_words(op: Op) -> str:
@@ -126,3 +162,22 @@ def checking_words() -> str:
 
 def refund_hint_words() -> str:
     return translate("SalePage", "Refund: select an approved charge in the list first (Tab to the list, arrow keys to choose).")
+
+
+def offline_status_words(use) -> str:
+    """While the till sells offline (desktop/offline.py): the budget used and the block list's age."""
+    from datetime import datetime
+    from .texts import offline_words
+    as_of = datetime.fromtimestamp(use.blocklist_as_of_ms / 1000).strftime("%H:%M") if use.blocklist_as_of_ms else "—"
+    return offline_words(use.used_minor, use.budget_minor, as_of)
+
+
+def offline_sale_words(op, use) -> str:
+    """The panel after a charge made offline: what was charged, that it is settled later,
+    and the budget used."""
+    from . import money
+    text = translate("SalePage", "Charged OFFLINE: %1 to %2. Receipt marked OFFLINE; the card is charged when "
+                     "the central server is back.").replace("%1", money.format_minor(op.amount_minor)) \
+        .replace("%2", op.account_id)
+    return text if use is None else text + "\n" + offline_status_words(use)
+

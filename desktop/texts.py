@@ -15,7 +15,7 @@ from . import money
 def status_words(status: str, kind: str = "") -> str:
     """The result of a decided operation, e.g. 'Declined: not enough money'. `kind`: the
     operation's (a charge declined by its card is told apart from a card not issued)."""
-    if kind in ("deduct", "hold") and status == "CARD_BLOCKED":
+    if kind in ("deduct", "hold", "sale") and status == "CARD_BLOCKED":
         return QCoreApplication.translate("Texts", "Declined: the card is blocked (reported lost or stolen); nothing was charged")
     words = {
         "APPLIED": QCoreApplication.translate("Texts", "Approved"),
@@ -43,11 +43,16 @@ def status_words(status: str, kind: str = "") -> str:
         "ACCOUNT_ID_TAKEN": QCoreApplication.translate("Texts", "Not made: that account number is already a card number or a member's phone"),
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Not made: that phone is already another member's phone, card number or account number"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Declined: the top-up would pass the shop's balance cap"),
-        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN is needed for this amount"),
+        "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Not made: the member's payment PIN or member code is needed for this amount"),
+        "TENDER_NOT_IN_SALE": QCoreApplication.translate("Texts", "Refund refused: the sale was not paid that way"),
         "INVALID": QCoreApplication.translate("Texts", "Not made: the request was not valid"),
         "CONFLICT": QCoreApplication.translate("Texts", "Not made: transaction number clash, call support"),
         "NOT_SENT": QCoreApplication.translate("Texts", "Not made: the terminal could not save it, call support"),
         "ABANDONED": QCoreApplication.translate("Texts", "Abandoned by a supervisor: too old to re-send, handled by hand"),
+        "DEBT_OPEN": QCoreApplication.translate(
+            "Texts", "Declined: the member owes an offline debt; a top-up pays it first"),
+        "OFFLINE_LIMIT_EXCEEDED": QCoreApplication.translate(
+            "Texts", "Offline sale not settled: past the shop's offline limit; tell a supervisor"),
     }
     return words.get(status, QCoreApplication.translate("Texts", "Not made: unexpected answer, call support"))
 
@@ -82,7 +87,10 @@ def short_status(status: str, pending: bool) -> str:
         "PHONE_TAKEN": QCoreApplication.translate("Texts", "Phone taken"),
         "BALANCE_CAP_EXCEEDED": QCoreApplication.translate("Texts", "Balance cap"),
         "CONFIRMATION_REQUIRED": QCoreApplication.translate("Texts", "Member PIN needed"),
+        "TENDER_NOT_IN_SALE": QCoreApplication.translate("Texts", "Not paid that way"),
         "ABANDONED": QCoreApplication.translate("Texts", "Abandoned"),
+        "DEBT_OPEN": QCoreApplication.translate("Texts", "Debt open"),
+        "OFFLINE_LIMIT_EXCEEDED": QCoreApplication.translate("Texts", "Offline limit"),
     }
     return short.get(status, QCoreApplication.translate("Texts", "Not made"))
 
@@ -90,6 +98,8 @@ def short_status(status: str, pending: bool) -> str:
 def kind_words(kind: str) -> str:
     return {
         "deduct": QCoreApplication.translate("Texts", "Charge"),
+        "offline": QCoreApplication.translate("Texts", "Charge (offline)"),
+        "offline_debt": QCoreApplication.translate("Texts", "Charge (offline, left a debt)"),
         "refund": QCoreApplication.translate("Texts", "Refund"),
         "credit": QCoreApplication.translate("Texts", "Top-up"),
         "hold": QCoreApplication.translate("Texts", "Hold"),
@@ -99,6 +109,8 @@ def kind_words(kind: str) -> str:
         "card_replace": QCoreApplication.translate("Texts", "Card replaced"),
         "close": QCoreApplication.translate("Texts", "Account closed"),
         "shift_close": QCoreApplication.translate("Texts", "Shift closed"),
+        "sale": QCoreApplication.translate("Texts", "Card + other payment"),
+        "tender_refund": QCoreApplication.translate("Texts", "Refund of a card + other payment"),
     }.get(kind, kind)
 
 
@@ -177,7 +189,36 @@ def refusal_words(reason: str) -> str:
         "no_shift": QCoreApplication.translate("Texts", "No shift is open: sign in again."),
         "not_looked_up": QCoreApplication.translate(
             "Texts", "Not charged: the account was changed. Press Enter in the account field to look it up first."),
+        # offline sales (desktop/offline.py): why a charge cannot be made while offline
+        "offline_not_set_up": QCoreApplication.translate(
+            "Texts", "Offline: this terminal has no offline limits from the central server yet: charges are refused."),
+        "offline_duration_over": QCoreApplication.translate(
+            "Texts", "Offline too long: the shop's maximum offline time is over. Charges are refused until "
+            "the central server is back."),
+        "offline_card_blocked": QCoreApplication.translate(
+            "Texts", "Offline: this card is on the block list (reported lost or stolen): not charged."),
+        "offline_needs_supervisor": QCoreApplication.translate(
+            "Texts", "Offline: a charge that needs a supervisor cannot be made offline."),
+        "offline_needs_member_pin": QCoreApplication.translate(
+            "Texts", "Offline: this amount needs the member's payment PIN, which cannot be checked offline."),
+        "offline_balance_unknown": QCoreApplication.translate(
+            "Texts", "Offline: this terminal has not seen the member's balance recently: not charged."),
+        "offline_over_balance": QCoreApplication.translate(
+            "Texts", "Offline: more than the balance this terminal last saw for the member: not charged."),
+        "offline_member_limit": QCoreApplication.translate(
+            "Texts", "Offline limit reached for this member at this terminal: not charged."),
+        "offline_budget": QCoreApplication.translate(
+            "Texts", "Offline budget of this terminal used up: charges are refused until the central server "
+            "is back."),
+        "offline_no_cashier": QCoreApplication.translate("Texts", "No cashier signed in: sign in again."),
     }.get(reason, QCoreApplication.translate("Texts", "Not started."))
+
+
+def offline_words(used_minor: int, budget_minor: int, blocklist_as_of: str) -> str:
+    """The status while the till sells offline: "offline: ¥X of ¥Y budget used"."""
+    return (QCoreApplication.translate("Texts", "Offline: %1 of %2 budget used · block list of %3")
+            .replace("%1", money.format_minor(used_minor)).replace("%2", money.format_minor(budget_minor))
+            .replace("%3", blocklist_as_of))
 
 
 def amount_error_words(reason: str) -> str:

@@ -1,7 +1,7 @@
 """The ledger gateway's web app (Starlette, served by uvicorn: gateway/cli.py): tills talk
 to this instead of Redis.
 
-Every request is authenticated by its terminal's token (gateway/terminals.py); every
+Every request is authenticated by its terminal's token (core/terminals.py); every
 money operation and read needs a cashier session (gateway/sessions.py) opened on that
 same terminal; the journal's terminal and cashier come from those, never from the body.
 Supervisor approvals are checked here, for one operation each. Bodies are checked
@@ -10,8 +10,14 @@ core as it is, so a retry of a request gets the first answer (`replayed`) whiche
 gateway it reaches. Errors are JSON {"error", "field", "message"}: never a traceback.
 
 A charge (deduct, hold) above the shop's `member_pin_above` setting of a member who has a
-payment PIN needs it (`member_pin`, checked here with a lockout: core/member_pins.py);
+payment PIN or an enrolled member code needs it (`member_pin`, checked here with a lockout:
+core/member_pins.py; or `member_code`, the scanned dynamic code: gateway/member_codes.py);
 without it the answer is CONFIRMATION_REQUIRED, nothing applied or stored.
+
+`POST /v1/ops/offline_deduct` settles a sale a till made while it reached no gateway, on
+the terminal's credential with the cashier it states (`made_by`), within the server's
+bounds (gateway/offline.py); `GET /v1/offline` answers the till's offline settings and the
+blocked cards.
 
 `POST /v1/ops/deduct_many` runs a batch of deductions through core's `Ledger.deduct_many`
 (one call): every item checked as a single deduct, a refusal that concerns one item only
@@ -21,6 +27,7 @@ as core answers an item it could not decide; anything else refuses the whole bat
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 
@@ -33,11 +40,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable
+from core import InvalidRequest, Ledger, LedgerNotInitialized, LedgerUnavailable, TxnConflict
 from core.capacity import memory_share, memory_use
 from core.cashiers import CashierRegistry
 from core.connection import is_sentinel
 from core.history import History, OperationNotFound
+from core.member_codes import MemberCodes
 from core.member_pins import MemberPins, check_member_pin
 from core.members import mask_phone
 from core.keys import META_KEY
@@ -46,9 +54,11 @@ from core.result import Result, Status
 from core.shifts import ShiftTotals, close_shift
 
 from . import schema
+from .member_codes import ENROL_GRANT_KIND, check_code_names_member, check_member_code, enrol_member_code
+from .offline import OfflineBudgets, offline_info
 from .schema import OPS, check_fields, check_plain_id, parse_json
 from .sessions import DEFAULT_TTL_S, GrantStore, Session, SessionStore
-from .terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from .wire import (API_VERSION, MAX_BODY_BYTES, SESSION_HEADER, VERSION_HEADER, GatewayRefused, encode,
                    error_body, error_of)
 
@@ -63,9 +73,18 @@ MEMORY_CHECK_EVERY_S = 30.0       # the ping's Redis memory reading is at most t
 # possible with no cashier signed in
 LOCAL_APPROVALS = frozenset({"settings", "drawer"})
 # charges that need the member's payment PIN above the shop's threshold (docs/gateway.md)
-CHARGE_KINDS = frozenset({"deduct", "hold"})
+CHARGE_KINDS = frozenset({"deduct", "hold", "sale"})
+_SPLIT_REFUND_STEP = re.compile(r"(.+)\.t[0-9]")
+
+
+def split_refund_base(kind: str, txn_id: str) -> str:
+    """The txn id whose approval a tender refund `<id>.t<n>` shares ('' for any other)."""
+    if kind != "tender_refund":
+        return ""
+    m = _SPLIT_REFUND_STEP.fullmatch(txn_id)
+    return m.group(1) if m else ""
 # what a grant (POST /v1/approvals) may be asked for besides an operation
-GRANT_KINDS = frozenset({"member_pin_reset"})
+GRANT_KINDS = frozenset({"member_pin_reset", ENROL_GRANT_KIND})
 # refusals a retry of an already decided txn id is answered through (its first decision)
 REPLAYABLE_REFUSALS = frozenset({"session_required", "session_invalid", "approval_required", "approval_refused",
                                  "self_approval", "bonus_changed"})
@@ -91,6 +110,8 @@ class Gateway:
         self.grants = GrantStore(ledger.client)
         self.history = History(ledger)
         self.member_pins = MemberPins(ledger.client)
+        self.member_codes = MemberCodes(ledger.client, pins=self.member_pins)
+        self.offline_budgets = OfflineBudgets(ledger.client)
         self._memory: tuple[float, float | None] | None = None     # (read at, share)
 
     # ---------------------------------------------------------------- who is asking
@@ -163,11 +184,15 @@ class Gateway:
     def use_grant(self, token: str, kind: str, txn_id: str, cashier_id: str, terminal_id: str) -> str:
         """The supervisor of an approval POST /v1/approvals gave this session, used by `txn_id`
         (a retry of `txn_id` may carry it again; any other operation is refused)."""
+        # the refund of a split sale is one approved operation (one outbox row on the till):
+        # its tender refunds '<id>.t<n>' share the approval of '<id>' (its card leg's refund)
+        step_of = split_refund_base(kind, txn_id)
+        txn_id = step_of or txn_id
         grant = self.grants.use(token, txn_id)
         if grant is None or grant.terminal_id != terminal_id or grant.cashier_id != cashier_id:
             raise GatewayRefused("approval_refused", "approval", "the approval is unknown, expired or not "
                                  "this session's: ask the supervisor again", outcome="expired")
-        if grant.kind and grant.kind != kind:
+        if grant.kind and grant.kind != kind and not (step_of and grant.kind == "refund"):
             raise GatewayRefused("approval_refused", "approval", f"the approval was given for {grant.kind}, "
                                  f"not {kind}", outcome="other_operation")
         if grant.txn_id != txn_id:
@@ -231,6 +256,13 @@ class Gateway:
         if kind == "refund":
             return led.refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
                               original_txn_id=b["original_txn_id"], **who)
+        if kind == "sale":
+            return led.sale(b["account_id"], b["amount_minor"], b["tenders"], txn_id=b["txn_id"],
+                            total_minor=b["total_minor"], change_minor=b.get("change_minor", 0),
+                            card_no=b.get("card_no"), **who)
+        if kind == "tender_refund":
+            return led.tender_refund(b["account_id"], b["amount_minor"], txn_id=b["txn_id"],
+                                     original_txn_id=b["original_txn_id"], method=b["method"], **who)
         if kind == "hold":
             return led.hold(b["account_id"], b["amount_minor"], txn_id=b["txn_id"], ttl_s=b["ttl_s"],
                             card_no=b.get("card_no"), **who)
@@ -269,6 +301,8 @@ class Gateway:
         self.check_claims(body, terminal_id, None)      # another terminal named: refused, replay or not
         if kind == "shift_close" and not request.headers.get(SESSION_HEADER):
             return self.stated_shift_close(body, terminal_id)
+        if kind == "offline_deduct":
+            return self.offline_settlement(body, terminal_id)
         if "closed_by" in body:
             raise GatewayRefused("unknown_field", "closed_by", "a session's Z record is closed by its cashier", 400)
         try:
@@ -294,8 +328,9 @@ class Gateway:
                 body.pop(name, None)
             cashier_id, approved_by = "", ""
         member_pin = body.pop("member_pin", None)
+        member_code = body.pop("member_code", None)
         if kind in CHARGE_KINDS and cashier_id:
-            unconfirmed = self.confirm_member(kind, body, terminal_id, member_pin)
+            unconfirmed = self.confirm_member(kind, body, terminal_id, member_pin, member_code)
             if unconfirmed is not None:
                 log.info("%s %s %s by %s@%s: CONFIRMATION_REQUIRED (the member's PIN)", kind, body["account_id"],
                          body["txn_id"], cashier_id, terminal_id)
@@ -313,12 +348,13 @@ class Gateway:
 
     def needs_member_pin(self, account_id: str, amount_minor: int, txn_id: str, terminal_id: str,
                          threshold: int | None = None) -> bool:
-        """Whether this charge needs the member's payment PIN: above the shop's threshold, the
-        member has a PIN, and `txn_id` is not decided yet (a retry of a decided charge is
-        answered its first decision by core: no second PIN)."""
+        """Whether this charge needs the member's confirmation: above the shop's threshold, the
+        member has a PIN or a member code, and `txn_id` is not decided yet (a retry of a
+        decided charge is answered its first decision by core: no second confirmation)."""
         if threshold is None:
             threshold = self.ledger.shop_settings().member_pin_above_minor
-        if amount_minor <= threshold or not self.member_pins.has_pin(account_id):
+        if amount_minor <= threshold or not (self.member_pins.has_pin(account_id)
+                                             or self.member_codes.enrolled(account_id)):
             return False
         return not self.decided_for(txn_id, terminal_id)
 
@@ -331,18 +367,29 @@ class Gateway:
         answer["member_pin_locked"] = locked
         return answer
 
-    def confirm_member(self, kind: str, body: dict, terminal_id: str, member_pin: str | None) -> dict | None:
-        """None when the charge may run (no PIN needed, or the member's PIN checked here: the
-        lockout counts); else the CONFIRMATION_REQUIRED answer, or GatewayRefused
-        ('member_pin_refused': wrong PIN with `attempts_left`, or `locked`)."""
+    def confirm_member(self, kind: str, body: dict, terminal_id: str, member_pin: str | None,
+                       member_code: str | None = None) -> dict | None:
+        """None when the charge may run (no confirmation needed, or the member's PIN or
+        member code checked here: the lockout counts); else the CONFIRMATION_REQUIRED
+        answer, or GatewayRefused ('member_pin_refused' / 'member_code_refused': `outcome`
+        wrong_pin / wrong_code with `attempts_left`, locked, code_used, code_expired...)."""
         if member_pin is not None:
             check_member_pin(member_pin)            # malformed: a field error, not a guess
+        if member_code is not None:
+            check_code_names_member(body, member_code)
         account_id = body["account_id"]
         if not self.needs_member_pin(account_id, body["amount_minor"], body["txn_id"], terminal_id):
+            return None
+        if member_pin is None and member_code is not None:
+            check_member_code(self, kind, body, terminal_id, member_code)
             return None
         if member_pin is None:
             return self.unconfirmed(kind, body, self.member_pins.locked(account_id))
         check = self.member_pins.verify(account_id, member_pin)
+        if check.outcome == "no_pin" and self.member_codes.enrolled(account_id):
+            # a member with a member code and no PIN: any PIN would do, so none does
+            raise GatewayRefused("member_pin_refused", "member_pin", "the member has no payment PIN: scan their "
+                                 "member code", outcome="no_pin", attempts_left=0)
         if check.ok or check.outcome == "no_pin":     # no_pin: reset in between, none needed now
             return None
         log.warning("%s %s for %s@%s: the member's PIN refused (%s)", kind, body["txn_id"], account_id, terminal_id,
@@ -400,6 +447,9 @@ class Gateway:
         log.info("member %s: payment PIN reset at %s by %s, approved by %s", account_id, terminal_id,
                  session.cashier_id, supervisor_id)
         return {"outcome": "ok", "account_id": account_id, "had_pin": had, "approved_by": supervisor_id}
+
+    def enrol_member_code(self, request: Request, account_id: str, body: dict) -> dict:
+        return enrol_member_code(self, request, account_id, body)
 
     def deduct_many(self, request: Request, body: dict) -> dict:
         """Thread: POST /v1/ops/deduct_many. `{"results": [...]}`, one per item in order: its
@@ -478,6 +528,43 @@ class Gateway:
                  closed_by, result.status.value, " (replayed)" if result.replayed else "")
         return encode(result)
 
+    def offline_settlement(self, body: dict, terminal_id: str) -> dict:
+        """A sale this till made offline (gateway/offline.py): on the terminal's credential,
+        journaled with the cashier it states; within the till's offline budget (checked
+        here) and the per-member bound (checked by the ledger's script). No approval, no
+        member PIN: the till sells offline only what needs neither (docs/terminal.md)."""
+        for name in ("approval", "cashier_id"):
+            if name in body:
+                raise GatewayRefused("unknown_field", name, "an offline settlement states its cashier in made_by",
+                                     400)
+        made_by = body.pop("made_by")
+        txn_id, account_id, amount = body["txn_id"], body["account_id"], body["amount_minor"]
+        limits = self.ledger.offline_limits()
+        if not self.offline_budgets.reserve(terminal_id, txn_id, amount, body["made_at_ms"], limits) \
+                and not self.decided_for(txn_id, terminal_id):
+            log.warning("offline_deduct %s %s at %s: past the till's offline budget %d", account_id, txn_id,
+                        terminal_id, limits.till_budget_minor)
+            return encode(Result(Status.OFFLINE_LIMIT_EXCEEDED, 0, False, txn_id, account_id, "offline", amount))
+        try:
+            result = self.ledger.offline_deduct(account_id, amount, txn_id=txn_id, terminal_id=terminal_id,
+                                                cashier_id=made_by, made_at_ms=body["made_at_ms"],
+                                                card_no=body.get("card_no"))
+        except (InvalidRequest, TxnConflict):
+            self.offline_budgets.release(terminal_id, txn_id)    # refused, nothing decided: no budget used
+            raise
+        if not result.applied:
+            self.offline_budgets.release(terminal_id, txn_id)
+        log.info("offline_deduct %s %s at %s, made by %s as the terminal states: %s%s%s", account_id, txn_id,
+                 terminal_id, made_by, result.status.value, f", debt {result.debt_minor}" if result.debt_minor else "",
+                 " (replayed)" if result.replayed else "")
+        return encode(result)
+
+    def offline(self, request: Request) -> dict:
+        """GET /v1/offline: the till's offline settings and the blocked cards (terminal
+        credential alone: a till keeps them fresh whoever is signed in)."""
+        self.terminal_of(request)
+        return offline_info(self.ledger, self.settings.approval_above_minor)
+
     def decided_for(self, txn_id: str, terminal_id: str) -> bool:
         """Whether core holds a decision of `txn_id` made for this terminal (its journal entry
         names the terminal; a decline, which has none, by the till's txn id prefix)."""
@@ -528,7 +615,9 @@ class Gateway:
                 raise GatewayRefused("unknown_field", name, "this parameter is not part of the request", 400)
         led = self.ledger
         if what == "account":
-            return encode(led.account(check_plain_id(ident, "account_id")))
+            account_id = check_plain_id(ident, "account_id")
+            # whether the member has a payment PIN: a till sells offline only what needs none
+            return {**encode(led.account(account_id)), "member_pin_set": self.member_pins.has_pin(account_id)}
         if what == "balances":
             balance, available = led.balances(check_plain_id(ident, "account_id"))
             return {"balance_minor": balance, "available_minor": available}
@@ -540,7 +629,8 @@ class Gateway:
             return {"account": encode(led.account(account_id)), "cards": encode(led.account_cards(account_id)),
                     "phone_masked": mask_phone(led.member_phone(account_id)),
                     "member_pin": {"set": self.member_pins.has_pin(account_id),
-                                   "locked": self.member_pins.locked(account_id)}}
+                                   "locked": self.member_pins.locked(account_id)},
+                    "member_code": {"enrolled": self.member_codes.enrolled(account_id)}}
         if what == "hold_account":
             return {"account_id": led.hold_account(check_plain_id(ident, "hold_txn_id"))}
         if what == "members":
@@ -663,9 +753,16 @@ def create_app(gateway: Gateway) -> Starlette:
         async def work():
             body = await _body(request, limit)
             account_id = request.path_params["account_id"]
+            if request.url.path.endswith("/code"):
+                return _json(200, await run_in_threadpool(gateway.enrol_member_code, request, account_id, body))
             if request.url.path.endswith("/reset"):
                 return _json(200, await run_in_threadpool(gateway.reset_member_pin, request, account_id, body))
             return _json(200, await run_in_threadpool(gateway.set_member_pin, request, account_id, body))
+        return await guarded(work)
+
+    async def offline(request: Request):
+        async def work():
+            return _json(200, await run_in_threadpool(gateway.offline, request))
         return await guarded(work)
 
     def reader(what: str, param: str = ""):
@@ -709,7 +806,9 @@ def create_app(gateway: Gateway) -> Starlette:
         Route(f"{v}/members", reader("members"), methods=["GET"]),
         Route(f"{v}/members/{{account_id}}/pin", member_pin, methods=["POST"]),
         Route(f"{v}/members/{{account_id}}/pin/reset", member_pin, methods=["POST"]),
+        Route(f"{v}/members/{{account_id}}/code", member_pin, methods=["POST"]),
         Route(f"{v}/promotions", reader("promotions"), methods=["GET"]),
+        Route(f"{v}/offline", offline, methods=["GET"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.gateway = gateway

@@ -14,7 +14,8 @@ screen handed to the next cashier). A money call that names `cashier_id=` goes w
 that cashier's session, or with none when this client holds none for them (a row of
 an earlier run: the gateway then answers a decided txn id with its first decision and
 refuses an undecided one, `session_required`); other calls go with the last session
-opened. A Z record with `closed_by=` goes on the terminal's credential alone.
+opened. A Z record with `closed_by=` and an offline sale's settlement (`offline_deduct`,
+with `made_by=`) go on the terminal's credential alone.
 
 Outcomes: a decision is a core `Result` (`replayed=True` on a retry); a request the
 gateway refused before deciding raises InvalidRequest (bad input) or its subclass
@@ -73,6 +74,7 @@ class GatewayLedger:
         self.memory_share: float | None = None  # Redis used / maxmemory, as the last ping said
         self._current = 0
         self.last_approved_by = ""     # the supervisor the gateway says approved the last operation
+        self.member_pin_set: dict[str, bool] = {}   # account -> has a payment PIN, as the last look-up said
         self._lock = threading.Lock()
         if isinstance(verify, str):          # the shop's own CA (or the gateway's certificate)
             verify = ssl.create_default_context(cafile=verify)
@@ -101,6 +103,7 @@ class GatewayLedger:
         with self._lock:
             start = self._current
         last_error = ""
+        some_answered = False           # a gateway answered (5xx): not "no gateway at all"
         for step in range(len(self.urls)):
             index = (start + step) % len(self.urls)
             url = f"{self.urls[index]}/{API_VERSION}{path}"
@@ -112,6 +115,7 @@ class GatewayLedger:
                 last_error = f"{type(exc).__name__} from gateway {index + 1} of {len(self.urls)}"
                 continue
             if response.status_code >= 500 and step + 1 < len(self.urls):
+                some_answered = True
                 last_error = f"HTTP {response.status_code} from gateway {index + 1}"
                 continue
             with self._lock:
@@ -119,7 +123,11 @@ class GatewayLedger:
             if response.status_code in expect:
                 return response.status_code, data
             wire.raise_error(response.status_code, data, txn_id)
-        raise LedgerUnavailable(f"no gateway answered ({last_error})", txn_id)
+        unreachable = LedgerUnavailable(f"no gateway answered ({last_error})", txn_id)
+        # no gateway at all (every URL refused, timed out or broke off), not a gateway's 5xx:
+        # what a till may sell offline through (desktop/offline.py)
+        unreachable.unreachable = not some_answered
+        raise unreachable
 
     def session_for(self, cashier_id: str | None) -> str:
         """The session a call for `cashier_id` goes with ('' : none; see the module docstring)."""
@@ -210,6 +218,16 @@ class GatewayLedger:
         return self._request("POST", f"/members/{account_id}/pin/reset", body=body,
                              session=self.session_for(cashier_id))[1]
 
+    def enrol_member_code(self, account_id: str, *, supervisor_id: str | None = None,
+                          supervisor_pin: str | None = None, approval_grant: str | None = None,
+                          cashier_id: str | None = None) -> dict:
+        """A new member code secret for the member, with a supervisor's approval (a grant of
+        kind member_code_enrol, or the supervisor's id and PIN): the answer's `otpauth_uri`
+        is the only time the secret is answered (show it as a QR once, keep it nowhere)."""
+        body = {"approval": self._approval(supervisor_id, supervisor_pin, approval_grant)}
+        return self._request("POST", f"/members/{account_id}/code", body=body,
+                             session=self.session_for(cashier_id))[1]
+
     def ping(self) -> dict:
         """The gateway and the ledger behind it answer (terminal credential only); keeps the
         shop's retention and Redis's memory share it reports."""
@@ -246,13 +264,15 @@ class GatewayLedger:
     def deduct(self, account_id: str, amount_minor: int, *, txn_id: str, terminal_id: str | None = None,
                cashier_id: str | None = None, supervisor_id: str | None = None,
                supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None,
+               member_code: str | None = None) -> Result:
         """`card_no`: the card the charge was presented with (checked by the ledger's script:
         CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT). `member_pin`: the member's payment PIN, for a
         charge above the shop's threshold of a member who has one (without it:
-        CONFIRMATION_REQUIRED; a wrong one: GatewayRefused 'member_pin_refused')."""
+        CONFIRMATION_REQUIRED; a wrong one: GatewayRefused 'member_pin_refused'); or
+        `member_code`, the scanned member code (refused: 'member_code_refused')."""
         return self._op("deduct", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        card_no=card_no, member_pin=member_pin, approval=self._approval(
+                        card_no=card_no, member_pin=member_pin, member_code=member_code, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def deduct_many(self, requests: Sequence[DeductRequest], *,
@@ -309,12 +329,35 @@ class GatewayLedger:
                         original_txn_id=original_txn_id, approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
+    def sale(self, account_id: str, card_minor: int, tenders: dict, *, txn_id: str, total_minor: int,
+             change_minor: int = 0, terminal_id: str | None = None, cashier_id: str | None = None,
+             supervisor_id: str | None = None, supervisor_pin: str | None = None, card_no: str | None = None,
+             approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+        """core.Ledger.sale through the gateway (POST /v1/ops/sale): the card leg
+        `card_minor` (approval threshold and member PIN as for `deduct`) and `tenders`
+        {method: amount_minor} in one record, or nothing when the card leg is declined."""
+        return self._op("sale", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=card_minor,
+                        tenders=dict(tenders), total_minor=total_minor, change_minor=change_minor or None,
+                        card_no=card_no, member_pin=member_pin,
+                        approval=self._approval(supervisor_id, supervisor_pin, approval_grant))
+
+    def tender_refund(self, account_id: str, amount_minor: int, *, txn_id: str, original_txn_id: str, method: str,
+                      terminal_id: str | None = None, cashier_id: str | None = None,
+                      supervisor_id: str | None = None, supervisor_pin: str | None = None,
+                      approval_grant: str | None = None) -> Result:
+        """core.Ledger.tender_refund through the gateway (a supervisor's approval, as `refund`)."""
+        return self._op("tender_refund", txn_id, terminal_id, cashier_id, account_id=account_id,
+                        amount_minor=amount_minor, original_txn_id=original_txn_id, method=method,
+                        approval=self._approval(supervisor_id, supervisor_pin, approval_grant))
+
     def hold(self, account_id: str, amount_minor: int, *, txn_id: str, ttl_s: int, terminal_id: str | None = None,
              cashier_id: str | None = None, supervisor_id: str | None = None,
              supervisor_pin: str | None = None, card_no: str | None = None,
-               approval_grant: str | None = None, member_pin: str | None = None) -> Result:
+               approval_grant: str | None = None, member_pin: str | None = None,
+               member_code: str | None = None) -> Result:
         return self._op("hold", txn_id, terminal_id, cashier_id, account_id=account_id, amount_minor=amount_minor,
-                        ttl_s=ttl_s, card_no=card_no, member_pin=member_pin, approval=self._approval(
+                        ttl_s=ttl_s, card_no=card_no, member_pin=member_pin, member_code=member_code,
+                        approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
     def capture(self, hold_txn_id: str, amount_minor: int, *, txn_id: str, account_id: str | None = None,
@@ -363,10 +406,27 @@ class GatewayLedger:
                         approval=self._approval(
                             supervisor_id, supervisor_pin, approval_grant))
 
+    def offline_deduct(self, account_id: str, amount_minor: int, *, txn_id: str, made_at_ms: int,
+                       made_by: str, card_no: str | None = None, terminal_id: str | None = None) -> Result:
+        """Settle a sale this till made offline (core's `Ledger.offline_deduct` on the
+        gateway), on the terminal's credential alone with the cashier who made it
+        (`made_by`): `Result.debt_minor` is the offline debt it left; OFFLINE_LIMIT_EXCEEDED
+        past the server's bounds."""
+        return self._op("offline_deduct", txn_id, terminal_id, None, session="", account_id=account_id,
+                        amount_minor=amount_minor, made_at_ms=made_at_ms, made_by=made_by, card_no=card_no)
+
+    def offline_info(self) -> dict:
+        """GET /v1/offline: the shop's offline limits (member_limit_minor, till_budget_minor,
+        max_duration_s), member_pin_above_minor, blocked_cards and as_of_ms."""
+        return self._request("GET", "/offline", session="")[1]
+
     # ---------------------------------------------------------------- reads
 
     def account(self, account_id: str) -> AccountInfo:
-        return wire.decode_account(self._request("GET", f"/accounts/{_path(account_id)}")[1])
+        data = self._request("GET", f"/accounts/{_path(account_id)}")[1]
+        if "member_pin_set" in data:     # what an offline sale needs to know (desktop/offline.py)
+            self.member_pin_set[account_id] = bool(data["member_pin_set"])
+        return wire.decode_account(data)
 
     def balance(self, account_id: str) -> int:
         return self.account(account_id).balance_minor

@@ -21,8 +21,9 @@ from .wire import MAX_BATCH_ITEMS, GatewayRefused
 # fields every operation may carry: who (must equal the credential's / session's) and an approval
 COMMON = {"terminal_id": str, "cashier_id": str, "approval": dict}
 ID_FIELDS = ("txn_id", "account_id", "original_txn_id", "hold_txn_id", "card_no", "supervisor_id",
-             "terminal_id", "cashier_id", "shift_cashier_id", "closed_by")
-AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True}     # name -> zero allowed
+             "terminal_id", "cashier_id", "shift_cashier_id", "closed_by", "made_by")
+AMOUNT_FIELDS = {"amount_minor": False, "bonus_minor": True,     # name -> zero allowed
+                 "total_minor": False, "change_minor": True}
 
 
 @dataclass(frozen=True)
@@ -33,20 +34,30 @@ class OpSpec:
 
 
 OPS: dict[str, OpSpec] = {
-    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int}, {"card_no": str, "member_pin": str},
-                     approval="above"),
+    "deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
+                     {"card_no": str, "member_pin": str, "member_code": str}, approval="above"),
     "credit": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int},
                      {"method": str, "bonus_minor": int}, approval="top_up"),
     "refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str},
                      approval="always"),
+    # a split-tender sale (issue 31): amount_minor is the card leg (the approval threshold and
+    # the member PIN apply to it as to a deduct), tenders {method: amount_minor} the rest
+    "sale": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "tenders": dict, "total_minor": int},
+                   {"card_no": str, "member_pin": str, "change_minor": int}, approval="above"),
+    # a split sale's non-card tender given back: a refund, approved as one
+    "tender_refund": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "original_txn_id": str,
+                             "method": str}, approval="always"),
     "hold": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "ttl_s": int},
-                   {"card_no": str, "member_pin": str}, approval="above"),
+                   {"card_no": str, "member_pin": str, "member_code": str}, approval="above"),
     "capture": OpSpec({"txn_id": str, "hold_txn_id": str, "amount_minor": int}, {"account_id": str}),
     "void": OpSpec({"txn_id": str, "hold_txn_id": str}, {"account_id": str}),
     "open": OpSpec({"txn_id": str, "account_id": str}, {"holder_name": str, "phone": str}),
     "issue_card": OpSpec({"txn_id": str, "account_id": str, "card_no": str}),
     "block_card": OpSpec({"txn_id": str, "card_no": str, "reason": str}),
     "close": OpSpec({"txn_id": str, "account_id": str}, approval="always"),
+    # a sale made offline, settled on the terminal's credential with the cashier it states (gateway/offline.py)
+    "offline_deduct": OpSpec({"txn_id": str, "account_id": str, "amount_minor": int, "made_at_ms": int,
+                              "made_by": str}, {"card_no": str}),
     "shift_close": OpSpec({"txn_id": str, "shift_no": int, "totals": dict},
                           {"opened_ms": int, "extra_totals": dict, "shift_cashier_id": str, "closed_by": str}),
 }
@@ -62,6 +73,8 @@ DEDUCT_ITEM = OpSpec(OPS["deduct"].required, {"card_no": str})
 # one when the member has a PIN); .../pin/reset: a supervisor's approval
 MEMBER_PIN_SET = OpSpec({"pin": str, "pin_again": str}, {"old_pin": str})
 MEMBER_PIN_RESET = OpSpec({"approval": dict})
+# POST /v1/members/{account_id}/code: a supervisor's approval (gateway/member_codes.py)
+MEMBER_CODE_ENROL = OpSpec({"approval": dict})
 _PLAIN_ITEM = {"txn_id": 0, "account_id": 0, "amount_minor": 0}.keys()   # an item without card_no
 
 _TYPE_NAMES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}

@@ -21,7 +21,8 @@ MODULES = ("core", "core.cashiers", "core.history", "core.shifts", "core.records
            "gateway.schema", "gateway.sessions", "gateway.terminals", "gateway.app", "gateway.cli")
 # What a till's requests run (gateway/schema.py OPS, sign-in's PIN counter, the available balance).
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "open_account",
-                    "card_issue", "card_block", "close_account", "shift_close", "cashier_pin_attempt")
+                    "card_issue", "card_block", "close_account", "shift_close", "cashier_pin_attempt",
+                    "member_code_use")
 NOWHERE_URL = "redis://127.0.0.1:1/0"      # never contacted: the checks below answer before Redis
 
 

@@ -165,6 +165,7 @@ ERROR_STATUS = {
     "terminal_mismatch": 403, "cashier_mismatch": 403, "session_other_terminal": 403,
     "kind_refused": 403, "internal_txn_refused": 403, "approval_required": 403,
     "approval_refused": 403, "self_approval": 403, "not_allowed": 403, "member_pin_refused": 403,
+    "member_code_refused": 403,
     "txn_conflict": 409, "bonus_changed": 409, "ledger_unavailable": 503, "ledger_not_initialized": 503,
     "unsafe_redis": 503, "internal_error": 500,
 }

@@ -37,7 +37,7 @@ from core import Ledger
 from core.cashiers import INDEX_KEY, hash_key as cashier_key
 from core.key_ttls import expiring_ledger_keys
 from core.keys import Partition
-from core.members import Promotion
+from core.members import parse_promotion
 
 from .anchors import anchor_problems
 from .journal import Journal
@@ -231,8 +231,9 @@ class Comparer:
             if any(pos > c.journal_pos for _, _, pos in promos):
                 self.in_flight.add(f"txn:{c.txn_id}")      # a promotion changed since: not judgeable now
                 continue
-            in_force = [Promotion(pid, *map(int, value.split(":", 1))) for pid, value, _ in promos if value]
-            promo = self.ledger.bonus_for(int(c.principal_delta_minor), in_force)
+            in_force = [parse_promotion(pid, value) for pid, value, _ in promos if value]
+            promo = self.ledger.bonus_for(int(c.principal_delta_minor), in_force,
+                                          at_ms=int(c.journal_id.partition("-")[0]))   # its stream time
             expected = promo.bonus_minor if promo is not None else 0
             if int(c.bonus_delta_minor) != expected:
                 self.add("bonus_mismatch", f"txn:{c.txn_id}",

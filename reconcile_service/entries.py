@@ -1,6 +1,6 @@
 """Journal entries as the book of record reads them: `BookEntry` (core.JournalEntry's
-fields and the book's own: bucket deltas, payment method, a shift_close's Z record, the
-sortable position), `parse_entries` (good entries and quarantine rows of a batch), and
+fields and the book's own: bucket deltas, payment method, a shift_close's Z record, an
+audit entry's record, the sortable position), `parse_entries` (good entries and quarantine rows of a batch), and
 the ledger_entries row of an entry (`LEDGER_COLUMNS`, `ledger_values`, `ledger_rows`).
 Nothing here talks to a database.
 """
@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 from core import JournalEntry
+from core.audit import record_digest_ok
 from core.journal_codec import FIELD as JOURNAL_FIELD, decode_payload
 
 from .dialect import ms_to_datetime, utcnow
@@ -31,8 +32,9 @@ def _book_entry_fields():
     """A named tuple of core.JournalEntry's fields (same names, order and defaults) and
     the book's own (see BookEntry)."""
     core = dataclass_fields(JournalEntry)
-    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos"]
-    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, ""]
+    names = [f.name for f in core] + ["principal_delta_minor", "bonus_delta_minor", "method", "shift", "pos",
+                                       "audit", "debt_delta_minor", "made_at_ms"]
+    defaults = [f.default for f in core if f.default is not MISSING] + [0, 0, "", None, "", None, 0, None]
     return namedtuple("BookEntryFields", names, defaults=defaults), len(core)
 
 
@@ -53,6 +55,7 @@ _CORE_TAIL = tuple(_CORE_REST[n] for n in _BookEntryFields._fields[len(_FIXED_CO
     if _FAST_PATH else ()
 _core_from_fields = JournalEntry.from_fields.__func__
 _AMOUNT_AT, _KIND_AT = _BookEntryFields._fields.index("amount_minor"), _BookEntryFields._fields.index("kind")
+_TXN_AT = _BookEntryFields._fields.index("txn_id")
 
 
 def _args_tuple(*values):
@@ -64,7 +67,9 @@ def _args_tuple(*values):
 class BookEntry(_BookEntryFields):
     """A journal entry with what the book of record adds: the bucket deltas and payment
     method (journal fields `pd`, `bd`, `m`; absent: pd = amt, bd = 0, no method), for
-    a `shift_close` the Z record, and `pos`, the sortable journal position.
+    a `shift_close` the Z record, an `audit` entry its record (`audit`), and `pos`, the sortable
+    journal position; the change of the account's offline debt (`debt_delta_minor`: `dt` of an
+    offline_debt entry, minus `dp` of a top-up that paid one; issue 27) and an offline sale's time (`om`).
 
     It has every field of core.JournalEntry, read from the stream fields by core's own
     `JournalEntry.from_fields` (which builds whatever it is called on from those fields:
@@ -103,8 +108,18 @@ class BookEntry(_BookEntryFields):
             method = IMPORT_METHOD      # an opening balance moved in from an old system
         if len(method) > METHOD_LEN:
             raise ValueError(f"payment method {method[:20]!r} longer than {METHOD_LEN}")
-        shift = _parse_shift(f) if core[_KIND_AT] == "shift_close" else None
-        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id)))
+        kind = core[_KIND_AT]
+        shift = _parse_shift(f) if kind == "shift_close" else None
+        audit = _parse_audit(f, core[_TXN_AT]) if kind == "audit" else None
+        debt = 0
+        if "dt" in f or "dp" in f:
+            added = _int_field(f, "dt") if "dt" in f else 0
+            paid = _int_field(f, "dp") if "dp" in f else 0
+            if added < 0 or paid < 0:
+                raise ValueError(f"dt {added} / dp {paid} must not be negative")
+            debt = added - paid
+        made_at = _int_field(f, "om") if "om" in f else None
+        return tuple.__new__(cls, core + (pd, bd, method, shift, journal_pos(journal_id), audit, debt, made_at))
 
 
 def _int_field(f: dict, name: str) -> int:
@@ -133,6 +148,21 @@ def _parse_shift(f: dict) -> dict:
         totals[name] = value
     opened = _int_field(f, "opened") if f.get("opened") else None
     return dict(shift_no=shift_no, closed_by=f["by"], opened_ms=opened, totals=totals, record=f["z"])
+
+
+def _parse_audit(f: dict, txn_id: str) -> dict:
+    """An audit entry's record (core.audit writes it): a JSON object whose SHA-256 the
+    txn id commits to; an entry whose record does not match it is quarantined."""
+    if f.get("amt") != "0":
+        raise ValueError("an audit entry moves no money (amt must be 0)")
+    text = f["rec"]
+    if not record_digest_ok(txn_id, text):
+        raise ValueError("the audit record is not the one its txn id commits to")
+    record = json.loads(text)
+    if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in
+                                               ("who", "action", "target", "summary", "address")):
+        raise ValueError("rec is not an audit record")
+    return dict(record, record=text)
 
 
 def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[BookEntry], list[dict]]:

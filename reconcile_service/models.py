@@ -252,6 +252,60 @@ class ChainHead(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class SaleTender(Base):
+    """The tenders of split-tender sales (issue 31, migration 0013): one row per tender of
+    a `sale` entry besides its card leg (field tn; `amount_minor` positive, `change_minor`
+    on its cash row) and one per `tender_refund` entry (fields m, ta; `amount_minor`
+    negative: given back). Written by the transaction that writes the entries, so the book
+    has every sale whole; the card leg is the entry's own amount in ledger_entries. Not in
+    the hash chain (its canonical form is frozen): `verify` checks each sale's rows add up
+    with its card leg to the journaled total, and none without its entry."""
+    __tablename__ = "sale_tenders"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)          # the entry's
+    sale_txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)     # the sale's
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)                 # sale | tender_refund
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    method: Mapped[str] = mapped_column(String(METHOD_LEN), nullable=False)
+    amount_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    change_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sale_total_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)    # sale rows: card + tenders
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    __table_args__ = (UniqueConstraint("journal_partition", "journal_id", "method", name="uq_sale_tenders_entry"),
+                      Index("ix_sale_tenders_sale", "sale_txn_id"),
+                      Index("ix_sale_tenders_occurred_at", "occurred_at"))
+
+
+class OfflineDebt(Base):
+    """A change of an account's offline debt (issue 27): +debt by an offline sale the balance
+    did not cover (kind offline_debt: its journal field dt), -paid by a top-up that paid it
+    (kind credit: dp). The entry itself is in ledger_entries, in the chain; an account's
+    open debt is the sum of its rows (verify compares it with Redis's `dt`)."""
+    __tablename__ = "offline_debts"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    account_id: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    debt_delta_minor: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    terminal_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    cashier_id: Mapped[str | None] = mapped_column(String(ID_LEN))
+    # when the till made the sale (offline), and when the ledger applied the entry
+    made_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    journal_pos: Mapped[str] = mapped_column(String(POS_LEN), nullable=False)
+    applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    __table_args__ = (UniqueConstraint("txn_id", name="uq_offline_debts_txn"),
+                      Index("ix_offline_debts_account", "account_id", "journal_pos"))
+
+
 class ShiftClose(Base):
     """A terminal's Z record: one closed shift, from the journal kind `shift_close`
     (core.shifts). The entry itself is also in ledger_entries (amount 0), in the chain."""
@@ -286,8 +340,30 @@ class BackofficeUser(Base):
     __tablename__ = "backoffice_users"
     username: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
     password_hash: Mapped[str] = mapped_column(Text, nullable=False)
+    # owner | manager | clerk (migration 0011; logins made before it are owners)
+    role: Mapped[str] = mapped_column(String(16), nullable=False, default="owner")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class AuditRecord(Base):
+    """A back-office management action (core.audit), from the journal kind `audit`: the
+    entry itself is in ledger_entries (amount 0, in the chain; its cashier_id is who, its
+    occurred_at when) and its txn id commits to `record_json` (the SHA-256 prefix), so an
+    edited record here no longer matches its chained row (`verify` reports it)."""
+    __tablename__ = "audit_records"
+    txn_id: Mapped[str] = mapped_column(String(ID_LEN), primary_key=True)
+    username: Mapped[str] = mapped_column(String(ID_LEN), nullable=False)
+    action: Mapped[str] = mapped_column(String(80), nullable=False)
+    target: Mapped[str] = mapped_column(Text, nullable=False)
+    summary: Mapped[str] = mapped_column(Text, nullable=False)
+    address: Mapped[str] = mapped_column(String(64), nullable=False)
+    record_json: Mapped[str] = mapped_column(Text, nullable=False)      # as journaled
+    occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    journal_partition: Mapped[int] = mapped_column(Integer, nullable=False)
+    journal_id: Mapped[str] = mapped_column(String(JOURNAL_ID_LEN), nullable=False)
+    __table_args__ = (Index("ix_audit_records_occurred_at", "occurred_at"),
+                      Index("ix_audit_records_user", "username", "occurred_at"))
 
 
 class BackofficeSession(Base):

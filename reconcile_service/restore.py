@@ -19,7 +19,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
 from core import Ledger, Status
@@ -29,7 +29,7 @@ from core.validation import internal_txn_id
 from .journal import Consumer
 from .members import bonus_column, restore_members
 from .metrics import Metrics
-from .models import Account, Hold
+from .models import Account, Hold, OfflineDebt
 from .dialect import utcnow
 from .store import get_setting
 
@@ -122,6 +122,11 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
             break
         after = rows[-1].account_id
         present = ledger.accounts([r.account_id for r in rows])
+        with engine.connect() as conn:        # their open offline debts (issue 27), from the book
+            debts = {a: int(d) for a, d in conn.execute(
+                select(OfflineDebt.account_id, func.sum(OfflineDebt.debt_delta_minor))
+                .where(OfflineDebt.account_id.in_([r.account_id for r in rows]))
+                .group_by(OfflineDebt.account_id))}
         for r in rows:
             report.accounts_checked += 1
             if present[r.account_id] is not None:
@@ -129,7 +134,7 @@ def restore(ledger: Ledger, engine: Engine, consumer_name: str, metrics: Metrics
                 continue
             result = ledger.restore_account(
                 r.account_id, r.balance_minor, status=r.status, holder_name=r.holder_name, phone=r.phone,
-                bonus_minor=int(getattr(r, "bonus_minor", 0) or 0),
+                bonus_minor=int(getattr(r, "bonus_minor", 0) or 0), debt_minor=max(0, debts.get(r.account_id, 0)),
                 txn_id=restore_txn_id(r.account_id, r.balance_minor, r.status, r.last_journal_pos))
             if result.status is Status.APPLIED:
                 report.accounts_restored += 1

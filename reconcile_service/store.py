@@ -36,9 +36,10 @@ from . import bulk, chain
 from .dialect import BulkInsert, bulk_insert, greatest, insert_for, least, ms_to_datetime, utcnow
 from .entries import SHIFT_TOTALS, LEDGER_COLUMNS, BookEntry, ledger_row, ledger_rows, ledger_values, parse_entries
 from .members import NON_BALANCE_KINDS, apply_member_entries
+from .sale_tenders import insert_tenders
 from .models import ChainHead, Discrepancy, DuplicateEntry, LedgerEntry, LedgerSetting, QuarantinedEntry
-from .totals import (BatchTotals, add_daily_totals, advance_progress, by_pos, insert_shift_closes, upsert_balances,
-                     upsert_holds)
+from .totals import (BatchTotals, add_daily_totals, advance_progress, by_pos, insert_audit_records,
+                     insert_offline_debts, insert_shift_closes, upsert_balances, upsert_holds)
 
 __all__ = ["BOOK_CHAIN", "BOOK_ONLY_KINDS", "HOLD_RESOLUTIONS", "LEDGER_COLUMNS", "SHIFT_TOTALS", "STATUS_BY_KIND",
            "BatchResult", "BookChain", "BookEntry", "BulkInsert", "account_balance_at", "apply_batch",
@@ -179,6 +180,8 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], r
     effective, stored, result.chain_head = _insert_entries(
         conn, partition, first, now, totals, book_chain, check_first=check_first or conn.dialect.name != "postgresql")
     result.applied = len(effective)
+    new_entries = list(effective)
+    debts = [e for e in effective if e.debt_delta_minor]     # the new rows' (a duplicate's never counts)
     if candidates or stored:
         candidates.extend(e for e in first.values() if e.txn_id in stored)
         prior_of = dict(stored)
@@ -192,6 +195,9 @@ def _apply_entries(conn: Connection, partition: int, entries: list[BookEntry], r
             result.accounts_changed = upsert_balances(conn, totals)
             upsert_holds(conn, totals.holds, now)
         insert_shift_closes(conn, [e for e in totals.others if e.kind == "shift_close"], now)
+        insert_tenders(conn, new_entries)
+        insert_audit_records(conn, [e for e in totals.others if e.kind == "audit"])
+        insert_offline_debts(conn, debts, now)
         if any(e.kind in NON_BALANCE_KINDS for e in totals.others):
             apply_member_entries(conn, totals.others, now)
         add_daily_totals(conn, partition, totals.days)

@@ -2,7 +2,7 @@
 it: `BatchTotals` gathers, one entry at a time while the entries are written, each
 account's net change (buckets, last position, status), the daily totals, the hold
 entries and the entries that are not money; `upsert_balances`, `upsert_holds`,
-`add_daily_totals`, `insert_shift_closes` and `advance_progress` write them inside the
+`add_daily_totals`, `insert_shift_closes`, `insert_audit_records` and `advance_progress` write them inside the
 batch's transaction. Every upsert adds increments and keeps maxima, so batches of one
 partition committed out of order by two consumers still add up.
 """
@@ -19,7 +19,7 @@ from core.kinds import BOOK_ONLY_KINDS, HOLD_RESOLUTIONS, STATUS_BY_KIND
 from .dialect import bulk_insert, greatest, insert_for, least, ms_to_datetime
 from .entries import BookEntry
 from .members import NON_BALANCE_KINDS
-from .models import Account, DailyTotal, Hold, JournalProgress, ShiftClose, journal_pos
+from .models import Account, AuditRecord, DailyTotal, Hold, JournalProgress, OfflineDebt, ShiftClose, journal_pos
 
 _EPOCH_DAY = date(1970, 1, 1)
 
@@ -131,6 +131,30 @@ def insert_shift_closes(conn: Connection, closes: list[BookEntry], now: datetime
                  journal_pos=journal_pos(e.journal_id), applied_at=now, **e.shift["totals"])
             for e in closes]
     conn.execute(insert_for(conn, ShiftClose).on_conflict_do_nothing(index_elements=["txn_id"]), rows)
+
+
+def insert_audit_records(conn: Connection, audits: list[BookEntry]) -> None:
+    """The records of the batch's audit entries (a redelivery changes nothing)."""
+    if not audits:
+        return
+    rows = [dict(txn_id=e.txn_id, username=e.audit["who"][:64], action=e.audit["action"][:80],
+                 target=e.audit["target"], summary=e.audit["summary"], address=e.audit["address"][:64],
+                 record_json=e.audit["record"], occurred_at=ms_to_datetime(e.occurred_ms),
+                 journal_partition=e.partition, journal_id=e.journal_id) for e in audits]
+    conn.execute(insert_for(conn, AuditRecord).on_conflict_do_nothing(index_elements=["txn_id"]), rows)
+
+
+def insert_offline_debts(conn: Connection, entries: list[BookEntry], now: datetime) -> None:
+    """The offline-debt changes of the batch's entries (a redelivery changes nothing)."""
+    if not entries:
+        return
+    rows = [dict(txn_id=e.txn_id, account_id=e.account_id, kind=e.kind, debt_delta_minor=e.debt_delta_minor,
+                 terminal_id=e.terminal_id or None, cashier_id=e.cashier_id or None,
+                 made_at=ms_to_datetime(e.made_at_ms) if e.made_at_ms else None,
+                 occurred_at=ms_to_datetime(e.occurred_ms), journal_partition=e.partition,
+                 journal_id=e.journal_id, journal_pos=e.pos, applied_at=now)
+            for e in entries]
+    conn.execute(insert_for(conn, OfflineDebt).on_conflict_do_nothing(index_elements=["txn_id"]), rows)
 
 
 def upsert_balances(conn: Connection, totals: BatchTotals) -> int:

@@ -10,7 +10,8 @@ kind's amount has its kind's sign; every journal entry still in Redis is in the 
 exactly once (or recorded as a duplicate or quarantined) and every duplicate was
 reversed, every compensating credit paired with the duplicate it reverses; no sale is refunded beyond what it took, in all or per bucket (refund_limits); no balance is negative, in Redis or in the database; no hold is resolved twice
 (captured and voided, ...) in the database, nor resolved differently from its Redis
-record where that still exists. It drains the journal first (or, with drain=False,
+record where that still exists; every offline debt is in the book and equals Redis's
+(check_offline_debts). It drains the journal first (or, with drain=False,
 compares only accounts whose entries are all applied, like the reconcile pass).
 """
 from __future__ import annotations
@@ -28,13 +29,16 @@ from core.keys import CONSUMER_GROUP
 from core.kinds import HOLD_RESOLUTIONS, MONEY_MOVING_KINDS, TABLE as KIND_TABLE
 
 from .anchors import check_anchors
+from .audit import check_audit
 from .chain import verify_chain
 from .journal import Consumer, Journal
 from .members import verify_members
 from .metrics import Metrics
 from .applied_proof import FORGED_ENTRY
-from .models import Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, QuarantinedEntry, journal_pos
+from .models import (Account, Discrepancy, DuplicateEntry, Hold, LedgerEntry, OfflineDebt, QuarantinedEntry,
+                     journal_pos)
 from .refund_limits import KIND as REFUND_OVERRUN, refund_overruns
+from .sale_tenders import check_sales
 from .store import account_balance_at
 
 # The sign each journaled kind's amount must have (core.kinds' `amount_sign`): "+"
@@ -43,7 +47,7 @@ KIND_SIGN = {k.name: k.amount_sign for k in KIND_TABLE if k.amount_sign}
 # opening + credits + refunds + compensations - deductions - captures - closes (restores
 # 0): every kind that moves money by the direction of its sign, an opening balance
 # (the one kind of either sign) as it is
-FORMULA_IN_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("+", "0"))
+FORMULA_IN_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("+", "+0", "0"))
 FORMULA_OUT_KINDS = tuple(k for k in MONEY_MOVING_KINDS if KIND_SIGN.get(k) in ("-", "-0"))
 FORMULA_AS_IS_KINDS = tuple(k for k, sign in KIND_SIGN.items() if sign == "+-")
 HOLD_RESOLVING_KINDS = tuple(HOLD_RESOLUTIONS)
@@ -132,7 +136,8 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 if sign is None:
                     report.add("unknown_kind", acct, f"{n} entries of unknown kind {kind!r} on {acct}", total=total)
                 elif ((sign == "+" and low <= 0) or (sign == "-" and high >= 0)
-                      or (sign == "0" and (low, high) != (0, 0)) or (sign == "-0" and high > 0)):
+                      or (sign == "0" and (low, high) != (0, 0)) or (sign == "-0" and high > 0)
+                      or (sign == "+0" and low < 0)):
                     report.add("wrong_sign", acct, f"{kind} entries of {acct} with amounts {low}..{high}",
                                kind=kind, low=int(low), high=int(high))
                 if kind in FORMULA_AS_IS_KINDS:
@@ -142,6 +147,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
                 elif kind in FORMULA_OUT_KINDS:
                     formula[acct] -= abs(total)
         check_compensations(conn, report)
+        check_sales(conn, report)
         open_dups = conn.execute(select(DuplicateEntry).where(DuplicateEntry.status.in_(("open", "reported")))).all()
         positions = {(r[0], r[1]) for t in (LedgerEntry, DuplicateEntry, QuarantinedEntry)
                      for r in conn.execute(select(t.journal_partition, t.journal_id))}
@@ -151,6 +157,7 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
             .having(func.count() > 1)).all()
         holds = conn.execute(select(Hold)).all()
         check_chain(conn, report)
+        check_audit(conn, report)
         check_anchors(conn, ledger, report)
         for o in refund_overruns(conn):
             report.add(REFUND_OVERRUN, o.account_id, f"sale {o.sale_txn_id} {o.cause}", **o.evidence)
@@ -231,8 +238,40 @@ def verify(ledger: Ledger, engine: Engine, *, drain_first: bool = True) -> Verif
         if hs in HOLD_RESOLVED and h.status in HOLD_RESOLVED and hs != h.status:
             report.add("hold_resolved_twice", h.account_id, f"hold {h.hold_txn_id} is {h.status} in the "
                        f"database but {hs} in Redis", hold_txn_id=h.hold_txn_id)
+    check_offline_debts(ledger, engine, ids, in_flight, report)
     verify_members(ledger, engine, report)
     return report
+
+
+def check_offline_debts(ledger: Ledger, engine: Engine, ids: list[str], in_flight: set[str],
+                        report: VerifyReport) -> None:
+    """Offline debts (issue 27): every offline_debt entry and every top-up that paid a debt
+    has its offline_debts row; no account's debt (the sum of its rows) is negative; and it
+    equals Redis's `dt` of the account (accounts in flight are left to the next run)."""
+    with engine.connect() as conn:
+        book = {a: int(d) for a, d in conn.execute(select(OfflineDebt.account_id,
+                                                         func.sum(OfflineDebt.debt_delta_minor))
+                                                  .group_by(OfflineDebt.account_id))}
+        missing = conn.execute(select(LedgerEntry.txn_id, LedgerEntry.account_id).where(
+            LedgerEntry.kind == "offline_debt",
+            LedgerEntry.txn_id.not_in(select(OfflineDebt.txn_id)))).all()
+    for txn_id, account_id in missing:
+        report.add("debt_missing_in_db", account_id, f"offline debt {txn_id} is in the book's entries but "
+                   "not in offline_debts", txn_id=txn_id)
+    pipe = ledger.client.pipeline(transaction=False)
+    for account_id in ids:
+        pipe.hget(ledger.schema.partition_of(account_id).account(account_id), "dt")
+    live = {a: int(d) for a, d in zip(ids, pipe.execute() if ids else []) if d}
+    for account_id in sorted(set(book) | set(live)):
+        report.checked["offline_debts"] += 1
+        if book.get(account_id, 0) < 0:
+            report.add("negative_debt", account_id, f"database offline debt {book[account_id]}")
+        if account_id in in_flight:
+            continue
+        if book.get(account_id, 0) != live.get(account_id, 0):
+            report.add("debt_mismatch", account_id, f"Redis offline debt {live.get(account_id, 0)} != "
+                       f"database {book.get(account_id, 0)}", redis_debt_minor=live.get(account_id, 0),
+                       db_debt_minor=book.get(account_id, 0))
 
 
 def check_compensations(conn, report: VerifyReport) -> None:

@@ -1,7 +1,8 @@
 --[[
 close_account (退卡): the member returns the card. The principal is paid out in cash,
 the bonus is forfeited, the balance becomes 0 and the account 'closed': every later
-operation on it answers ACCOUNT_CLOSED. Refused while holds are active.
+operation on it answers ACCOUNT_CLOSED. Refused while holds are active, and while an
+offline debt is open (DEBT_OPEN: the member pays it with a top-up first).
 Journaled as kind 'close': amt = -balance, bal 0, pd = -principal, bd = -bonus.
 The account's bonus bucket is field 'bo' (0 when absent); principal = bal - bo.
 KEYS[1] account hash
@@ -18,7 +19,7 @@ ARGV[5] terminal_id
 ARGV[6] cashier_id
 Returns {status, 0, replayed, journal_id, payout_minor, bonus_forfeited_minor} (ACCOUNT_NOT_FOUND
   decided now: the first four only)
-Statuses: APPLIED, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, ACCOUNT_HAS_HOLDS
+Statuses: APPLIED, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, ACCOUNT_HAS_HOLDS, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@include checks
@@ -47,11 +48,12 @@ local prior = replay(txn_key, fp)
 if prior then return answer(prior) end
 if not initialized(jkey) then return NOT_INITIALIZED end
 
-local acct, refused = account_of(acct_key, 'bo')
+local acct, refused = account_of(acct_key, 'bo', 'dt')
 if refused == 'ACCOUNT_NOT_FOUND' then return decide(txn_key, fp, ttl_s, refused, 0) end
 if refused then return answer(decide(txn_key, fp, ttl_s, refused, 0)) end
 local balance = tonumber(acct[1])
 if acct[2] == 'frozen' then return answer(decide(txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance)) end
+if debt_refusal(acct[4]) then return answer(decide(txn_key, fp, ttl_s, 'DEBT_OPEN', balance)) end
 local _, holds = active_holds(KEYS[4], KEYS[5], now_ms())
 if holds > 0 then return answer(decide(txn_key, fp, ttl_s, 'ACCOUNT_HAS_HOLDS', balance)) end
 

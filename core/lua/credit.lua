@@ -2,6 +2,11 @@
 credit: add amount_minor to an account (a top-up at the till or in the back office).
 A compensating credit is allowed on a frozen account: it repairs the ledger. Its txn id
 is an internal one ('@cmp:...', made by the reconcile service); a credit's is a client's.
+A top-up of an account that owes an offline debt (field dt, offline_deduct.lua) pays the
+debt first, from the principal it brings (a debt is owed principal; a bonus never pays
+it): debt_paid = min(amount, dt) leaves dt, the rest (and the whole bonus) goes into the
+balance. Journaled amt = what the balance got (0 when the top-up only paid debt), field
+dp = debt_paid; the txn record keeps it ('dp') for replays.
 KEYS[1] account hash
 KEYS[2] txn record
 KEYS[3] partition journal
@@ -17,7 +22,7 @@ ARGV[7] kind ('credit' or 'compensate')
 ARGV[8] original_txn_id (for 'compensate': the duplicate it reverses)
 ARGV[9] method (top-ups: cash, wechat, alipay, bank_card, other; journaled 'm')
 ARGV[10] bonus_minor (0 or more: added to the bonus bucket, journaled pd / bd; see buckets.lua)
-Returns {status, balance_minor, replayed, journal_id}
+Returns {status, balance_minor, replayed, journal_id, debt_paid_minor}
 Statuses: APPLIED, ACCOUNT_NOT_FOUND, ACCOUNT_FROZEN, ACCOUNT_CLOSED, BALANCE_LIMIT_EXCEEDED, BALANCE_CAP_EXCEEDED
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
@@ -52,30 +57,53 @@ else
   fp = kind .. '|' .. account_id .. '|' .. ARGV[3] .. '|' .. original
 end
 
-local prior = replay(txn_key, fp)
-if prior then return prior end
+-- the reply with its debt_paid_minor: `paid` when decided now, else the record's
+local function answer(reply, paid)
+  reply = decision_table(reply)     -- a decision is one string (issue 30); this one has a fifth element
+  if reply[1] == 'NOT_INITIALIZED' or reply[1] == 'TXN_CONFLICT' then return reply end   -- not decisions
+  reply[5] = paid or tonumber(redis.call('HGET', txn_key, 'dp') or '0')
+  return reply
+end
 
-local acct, refused = account_of(acct_key, 'bo')
-if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
+local prior = replay(txn_key, fp)
+if prior then return answer(prior) end
+
+local acct, refused = account_of(acct_key, 'bo', 'dt')
+if refused then return answer(decline(jkey, txn_key, fp, ttl_s, refused, 0), 0) end
 local balance = tonumber(acct[1])
-if acct[2] == 'frozen' and kind == 'credit' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-if balance + amount + bonus > MAX_BALANCE_MINOR then
-  return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance)
+local debt = tonumber(acct[4] or '0')
+local paid = 0
+if kind == 'credit' and debt > 0 then paid = math.min(amount, debt) end
+-- what goes into the principal: the amount less what paid the debt
+local into = amount - paid
+if acct[2] == 'frozen' and kind == 'credit' then return answer(decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance), 0) end
+if balance + into + bonus > MAX_BALANCE_MINOR then
+  return answer(decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance), 0)
 end
 if KEYS[4] and kind == 'credit' then
   local cap = redis.call('HGET', KEYS[4], 'balance_cap')
-  if cap and balance + amount + bonus > tonumber(cap) then
-    return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance)
+  if cap and balance + into + bonus > tonumber(cap) then
+    return answer(decline(jkey, txn_key, fp, ttl_s, 'BALANCE_CAP_EXCEEDED', balance), 0)
   end
 end
 
-local after = int_str(balance + amount + bonus)
--- journal extras as bucket_fields(amount, bonus, {'m', method}) makes them, from the checked
--- digits (ARGV[3] and bonus_arg are canonical): pd = the principal, bd = the bonus
+local after = int_str(balance + into + bonus)
+-- journal extras as bucket_fields(into, bonus, {'m', method}) makes them, from the checked
+-- digits (ARGV[3] and bonus_arg are canonical): pd = the principal, bd = the bonus, dp =
+-- the debt paid
 local extra = nil
-if bonus > 0 then extra = {'pd', ARGV[3], 'bd', bonus_arg, 'm', method}
+if bonus > 0 then extra = {'pd', int_str(into), 'bd', bonus_arg, 'm', method}
 elseif kind == 'credit' then extra = {'m', method} end
-local jid = append_entry(jkey, kind, bonus > 0 and int_str(amount + bonus) or ARGV[3], after, original, extra)
+if paid > 0 then extra[#extra + 1] = 'dp'; extra[#extra + 1] = int_str(paid) end
+local amt = ARGV[3]
+if bonus > 0 or paid > 0 then amt = int_str(into + bonus) end
+local jid = append_entry(jkey, kind, amt, after, original, extra)
 if not jid then return NOT_INITIALIZED end
 set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
-return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
+local reply = decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
+if paid > 0 then
+  if debt > paid then redis.call('HSET', acct_key, 'dt', int_str(debt - paid))
+  else redis.call('HDEL', acct_key, 'dt') end
+  redis.call('HSET', txn_key, 'dp', int_str(paid))
+end
+return answer(reply, paid)

@@ -1,6 +1,7 @@
 --[[
 deduct: take amount_minor from an account when its balance covers it. The balance must
-cover the amount *plus* the account's active holds.
+cover the amount *plus* the account's active holds. Refused (DEBT_OPEN) while the account
+owes an offline debt (accounts.lua debt_refusal).
 A charge presented by card names the card (ARGV[7]): the card must be one of the account's
 cards and not blocked, checked here with the balance, so a block applied before the charge
 runs declines it (CARD_BLOCKED), whenever the till looked the card up.
@@ -23,45 +24,19 @@ ARGV[5] terminal_id
 ARGV[6] cashier_id
 ARGV[7] card_no the charge was presented with ('' or absent: none, e.g. typed account id)
 Returns {status, balance_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@batch 7 7
 --@include checks
---@include decisions
---@include journal
---@include accounts
 --@include holds
 --@include buckets
 --@include cards
+--@include charge
 
-local acct_key, txn_key, jkey = KEYS[1], KEYS[2], KEYS[3]
-local prefix = string.sub(jkey or '', 1, -2)
+local prefix = string.sub(KEYS[3] or '', 1, -2)
 local bad = check_request(false) or check_hold_keys(prefix, ARGV[2]) or check_settings_key(KEYS[6], prefix)
   or check_presented_card(KEYS[7], ARGV[7], prefix, ARGV[2])
 if bad then return bad end
-local account_id, amount_arg, ttl_s = ARGV[2], ARGV[3], ARGV[4]
-local fp = 'deduct|' .. account_id .. '|' .. amount_arg .. card_fingerprint(ARGV[7])
-
-local prior = replay(txn_key, fp)
-if prior then return prior end
-
-local acct, refused = account_of(acct_key, 'bo')
-if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
-local balance = tonumber(acct[1])
-local card_refused = presented_card_refusal(KEYS[7], ARGV[7], account_id)
-if card_refused then return decline(jkey, txn_key, fp, ttl_s, card_refused, balance) end
-if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance) end
-local amount = tonumber(amount_arg)
-if balance - active_holds(KEYS[4], KEYS[5]) < amount then
-  return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance)
-end
-
-local bonus = acct[3] and tonumber(acct[3]) or 0
-local take_p, take_b = split_take(amount, balance, bonus, KEYS[6])
-local after = int_str(balance - amount)
--- amount_arg is canonical digits (checked): '-' .. it is the exact signed amount
-local jid = append_entry(jkey, 'deduct', '-' .. amount_arg, after, '', bucket_fields(-take_p, -take_b))
-if not jid then return NOT_INITIALIZED end
-set_balance(acct_key, after, jid, take_b > 0 and bonus - take_b or nil)
-return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid, take_b)
+local reply = charge_account('deduct', 'deduct|' .. ARGV[2] .. '|' .. ARGV[3] .. card_fingerprint(ARGV[7]))
+return reply

@@ -19,7 +19,7 @@ ARGV[6] cashier_id
 ARGV[7] ttl_s (1 .. retention_s)
 ARGV[8] card_no the hold was presented with ('' or absent: none)
 Returns {status, available_minor, replayed, journal_id}
-Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, TOO_MANY_HOLDS, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT
+Statuses: APPLIED, INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, ACCOUNT_FROZEN, TOO_MANY_HOLDS, CARD_BLOCKED, CARD_NOT_THIS_ACCOUNT, DEBT_OPEN
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 ]]
 --@include checks
@@ -44,7 +44,7 @@ local fp = 'hold|' .. account_id .. '|' .. ARGV[3] .. '|' .. ttl_hold .. card_fi
 local prior = replay(txn_key, fp)
 if prior then return prior end
 
-local acct, refused = account_of(acct_key)
+local acct, refused = account_of(acct_key, 'dt')
 if refused then return decline(jkey, txn_key, fp, ttl_s, refused, 0) end
 local balance = tonumber(acct[1])
 local now = now_ms()
@@ -52,6 +52,8 @@ local held, count = active_holds(holds_key, expiry_key, now)
 local card_refused = presented_card_refusal(KEYS[6], ARGV[8], account_id)
 if card_refused then return decline(jkey, txn_key, fp, ttl_s, card_refused, balance - held) end
 if acct[2] == 'frozen' then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_FROZEN', balance - held) end
+local in_debt = debt_refusal(acct[3])
+if in_debt then return decline(jkey, txn_key, fp, ttl_s, in_debt, balance - held) end
 if count >= MAX_ACTIVE_HOLDS then return decline(jkey, txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
 if balance - held < amount then return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
 

@@ -1,5 +1,6 @@
 --[[
-refund: give back part or all of an earlier deduction on the same account.
+refund: give back part or all of an earlier deduction on the same account (a deduct, a
+capture, or the card leg of a split-tender sale: sale.lua).
 Several partial refunds add up; together they never exceed the original.
 A refund is allowed on a frozen account: it returns the customer's own money.
 Each bucket gets back its share of what the original took (its record's 'tb', see
@@ -68,7 +69,7 @@ for i = 1, #orig, 2 do
 end
 local okind, oacct, oamount = nil, nil, nil
 if ofp then okind, oacct, oamount = string.match(ofp, '^([a-z]+)|([^|]+)|([0-9]+)') end
-if status_of(ost) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture') then
+if status_of(ost) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture' and okind ~= 'sale') then
   return decline(jkey, txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end
 oamount = tonumber(oamount)

@@ -21,6 +21,8 @@ ARGV[9] phone (with KEYS[5])
 ARGV[10] name key (with KEYS[5])
 ARGV[11] pinyin initials (with KEYS[5])
 ARGV[12] bonus_minor (the bonus bucket, part of balance_minor; optional)
+ARGV[13] debt_minor (the open offline debt, field dt: offline_deduct.lua; optional, not
+  journaled: the book holds it in offline_debts already)
 Returns {status, balance_minor, replayed, journal_id}
 Statuses: APPLIED, ACCOUNT_EXISTS
 Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
@@ -43,6 +45,9 @@ local bonus_arg = ARGV[12] or '0'
 bad = check_amount(bonus_arg, 'bonus_minor', true, MAX_BALANCE_MINOR)
 if bad then return bad end
 if tonumber(bonus_arg) > balance then return invalid('bonus_minor', 'must not exceed balance_minor') end
+local debt_arg = ARGV[13] or '0'
+bad = check_amount(debt_arg, 'debt_minor', true, MAX_BALANCE_MINOR)
+if bad then return bad end
 local fp = 'restore|' .. account_id .. '|' .. ARGV[3] .. '|' .. st
 
 local prior = replay(txn_key, fp)
@@ -54,6 +59,7 @@ if existing then return decide(txn_key, fp, ttl_s, 'ACCOUNT_EXISTS', tonumber(ex
 
 redis.call('HSET', acct_key, 'bal', int_str(balance), 'st', st, 'ct', now_ms())
 if bonus_arg ~= '0' then redis.call('HSET', acct_key, 'bo', bonus_arg) end
+if debt_arg ~= '0' then redis.call('HSET', acct_key, 'dt', debt_arg) end
 if holder ~= '' then redis.call('HSET', acct_key, 'nm', holder) end
 local phone = KEYS[5] and ARGV[9] or ''
 -- a closed account keeps its name and phone, out of the index (find_members skips it)

@@ -5,7 +5,13 @@ they stay in one slot), and the top-up promotions (kept on partition 0 only).
 Settings: spend_order: principal_first | bonus_first | proportional; balance_cap: minor
 units; member_pin_above: minor units (0 allowed), charges above it need the member's
 payment PIN when the member has one (read by the gateway; set on every partition);
-promo:<id>: '<min_minor>:<bonus_minor>'. SETTING_NOT_FOUND: removing what is not
+offline_member_limit: minor units, the most one till may sell one member offline in one
+window (offline_deduct.lua enforces it at settlement); offline_till_budget: minor units,
+the most one till may sell offline in all (the till and the gateway's settlement check);
+offline_max_duration_s: seconds (1 .. 86400), how long a till may sell offline, and the
+window of offline_member_limit (all three set on every partition);
+promo:<id>: '<min_minor>:<bonus_minor>', or with dates (epoch ms, 0: none)
+'<min_minor>:<bonus_minor>:<starts_ms>:<ends_ms>'. SETTING_NOT_FOUND: removing what is not
 set. Journaled as kind 'setting' (acct 'shop', amt 0, bal 0, fields set, val).
 KEYS[1] the partition's settings hash (<prefix>cfg)
 KEYS[2] txn record
@@ -16,7 +22,8 @@ ARGV[3] '0'
 ARGV[4] retention_s
 ARGV[5] terminal_id
 ARGV[6] cashier_id
-ARGV[7] name: spend_order | balance_cap | member_pin_above | promo:<id>
+ARGV[7] name: spend_order | balance_cap | member_pin_above | offline_member_limit |
+  offline_till_budget | offline_max_duration_s | promo:<id>
 ARGV[8] value ('' removes the setting)
 Returns {status, 0, replayed, journal_id}
 Statuses: APPLIED, SETTING_NOT_FOUND
@@ -43,15 +50,30 @@ elseif name == 'balance_cap' then
 elseif name == 'member_pin_above' then
   bad = value ~= '' and check_amount(value, 'member_pin_above_minor', true)
   if bad then return bad end
+elseif name == 'offline_member_limit' or name == 'offline_till_budget' then
+  bad = value ~= '' and check_amount(value, name .. '_minor', true)
+  if bad then return bad end
+elseif name == 'offline_max_duration_s' then
+  if value ~= '' and (not string.match(value, '^[1-9]%d*$') or #value > 5 or tonumber(value) > 86400) then
+    return invalid('offline_max_duration_s', 'must be a whole number of seconds, 1 to 86400')
+  end
 elseif string.match(name, '^promo:[A-Za-z0-9._-]+$') and #name <= 70 then
   if value ~= '' then
     local min, bonus = string.match(value, '^([0-9]+):([0-9]+)$')
-    bad = (not min and invalid('promotion', 'must be <min_minor>:<bonus_minor>'))
+    local starts, ends
+    if not min then      -- with dates: from starts (ms, 0 = always) until before ends (0 = no end)
+      min, bonus, starts, ends = string.match(value, '^([0-9]+):([0-9]+):([0-9]+):([0-9]+)$')
+    end
+    bad = (not min and invalid('promotion', 'must be <min_minor>:<bonus_minor>[:<starts_ms>:<ends_ms>]'))
        or check_amount(min, 'min_minor', false) or check_amount(bonus, 'bonus_minor', false)
+       or (starts and (#starts > 15 or #ends > 15) and invalid('promotion', 'dates are epoch milliseconds'))
+       or (starts and tonumber(ends) ~= 0 and tonumber(ends) <= tonumber(starts)
+           and invalid('ends_ms', 'must be after the start'))
     if bad then return bad end
   end
 else
-  return invalid('setting', 'must be spend_order, balance_cap, member_pin_above or promo:<id>')
+  return invalid('setting', 'must be spend_order, balance_cap, member_pin_above, offline_member_limit, '
+                 .. 'offline_till_budget, offline_max_duration_s or promo:<id>')
 end
 local cfg_key, txn_key, jkey, txn_id, ttl_s = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[4]
 local fp = 'setting|' .. name .. '|' .. value

@@ -23,6 +23,8 @@ from core.members import check_phone
 from core.validation import check_id
 
 from .. import money
+from core.sales import decode_tenders
+
 from ..dialogs import RefundDialog
 from ..history_model import HistoryModel, HistoryView, past_row
 from ..outbox import RESOLVED, Op, now_ms
@@ -51,6 +53,18 @@ class EarlierRefundDialog(RefundDialog):
                         if op.kind == "refund" and op.original_txn_id == past.txn_id)
         self.refundable_minor = max(0, past.refundable_minor - in_flight)
         self.amount_input.setText(money.format_plain(self.refundable_minor))
+        if past.kind == "sale":
+            # a split-tender sale: each tender's part the ledger says is left, less this
+            # terminal's refunds of it still being checked
+            checking: dict[str, int] = {}
+            for op in sale_page.engine.unresolved():
+                if op.original_txn_id == past.txn_id and op.kind in ("refund", "tender_refund"):
+                    parts = {"card": op.amount_minor} if op.kind == "refund" else \
+                        {"card": op.details.get("card_minor", 0), **op.details.get("tenders", {})}
+                    for tender, given in parts.items():
+                        checking[tender] = checking.get(tender, 0) + given
+            left = {"card": past.refundable_minor, **decode_tenders(past.tenders)}
+            self.set_split_left({t: a - checking.get(t, 0) for t, a in left.items()})
         self.retranslate()
 
 

@@ -93,6 +93,8 @@ def install(window, settings=None) -> ReceiptsHook:
         if not op.recovered:
             service.operation_resolved(op, window.cashier)
     engine.opResolved.connect(resolved)
+    # a sale made offline: its slip (marked OFFLINE) as soon as it is saved
+    engine.offlineSale.connect(lambda op: service.operation_made_offline(op, window.cashier))
 
     def open_earlier() -> None:
         if window.cashier is None:

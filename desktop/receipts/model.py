@@ -55,6 +55,13 @@ class Receipt:
     reprint: bool = False
     card_no: str = ""                # the card used (or issued), when known; printed masked
     member_name: str = ""            # the member's name, already masked (mask_name)
+    # split-tender sales (issue 31): the other tenders {method: minor}; a sale's total and
+    # change; a split sale's refund's part given back to the card
+    tenders: dict = field(default_factory=dict)
+    total_minor: int = 0
+    change_minor: int = 0
+    card_refund_minor: int = 0
+    debt_minor: int = 0              # a top-up: what paid an offline debt (issue 27)
 
     @property
     def language(self) -> str:
@@ -85,11 +92,27 @@ def receipt_for_op(op, context: ReceiptContext) -> Receipt:
                   cashier_name=context.cashier_name if op.cashier_id in ("", context.cashier_id) else "")
     details = op.details if getattr(op, "detail", "") else {}
     member = details.get("member") or mask_name(details.get("holder") or "")
+    split = {}
+    if op.kind in ("sale", "tender_refund"):
+        split = dict(tenders=dict(details.get("tenders", {})), total_minor=details.get("total_minor", 0),
+                     change_minor=details.get("change_minor", 0), card_refund_minor=details.get("card_minor", 0))
     return Receipt(op.txn_id, op.kind, op.account_id, op.amount_minor, op.balance_after_minor,
                    op.resolved_ms or op.created_ms, ctx, op.original_txn_id, op.approved_by,
                    getattr(op, "principal_delta_minor", None), getattr(op, "bonus_delta_minor", None),
                    getattr(op, "method", "") or "", card_no=getattr(op, "card_no", "") or "",
-                   member_name=member)
+                   member_name=member, debt_minor=getattr(op, "debt_minor", 0) or 0, **split)
+
+
+def receipt_for_offline(op, context: ReceiptContext) -> Receipt:
+    """The receipt of a sale made offline (desktop/offline.py), printed when it is saved:
+    marked OFFLINE, no balance (the ledger settles it when the till is back online)."""
+    if not op.offline:
+        raise ValueError(f"{op.kind} is no offline sale")
+    ctx = replace(context, terminal_id=op.terminal_id or context.terminal_id,
+                  cashier_id=op.cashier_id or context.cashier_id)
+    member = op.details.get("member", "") if op.detail else ""
+    return Receipt(op.txn_id, "offline", op.account_id, op.amount_minor, None, op.created_ms, ctx,
+                   card_no=op.card_no, member_name=member)
 
 
 def receipt_for_past(past, context: ReceiptContext, *, reprint: bool = True) -> Receipt:
@@ -203,6 +226,8 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
         out += [Line(part, "center") for part in wrap(ctx.shop_address, columns)]
     if receipt.reprint:
         out.append(Line(t("reprint"), "center", True))
+    if receipt.kind == "offline":
+        out.append(Line(t("offline_mark"), "center", True))
     out.append(RULE)
     out.append(Line(t(f"title.{receipt.kind}"), "center", True))
     when = datetime.fromtimestamp(receipt.occurred_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
@@ -224,8 +249,11 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     if receipt.member_name:
         out += _pair(t("member"), receipt.member_name, columns)
     out.append(RULE)
-    label = {"refund": "refund_amount", "close": "paid_out"}.get(receipt.kind, "amount")
-    out += _pair(t(label), fmt(receipt.amount_minor), columns, bold=True)
+    if receipt.kind in ("sale", "tender_refund"):
+        out += _split_lines(receipt, columns, t, fmt)
+    else:
+        label = {"refund": "refund_amount", "close": "paid_out"}.get(receipt.kind, "amount")
+        out += _pair(t(label), fmt(receipt.amount_minor), columns, bold=True)
     pd, bd = receipt.principal_delta_minor, receipt.bonus_delta_minor
     if receipt.kind == "close":
         # 退卡: what is paid out is the principal; the bonus lapses, on a line of its own
@@ -237,9 +265,13 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     if receipt.method:
         out += _pair(t("method"), t(f"method.{receipt.method}") if receipt.method in
                      ("cash", "wechat", "alipay", "bank_card", "other") else receipt.method, columns)
+    if receipt.debt_minor:
+        out += _pair(t("debt_paid"), fmt(receipt.debt_minor), columns)
     if receipt.balance_after_minor is not None:
         out += _pair(t("balance_after"), fmt(receipt.balance_after_minor), columns, bold=True)
-    if receipt.kind == "refund" and receipt.original_txn_id:
+    if receipt.kind == "offline":
+        out += [Line(part, "center") for part in wrap(t("offline_note"), columns)]
+    if receipt.kind in ("refund", "tender_refund") and receipt.original_txn_id:
         out.append(Line(t("refund_of")))
         out += [Line(part, "right") for part in wrap(receipt.original_txn_id, columns)]
     if receipt.approved_by:
@@ -253,6 +285,29 @@ def layout(receipt: Receipt, columns: int, *, symbology: str = "qr") -> list:
     if receipt.kind in REFUNDABLE_KINDS:           # a refund names this slip
         out.append(Line(t("keep"), "center"))
     out.append(Line(t("thanks"), "center"))
+    return out
+
+
+def _split_lines(receipt: Receipt, columns: int, t, fmt) -> list[Line]:
+    """A split-tender sale's every tender (the card, then the others; cash with what was
+    handed over and the change), or what its refund gave back to each."""
+    out: list[Line] = []
+    method = lambda m: t(f"method.{m}")  # noqa: E731
+    if receipt.kind == "sale":
+        out += _pair(t("total"), fmt(receipt.total_minor or receipt.amount_minor), columns, bold=True)
+        out += _pair(t("tender.card"), fmt(receipt.amount_minor), columns)
+        for m, amount_minor in receipt.tenders.items():
+            out += _pair(method(m), fmt(amount_minor), columns)
+            if m == "cash" and receipt.change_minor:
+                out += _pair(t("cash_tendered"), fmt(amount_minor + receipt.change_minor), columns)
+        if receipt.change_minor:
+            out += _pair(t("change"), fmt(receipt.change_minor), columns, bold=True)
+        return out
+    out += _pair(t("refund_amount"), fmt(receipt.amount_minor), columns, bold=True)
+    if receipt.card_refund_minor:
+        out += _pair(t("to_card"), fmt(receipt.card_refund_minor), columns)
+    for m, amount_minor in receipt.tenders.items():
+        out += _pair(method(m), fmt(amount_minor), columns)
     return out
 
 

@@ -22,7 +22,8 @@ from PySide6.QtCore import QObject, QSettings, Signal
 
 from ..workers import Background
 from .config import PrinterConfig, ReceiptOptions, printer_config, receipt_options
-from .model import RECEIPT_KINDS, Receipt, ReceiptContext, receipt_for_op, receipt_for_past
+from .model import (RECEIPT_KINDS, Receipt, ReceiptContext, receipt_for_offline, receipt_for_op,
+                    receipt_for_past)
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,10 @@ class ReceiptService(QObject):
                               self.language)
 
     def receipt_for(self, op, cashier=None) -> Receipt | None:
-        """The receipt of an outbox operation, or None when it gets none (declined, a hold...)."""
+        """The receipt of an outbox operation, or None when it gets none (declined, a hold...).
+        An offline sale's is the one printed when it was made (`operation_made_offline`)."""
+        if getattr(op, "offline", False):
+            return receipt_for_offline(op, self.context(cashier))
         if not op.applied or op.kind not in RECEIPT_KINDS:
             return None
         return receipt_for_op(op, self.context(cashier))
@@ -82,11 +86,22 @@ class ReceiptService(QObject):
         """A reprint of an operation loaded from the ledger (`core.history.PastOperation`)."""
         return receipt_for_past(past, self.context(cashier))
 
+    def operation_made_offline(self, op, cashier=None) -> Receipt:
+        """Hook for the engine's offlineSale: the sale's receipt, marked OFFLINE, remembered
+        (and auto-printed) as soon as it is saved."""
+        return self._made(receipt_for_offline(op, self.context(cashier)))
+
     def operation_resolved(self, op, cashier=None) -> Receipt | None:
-        """Hook for the engine's opResolved: remember (and auto-print) the receipt."""
+        """Hook for the engine's opResolved: remember (and auto-print) the receipt (an offline
+        sale's was printed when it was made)."""
+        if getattr(op, "offline", False):
+            return None
         receipt = self.receipt_for(op, cashier)
         if receipt is None:
             return None
+        return self._made(receipt)
+
+    def _made(self, receipt: Receipt) -> Receipt:
         self.last = receipt
         self.unprinted.add(receipt.txn_id)
         self.lastChanged.emit(receipt)

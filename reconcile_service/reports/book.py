@@ -43,7 +43,8 @@ from core.kinds import BOOK_ONLY_KINDS, kinds_where
 
 from ..anchors import head_digits
 from ..dialect import utcnow
-from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, ShiftClose
+from ..models import Account, DailyTotal, Discrepancy, DuplicateEntry, LedgerEntry, OfflineDebt, ShiftClose
+from ..sale_tenders import tender_sums
 
 # the statement's lines, by each kind's `book_section` (core.kinds)
 TOPUP_KINDS = kinds_where(book_section="topup")
@@ -138,6 +139,9 @@ class Liability:
     # each partition's hash-chain head when the report was made (anchors.head_digits):
     # printed, so a later deletion of the book's tail shows against the paper
     chain_heads: list[dict] = field(default_factory=list)
+    # split-tender sales' other tenders in the period, net of what was given back, and the
+    # change ('change'): money the shop took besides the card, never stored value (issue 31)
+    other_tenders: dict = field(default_factory=dict)
 
     @property
     def balances_at_end(self) -> tuple[int, int]:
@@ -239,10 +243,12 @@ def _lines(period: dict, opening: tuple[int, int]) -> tuple[list[Line], tuple[in
     """A period's (kind, method, duplicate) sums as the statement's lines, the closing they
     lead to from `opening`, and the period's entries."""
     topups: dict[str, int] = defaultdict(int)
-    sums = {k: [0, 0] for k in ("spent", "refunds", "closes", "corrections", "other")}
+    sums = {k: [0, 0] for k in ("spent", "refunds", "closes", "corrections", "other", "spent_sale_card")}
     bonus_granted = 0
     for (kind, method, is_dup), (p, b, _n) in period.items():
         section = section_of(kind, is_dup)
+        if section == "spent" and kind == "sale":
+            section = "spent_sale_card"       # the card legs of split sales apart (issue 31)
         if section == "topup":
             topups[method or UNSPECIFIED] += p
             bonus_granted += b
@@ -254,6 +260,8 @@ def _lines(period: dict, opening: tuple[int, int]) -> tuple[list[Line], tuple[in
     lines += [Line("topup", topups[m], 0, m) for m in sorted(topups) if m not in METHODS and m != UNSPECIFIED]
     lines += [Line("bonus_granted", 0, bonus_granted),
               Line("spent", -sums["spent"][0], -sums["spent"][1], direction=-1),
+              *([Line("spent_sale_card", -sums["spent_sale_card"][0], -sums["spent_sale_card"][1], direction=-1)]
+                if sums["spent_sale_card"] != [0, 0] else []),
               Line("refunds", *sums["refunds"]),
               Line("closes", -sums["closes"][0], -sums["closes"][1], direction=-1),
               Line("corrections", *sums["corrections"], direction=0),
@@ -268,7 +276,10 @@ def _lines(period: dict, opening: tuple[int, int]) -> tuple[list[Line], tuple[in
 def liability(engine: Engine, start: datetime, end: datetime) -> Liability:
     """The liability report over [start, end): `liability_series` of that one period, so a
     chart's bar and the report of the same days are one computation."""
-    return liability_series(engine, [start, end])[0]
+    rep = liability_series(engine, [start, end])[0]
+    with engine.connect() as conn:
+        rep.other_tenders = {m: a for m, a in tender_sums(conn, start, end).items() if a}
+    return rep
 
 
 def liability_series(engine: Engine, bounds: list[datetime], memo: dict | None = None) -> list[Liability]:
@@ -713,6 +724,32 @@ def shifts(engine: Engine, start: datetime, end: datetime) -> list[dict]:
             d["record"] = json.loads(r.record_json)
             out.append(d)
         return out
+
+
+def open_debts(engine: Engine) -> list[dict]:
+    """The open offline debts (issue 27): one row per offline sale that left a debt on an
+    account whose debt is still open (the sum of its offline_debts rows > 0), with its till,
+    cashier, when it was made and settled and the debt it left; `open_minor` is the
+    account's open debt (the same on each of its rows). Oldest first per account."""
+    with engine.connect() as conn:
+        totals = {a: int(d) for a, d in conn.execute(
+            select(OfflineDebt.account_id, func.sum(OfflineDebt.debt_delta_minor))
+            .group_by(OfflineDebt.account_id)) if int(d) > 0}
+        if not totals:
+            return []
+        rows = conn.execute(select(OfflineDebt).where(OfflineDebt.account_id.in_(list(totals)),
+                                                      OfflineDebt.debt_delta_minor > 0)
+                            .order_by(OfflineDebt.account_id, OfflineDebt.journal_pos)).all()
+    out = []
+    for r in rows:
+        d = {c: getattr(r, c) for c in ("account_id", "txn_id", "terminal_id", "cashier_id", "made_at",
+                                         "occurred_at", "debt_delta_minor")}
+        for k in ("made_at", "occurred_at"):
+            if d[k] is not None and d[k].tzinfo is None:
+                d[k] = d[k].replace(tzinfo=timezone.utc)
+        d["open_minor"] = totals[r.account_id]
+        out.append(d)
+    return out
 
 
 def discrepancies(engine: Engine, *, include_resolved: bool = False, limit: int = 200) -> list[dict]:

@@ -6,10 +6,11 @@ database of record, never Redis.
     report statement ACCOUNT [--from D] [--to D]
     report shifts --date D
     report discrepancies [--all]
+    report debts                    (the open offline debts: account, till, cashier, time)
     report breakdown --by terminal|cashier|promotion --date D | --from D --to D
     report members --date D | --from D --to D [--top N]
     resolve ID --note TEXT
-    backoffice-user NAME            (password from stdin: a login of the back-office page)
+    backoffice-user NAME [--role owner|manager|clerk]   (password from stdin: a login of the back office)
 
 Every report takes --format text|csv|pdf|json, --lang en|zh_CN, --output FILE (default
 stdout; PDF needs a file or a pipe) and --tz ZONE (default the `shop_timezone` setting).
@@ -62,6 +63,7 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     mb.add_argument("--from", dest="date_from", help="first day")
     mb.add_argument("--to", dest="date_to", help="last day (inclusive)")
     mb.add_argument("--top", type=int, default=10, help="how many members (default 10)")
+    kinds.add_parser("debts", parents=[common, out], help="open offline debts with their till, cashier and time")
     di = kinds.add_parser("discrepancies", parents=[common, out], help="open discrepancies with their evidence")
     di.add_argument("--all", action="store_true", help="resolved ones too")
     res = sub.add_parser("resolve", parents=[common], help="close a discrepancy with a note")
@@ -71,6 +73,10 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     usr = sub.add_parser("backoffice-user", parents=[common],
                          help="create a login of the back-office page or set its password (read from stdin)")
     usr.add_argument("username", help="the login name (the password is read from stdin)")
+    usr.add_argument("--role", choices=("owner", "manager", "clerk"),
+                     help="owner: everything; manager: members, cards, promotions, cashiers, reports; clerk: "
+                          "look-ups and reports (a new login without --role is an owner; an existing one keeps "
+                          "its role)")
 
 
 def run_command(args, settings) -> int:
@@ -85,8 +91,9 @@ def run_command(args, settings) -> int:
         if args.command == "backoffice-user":
             from ..web.auth import set_password
             password = sys.stdin.readline().rstrip("\n")
-            created = set_password(engine, args.username, password)
-            print(f"back-office user {args.username} {'created' if created else 'password changed'}")
+            created = set_password(engine, args.username, password, args.role)
+            role = f" ({args.role})" if args.role else ""
+            print(f"back-office user {args.username}{role} {'created' if created else 'password changed'}")
             return EXIT_OK
         return _report(args, settings, engine)
     except book.ReportError as exc:
@@ -163,6 +170,11 @@ def build(kind: str, engine, zone, lang: str, fmt: str, *, date=None, date_from=
         rep = book.shifts(engine, *book.day_bounds(day, day, zone))
         title = f"{L('shifts_title')} {day}"
         table = lambda: render.shifts_table(rep, lang, zone)
+        data = lambda: [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rep]
+    elif kind == "debts":
+        rep = book.open_debts(engine)
+        title = L("debts_title")
+        table = lambda: render.debts_table(rep, lang, zone)
         data = lambda: [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in r.items()} for r in rep]
     elif kind == "discrepancies":
         rep = book.discrepancies(engine, include_resolved=include_resolved)

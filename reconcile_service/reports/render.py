@@ -43,6 +43,8 @@ LABELS = {
         "shifts_title": "Shift closes", "shift": "Shift", "closed_by": "Closed by", "opened": "Opened",
         "closed": "Closed", "sales": "Sales", "refunds_col": "Refunds", "topups": "Top-ups", "count": "n",
         "none": "none", "topups_by_method": "Top-ups by method", "cash_expected": "Cash expected",
+        "debts_title": "Open offline debts", "made_at": "Sold offline", "settled_at": "Settled",
+        "debt_left": "Debt left", "debt_open": "Open debt of the account",
         "spent_split": "Spent principal / bonus", "float": "Float", "cash_in_out": "Cash in / out",
         "counted": "Counted", "over_short": "Over / short",
         "discrepancies_title": "Open discrepancies", "id": "ID", "found": "Found", "cause": "Cause",
@@ -62,6 +64,10 @@ LABELS = {
         "tills_seen": "Tills in the book today", "last_entry": "Last entry", "open_discrepancies": "Open discrepancies",
         "all_discrepancies": "all", "period_shown": "Periods shown", "no_terminal": "(no terminal)",
         "no_cashier": "(no cashier)", "entries_n": "Entries",
+        # split-tender sales (issue 31)
+        "spent_sale_card": "Spent: card legs of split-tender sales", "split_tenders": "Split sales: card / other tenders",
+        "m_card": "card", "change": "change", "given_back": "given back",
+        "other_tenders": "Split sales paid besides the card (not stored value)",
     },
     "zh_CN": {
         "liability_title": "储值负债表", "period": "期间", "generated": "生成时间",
@@ -80,6 +86,8 @@ LABELS = {
         "shifts_title": "交班记录", "shift": "班次", "closed_by": "交班人", "opened": "开班",
         "closed": "交班", "sales": "消费", "refunds_col": "退款", "topups": "充值", "count": "笔",
         "none": "无", "topups_by_method": "充值（按支付方式）", "cash_expected": "应有现金",
+        "debts_title": "未结离线欠款", "made_at": "离线消费时间", "settled_at": "结算时间",
+        "debt_left": "产生欠款", "debt_open": "账户未结欠款",
         "spent_split": "消费 本金 / 赠送金", "float": "备用金", "cash_in_out": "存入 / 取出现金",
         "counted": "实点现金", "over_short": "长短款",
         "discrepancies_title": "未解决差异", "id": "编号", "found": "发现时间", "cause": "原因",
@@ -98,12 +106,16 @@ LABELS = {
         "tills_seen": "今日账本中的终端", "last_entry": "最后一笔", "open_discrepancies": "未解决差异",
         "all_discrepancies": "全部", "period_shown": "显示期间", "no_terminal": "（无终端）",
         "no_cashier": "（无收银员）", "entries_n": "笔数",
+        "spent_sale_card": "消费：组合支付的储值卡部分", "split_tenders": "组合支付：储值卡 / 其他支付",
+        "m_card": "储值卡", "change": "找零", "given_back": "已退",
+        "other_tenders": "组合支付中储值卡以外的支付（不计入储值）",
     },
 }
 KIND_LABELS = {"zh_CN": {"open": "开户", "credit": "充值", "deduct": "消费", "capture": "预授权完成",
                          "refund": "退款", "compensate": "更正", "close": "销卡", "hold": "预授权",
                          "void": "预授权撤销", "hold_expire": "预授权过期", "freeze": "冻结",
-                         "unfreeze": "解冻", "restore": "恢复"}}
+                         "unfreeze": "解冻", "restore": "恢复", "member_update": "修改会员资料", "offline": "离线消费",
+                         "offline_debt": "离线消费（欠款）"}}
 
 
 def label(lang: str, key: str) -> str:
@@ -155,6 +167,9 @@ def liability_table(rep: Liability, lang: str, zone: ZoneInfo) -> tuple[list[str
     if rep.chain_heads:     # the book's heads on paper (reconcile_service/anchors.py)
         footer.append(f"{L('chain_head')}: " + "  ".join(
             f"{h['journal_partition']}: {h['chain_seq']} {h['hash_digits']}" for h in rep.chain_heads))
+    if rep.other_tenders:    # split sales' other tenders: money taken, not stored value
+        footer.append(f"{L('other_tenders')}: " + "; ".join(
+            f"{L('m_' + m)} {yuan(a)}" for m, a in rep.other_tenders.items()))
     # the check line last: the back-office page shows footer[-1] as the verdict
     footer.append(f"{L('check')}: {L('ok') if rep.balanced else L('mismatch')}")
     return [L("item"), L("principal"), L("bonus"), L("total")], rows, footer
@@ -176,13 +191,24 @@ def statement_table(st: Statement, lang: str, zone: ZoneInfo) -> tuple[list[str]
     return header, rows, footer
 
 
+def debts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
+    L = lambda k: label(lang, k)
+    header = [L("account"), L("txn"), L("terminal"), L("cashier"), L("made_at"), L("settled_at"), L("debt_left"),
+              L("debt_open")]
+    body = [[r["account_id"], r["txn_id"], r["terminal_id"] or "", r["cashier_id"] or "", local(r["made_at"], zone),
+             local(r["occurred_at"], zone), yuan(r["debt_delta_minor"]), yuan(r["open_minor"])] for r in rows]
+    accounts = {r["account_id"]: r["open_minor"] for r in rows}
+    return header, body, [f"{L('debts_title')}: {len(accounts) or L('none')}"
+                          + (f" ({yuan(sum(accounts.values()))})" if accounts else "")]
+
+
 def shifts_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:
     L = lambda k: label(lang, k)
     header = [L("terminal"), L("shift"), L("cashier"), L("closed_by"), L("opened"), L("closed"),
               f"{L('sales')} ({L('count')})", L("sales"), f"{L('refunds_col')} ({L('count')})", L("refunds_col"),
               f"{L('topups')} ({L('count')})", L("topups")]
     header += [L("topups_by_method"), L("bonus_granted"), L("spent_split"), L("float"), L("cash_in_out"),
-               L("cash_expected"), L("counted"), L("over_short")]
+               L("cash_expected"), L("counted"), L("over_short"), L("split_tenders")]
     body = [[r["terminal_id"], str(r["shift_no"]), r["cashier_id"] or "", r["closed_by"],
              local(r["opened_at"], zone), local(r["closed_at"], zone), str(r["sales_count"]), yuan(r["sales_minor"]),
              str(r["refunds_count"]), yuan(r["refunds_minor"]), str(r["topups_count"]), yuan(r["topups_minor"])]
@@ -205,7 +231,23 @@ def _shift_member_cells(record: dict, L) -> list[str]:
               if isinstance(record.get("cash_in_minor"), int) and isinstance(record.get("cash_out_minor"), int)
               else "")
     return [by_method, cell("bonus_granted_minor"), split, cell("drawer_float_minor"), in_out,
-            cell("cash_expected_minor"), cell("drawer_counted_minor"), cell("over_short_minor")]
+            cell("cash_expected_minor"), cell("drawer_counted_minor"), cell("over_short_minor"),
+            _split_tender_cell(record, L)]
+
+
+def _split_tender_cell(record: dict, L) -> str:
+    """Split-tender sales of a Z record (issue 31, core.sales Z_* keys): the card legs, each
+    other tender, the change handed back and what was given back per tender; '' when none."""
+    parts = []
+    if isinstance(record.get("sale_card_minor"), int) and record["sale_card_minor"]:
+        parts.append(f"{L('m_card')} {yuan(record['sale_card_minor'])}")
+    parts += [f"{L('m_' + m)} {yuan(record[f'tenders_{m}_minor'])}" for m in PAYMENT_METHODS
+              if isinstance(record.get(f"tenders_{m}_minor"), int) and record[f"tenders_{m}_minor"]]
+    if isinstance(record.get("change_minor"), int) and record["change_minor"]:
+        parts.append(f"{L('change')} {yuan(record['change_minor'])}")
+    parts += [f"{L('given_back')} {L('m_' + m)} {yuan(record[f'tender_refunds_{m}_minor'])}" for m in PAYMENT_METHODS
+              if isinstance(record.get(f"tender_refunds_{m}_minor"), int) and record[f"tender_refunds_{m}_minor"]]
+    return "; ".join(parts)
 
 
 def discrepancies_table(rows: list[dict], lang: str, zone: ZoneInfo) -> tuple[list[str], list[list[str]], list[str]]:

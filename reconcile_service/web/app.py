@@ -1,6 +1,8 @@
-"""The back-office Flask application: `create_app(engine, zone)`. Every page but /login
-needs a session; nothing here writes to the database except a login's session key.
-Forms that change state (login, logout) carry a CSRF token kept in the session. Sign-ins
+"""The back-office Flask application: `create_app(engine, zone, redis_url=...)`. Every page
+but /login needs a session. The pages read the book; the management forms (web/manage.py,
+issue 29) change the shop through the ledger's own operations, by role (web/auth.py
+ROLE_RIGHTS), each journaled in the audit trail. Every POST carries the session's CSRF
+token, checked here before any route runs (a missing or wrong one: 403, nothing done). Sign-ins
 are throttled (web/throttle.py); after a sign-in the browser goes back only to a path of
 this site; a query or path carrying control characters is refused with a 400 naming it."""
 from __future__ import annotations
@@ -18,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from ..reports import book, render
 from ..reports.commands import build
-from . import auth, views
+from . import auth, manage, views
 from .throttle import LoginThrottle
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -37,8 +39,11 @@ def safe_next(target: str | None) -> str:
 
 
 def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
-               throttle: LoginThrottle | None = None) -> Flask:
+               throttle: LoginThrottle | None = None, redis_url: str | None = None) -> Flask:
+    """`redis_url`: the ledger's Redis (the reconcile service's), for the management
+    forms; without it they answer that the back office has no ledger URL."""
     app = Flask("reconcile_service.web", template_folder=str(TEMPLATES))
+    app.config.update(LEDGER_REDIS_URL=redis_url, BACKOFFICE_ZONE=zone)
     throttle = throttle or LoginThrottle()
     # the signing key comes from the database on the first request (the daemon may start
     # before the database is reachable)
@@ -57,7 +62,8 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         L = lang()
         return dict(t=lambda key: render.label(L, key), yuan=render.yuan, lang=L,
                     local=lambda ts: render.local(ts, zone), kind_label=lambda k: render.kind_label(L, k),
-                    zone=zone.key, user=g.get("user"), csrf=session.get("csrf", ""))
+                    zone=zone.key, user=g.get("user"), csrf=session.get("csrf", ""), role=g.get("role"),
+                    may=lambda area: auth.may(g.get("role"), area), tr=lambda en, zh: en if L == "en" else zh)
 
     @app.before_request
     def refuse_control_characters():
@@ -72,7 +78,8 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
 
     @app.before_request
     def require_login():
-        g.user = auth.session_user(engine, session.get("sid")) if session.get("sid") else None
+        found = auth.session_login(engine, session.get("sid")) if session.get("sid") else None
+        g.user, g.role = found if found else (None, None)
         if request.endpoint in ("login", "static") or g.user:
             if "lang" in request.args and request.args["lang"] in render.LANGS:
                 session["lang"] = request.args["lang"]
@@ -80,6 +87,19 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         if session.get("sid"):        # signed out elsewhere, expired, password changed, login gone
             session.clear()
         return redirect(url_for("login", next=request.full_path if request.method == "GET" else "/"))
+
+    @app.before_request
+    def check_csrf():
+        """Every POST but the sign-in (which checks its own) carries the session's token.
+        Our own check rather than Flask-WTF: the session already keeps a per-session token
+        (made at sign-in), the forms are plain HTML rather than WTForms, and one check
+        here, before any route, also covers every POST route added later."""
+        if request.method != "POST" or request.endpoint == "login" or not g.get("user"):
+            return None
+        if not secrets.compare_digest(request.form.get("csrf", ""), session.get("csrf") or "-"):
+            return render_template("error.html", message="csrf: the form expired or did not come from this "
+                                   "site (reload the page and send it again): nothing was changed"), 403
+        return None
 
     @app.after_request
     def no_store(resp):
@@ -205,6 +225,7 @@ def create_app(engine, zone: ZoneInfo, *, secret_key: str | None = None,
         return Response(payload, mimetype=mime,
                         headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
+    manage.register(app, engine)
     return app
 
 

@@ -19,8 +19,9 @@ WARM_ATTEMPTS, WARM_RETRY_S = 24, 5.0      # the charts' first read: tried for a
 
 
 class BackofficeServer:
-    def __init__(self, engine, host: str, port: int, timezone_name: str, threads: int = 4):
-        self.app = create_app(engine, shop_zone(timezone_name))
+    def __init__(self, engine, host: str, port: int, timezone_name: str, threads: int = 4,
+                 redis_url: str | None = None):
+        self.app = create_app(engine, shop_zone(timezone_name), redis_url=redis_url)
         self.server = create_server(self.app, host=host, port=port, threads=threads, ident="backoffice",
                                     clear_untrusted_proxy_headers=True)
         self.port = self.server.effective_port
@@ -95,7 +96,7 @@ def start_backoffice(engine, settings) -> BackofficeServer:
                     extra={"host": settings.backoffice_host})
     try:
         return BackofficeServer(engine, settings.backoffice_host, settings.backoffice_port,
-                                settings.shop_timezone).start()
+                                settings.shop_timezone, redis_url=getattr(settings, "redis_url", None)).start()
     except OSError as exc:
         raise ConfigError(f"backoffice_port: cannot listen on {settings.backoffice_host}:"
                           f"{settings.backoffice_port} ({exc.strerror or exc})") from None

@@ -125,7 +125,7 @@ def chart_page(name: str, engine, zone, lang: str, granularity: str, last: date,
 
 def dashboard(engine, zone, today: date, memo: dict | None) -> dict:
     """Today's numbers: the liability report of today, the sales per terminal, the tills
-    that journaled today and the open discrepancies."""
+    that journaled today, the open discrepancies and the open offline debts (issue 27)."""
     start, end = book.day_bounds(today, today, zone)
     rep = book.liability_series(engine, [start, end], memo)[0]
     terminals = book.breakdown(engine, start, end, "terminal", memo)
@@ -138,4 +138,5 @@ def dashboard(engine, zone, today: date, memo: dict | None) -> dict:
     bonus = next(x for x in rep.lines if x.key == "bonus_granted")
     return dict(rep=rep, spent=spent, refunds=refunds, topups=topups, bonus=bonus,
                 topups_total=sum(x.principal_minor for x in topups), tills=seen,
-                discrepancies=book.discrepancies(engine, limit=10), open_count=book.open_discrepancy_count(engine))
+                discrepancies=book.discrepancies(engine, limit=10), open_count=book.open_discrepancy_count(engine),
+                debts=book.open_debts(engine))

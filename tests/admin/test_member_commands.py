@@ -119,3 +119,17 @@ def test_member_pin_reset_and_the_threshold_setting(ctl, redis_url):
     assert ctl("settings", "member-pin-above", "0")[0] == 0
     assert ledger.shop_settings().member_pin_above_minor == 0
     ledger.close()
+
+
+def test_member_code_enrol_prints_the_uri_and_a_qr_once(ctl, redis_url):
+    from core import Ledger
+    from core.member_codes import MemberCodes, member_code_text, parse_member_code, secret_of_uri
+    ledger = Ledger.from_url(redis_url)
+    assert ledger.open_account("M-8", txn_id="open-M-8").applied
+    code, out, _ = ctl("member", "code-enrol", "M-8")
+    assert code == 0 and "otpauth://totp/" in out and any(c in out for c in "█▀▄")   # the URI and a terminal QR
+    code, out, _ = ctl("--json", "member", "code-enrol", "M-8")                  # again: a new secret
+    secret = secret_of_uri(json.loads(out)["otpauth_uri"])
+    codes = MemberCodes(ledger.client)
+    assert codes.verify(parse_member_code(member_code_text(secret, "M-8")), "T1-d-1").ok
+    assert ctl("member", "code-enrol", "NOPE")[0] == 2                           # unknown member: bad input

@@ -100,6 +100,20 @@ def test_the_gateway_user_keeps_member_pins(secured):
     assert pins.reset("A-sec") and not pins.has_pin("A-sec") and not pins.locked("A-sec")
 
 
+def test_the_gateway_user_keeps_member_codes(secured):
+    """Member codes live beside the member PIN's keys (cs:mpin:*): the gateway's ACL needs
+    nothing more to enrol, use a code once, count a wrong one and remove it."""
+    from core.member_codes import MemberCodes, member_code_text, parse_member_code, secret_of_uri
+    gw = redis.Redis(port=secured.port, username="gateway", password="g-secret", decode_responses=True)
+    codes = MemberCodes(gw)
+    secret = secret_of_uri(codes.enrol("A-sec"))
+    scanned = parse_member_code(member_code_text(secret, "A-sec"))
+    assert codes.verify(scanned, "T1-d-1").ok and codes.verify(scanned, "T1-d-2").outcome == "code_used"
+    wrong = parse_member_code(f"MC1:A-sec:{(int(scanned.code) + 1) % 1_000_000:06d}")
+    assert codes.verify(wrong, "T1-d-3").outcome == "wrong_code"
+    assert codes.remove("A-sec") and not codes.enrolled("A-sec")
+
+
 def test_scripts_after_restart_come_from_the_admin_side(secured):
     admin = redis.Redis(port=secured.port, username="admin", password="a-secret")
     admin.function_flush()                                  # what a restart without persistence does

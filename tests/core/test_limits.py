@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from core import members, shifts
+from core import audit, members, sales, shifts
 from core import validation as v
 from core.resources import lua_dir
 
@@ -42,8 +42,10 @@ SHARED = {
     ("includes/checks.lua", "MAX_HOLDER_BYTES"): 4 * v.MAX_HOLDER_NAME_LEN,   # characters of up to 4 bytes
     ("includes/members.lua", "MAX_PHONE_LEN"): _phone_max_digits(),
     ("shift_close.lua", "MAX_Z_BYTES"): shifts.MAX_TOTALS_BYTES,
+    ("includes/tenders.lua", "MAX_TENDERS_LEN"): sales.MAX_TENDERS_LEN,
     ("shift_close.lua", "MAX_SHIFT_NO"): shifts.MAX_SHIFT_NO,
     ("shift_close.lua", "MAX_TOTAL"): shifts.MAX_TOTAL,
+    ("audit.lua", "MAX_RECORD_BYTES"): audit.MAX_RECORD_BYTES,
 }
 # limits only the scripts know (no Python check to agree with)
 LUA_ONLY = {

@@ -266,7 +266,7 @@ def test_holds_in_the_shift_report_and_carried_into_the_next_shift(qtbot, termin
     report = dialog.report
     tallies = {k: (t.count, t.sum_minor) for k, t in report.by_kind.items()}
     assert tallies == {"deduct": (1, 100), "capture": (1, 1500), "refund": (0, 0), "credit": (0, 0),
-                       "close": (0, 0), "hold": (3, 3500), "void": (1, 500)}
+                       "offline": (0, 0), "sale": (0, 0), "tender_refund": (0, 0), "close": (0, 0), "hold": (3, 3500), "void": (1, 500)}
     assert report.net_minor == 1600
     assert (report.open_holds.count, report.open_holds.sum_minor) == (1, 1000)
     text = dialog.view.toPlainText()
@@ -374,7 +374,7 @@ def test_an_outbox_of_the_first_version_is_migrated_with_its_pending_rows(tmp_pa
     finally:
         again.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     db.close()
 
 

@@ -33,8 +33,10 @@ def test_every_member_operation_and_till_kind_has_words(qapp):
 
 
 def test_the_shift_report_keeps_its_rows_and_their_order():
-    assert report.KIND_ORDER == ("deduct", "capture", "refund", "credit", "close", "hold", "void")
-    assert report.MONEY_MOVING_KINDS == ("deduct", "capture", "refund", "credit", "close")
+    assert report.KIND_ORDER == ("deduct", "capture", "refund", "credit", "offline", "sale", "tender_refund",
+                                 "close", "hold", "void")
+    assert report.MONEY_MOVING_KINDS == ("deduct", "capture", "refund", "credit", "offline", "sale",
+                                         "tender_refund", "close")
     assert report.COUNTED_KINDS == ("open", "card_replace")
 
 

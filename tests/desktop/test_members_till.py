@@ -456,7 +456,7 @@ def test_an_outbox_of_version_2_is_migrated_with_its_pending_rows(tmp_path):
     finally:
         outbox.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     db.close()
 
 

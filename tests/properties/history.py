@@ -23,12 +23,20 @@ from dataclasses import asdict, dataclass, field
 
 from core import DeductRequest, InvalidRequest, LedgerUnavailable, Result, TxnConflict
 from core.journal_codec import read_range
+from core.sales import decode_tenders
 
-OPS = ("open", "deduct", "credit", "refund", "hold", "capture", "void", "freeze", "unfreeze")
+OPS = ("open", "deduct", "credit", "refund", "hold", "capture", "void", "freeze", "unfreeze", "sale",
+       "tender_refund")
+# offline settlement (issue 27): `ref` is the till; every sale of a history claims this time,
+# so each (account, till) has one window of the server's bound
+OFFLINE_MADE_AT_MS = 1_700_000_000_000
+OFFLINE_KINDS = ("offline", "offline_debt")
+# kinds refused while an offline debt is open
+BLOCKED_WHILE_DEBT = ("deduct", "hold", "sale")
 # kinds the ledger journals under its own txn ids (never a client's)
 INTERNAL_KINDS = ("hold_expire", "compensate")
 # kinds refused on a frozen account (refunds, captures, voids and repairs go through)
-BLOCKED_WHEN_FROZEN = ("deduct", "credit", "hold")
+BLOCKED_WHEN_FROZEN = ("deduct", "credit", "hold", "sale")
 _DIGITS = re.compile(r"-?[0-9]+")
 # journal ts and a script's clock read can differ by a millisecond or two: a hold whose
 # expiry is this close to an entry's ts may count either way, so it is not judged there
@@ -45,6 +53,8 @@ class Request:
     ref: str = ""
     ttl_s: int = 0
     retention_s: int = 0          # != 0: sent through a ledger with this (short) retention
+    tenders: str = ""             # sale: its other tenders ('cash:100;wechat:20'); tender_refund: the method
+    total_minor: int = 0          # sale: card leg (amount_minor) + tenders
 
     def key(self, account_of_hold: dict[str, str] | None = None) -> tuple:
         """What makes two requests "the same request" (the scripts' fingerprint)."""
@@ -52,6 +62,8 @@ class Request:
         if account is None and self.op in ("capture", "void"):
             account = (account_of_hold or {}).get(self.ref, "?")
         amount = 0 if self.op in ("void", "freeze", "unfreeze") else self.amount_minor
+        if self.op in ("sale", "tender_refund"):
+            return (self.op, account, amount, self.ref, self.ttl_s, self.tenders, self.total_minor)
         return (self.op, account, amount, self.ref, self.ttl_s)
 
 
@@ -64,7 +76,7 @@ def answer_of(outcome) -> dict:
     """A JSON-able record of what one call answered (a Result or an exception)."""
     if isinstance(outcome, Result):
         return {"type": "result", "status": outcome.status.value, "balance_minor": outcome.balance_minor,
-                "replayed": outcome.replayed, "journal_id": outcome.journal_id}
+                "replayed": outcome.replayed, "journal_id": outcome.journal_id, "debt_minor": outcome.debt_minor}
     if isinstance(outcome, TxnConflict):
         return {"type": "conflict"}
     if isinstance(outcome, InvalidRequest):
@@ -92,6 +104,16 @@ def execute(ledger, req: Request):
             return ledger.capture(req.ref, req.amount_minor, txn_id=req.txn_id, account_id=req.account_id)
         if req.op == "void":
             return ledger.void(req.ref, txn_id=req.txn_id, account_id=req.account_id)
+        if req.op == "sale":
+            return ledger.sale(req.account_id, req.amount_minor, decode_tenders(req.tenders), txn_id=req.txn_id,
+                               total_minor=req.total_minor, terminal_id="T1")
+        if req.op == "tender_refund":
+            return ledger.tender_refund(req.account_id, req.amount_minor, txn_id=req.txn_id,
+                                        original_txn_id=req.ref, method=req.tenders)
+        if req.op == "offline":
+            return ledger.offline_deduct(req.account_id, req.amount_minor, txn_id=req.txn_id,
+                                         terminal_id=req.ref or "T1", cashier_id="C1",
+                                         made_at_ms=OFFLINE_MADE_AT_MS)
         if req.op == "freeze":
             return ledger.freeze(req.account_id, txn_id=req.txn_id)
         if req.op == "unfreeze":
@@ -147,13 +169,18 @@ def _int(entry: dict, name: str) -> int | None:
     return int(value) if isinstance(value, str) and _DIGITS.fullmatch(value) else None
 
 
-_SIGN = {"open": 1, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1}
+_SIGN = {"open": 1, "credit": 1, "refund": 1, "compensate": 1, "deduct": -1, "capture": -1, "sale": -1,
+         "offline": -1}
 
 
 def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tuple[int, str]], *,
           available_reads: dict[str, tuple[int, int, int, int]] | None = None,
-          expected_duplicates: set[str] = frozenset()) -> list[Violation]:
+          expected_duplicates: set[str] = frozenset(),
+          redis_debts: dict[str, int] | None = None) -> list[Violation]:
     """Judge a history. `redis_accounts`: account -> (balance, status) read at the end;
+    `redis_debts`: account -> its open offline debt read at the end (offline settlement:
+    each offline txn applied once, debt = exactly the overdraw, paid first by a top-up, no
+    spending while open, never a negative balance);
     `available_reads`: account -> (balance, available, redis ms before, redis ms after) read
     at the end; `expected_duplicates`: txn ids that a client re-sent after its
     idempotency record's retention (documented to apply again; reconcile reverses them)."""
@@ -253,9 +280,19 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
         for e in client_entries:
             expected_acct = q.account_id or account_of_hold.get(q.ref)
             amount = _SIGN.get(q.op, 0) * q.amount_minor
-            if (e.get("kind"), e.get("acct"), _int(e, "amt")) != (q.op, expected_acct, amount):
+            # an offline charge journals what the balance covered (the rest is its debt, dt); a
+            # top-up what the balance got (the rest paid a debt, dp)
+            kind_seen = "offline" if q.op == "offline" and e.get("kind") in OFFLINE_KINDS else e.get("kind")
+            moved = (_int(e, "amt") or 0) - (_int(e, "dt") or 0) + (_int(e, "dp") or 0)
+            if (kind_seen, e.get("acct"), moved) != (q.op, expected_acct, amount):
                 v.append(Violation("applied_in_journal_once", f"txn {txn}: journal entry does not match the "
                                    "request", {"entry": e, "request": q.key(account_of_hold)}))
+            if q.op == "sale" and (e.get("tn"), _int(e, "tot")) != (q.tenders, q.total_minor):
+                v.append(Violation("sale_whole", f"sale {txn}: journaled tenders {e.get('tn')} / total "
+                                   f"{e.get('tot')}, requested {q.tenders} / {q.total_minor}"))
+            if q.op == "tender_refund" and (e.get("m"), _int(e, "ta")) != (q.tenders, q.amount_minor):
+                v.append(Violation("applied_in_journal_once", f"tender refund {txn}: journaled {e.get('m')} "
+                                   f"{e.get('ta')}, requested {q.tenders} {q.amount_minor}"))
             if q.op == "hold" and _int(e, "held") != q.amount_minor:
                 v.append(Violation("applied_in_journal_once", f"hold {txn}: held {e.get('held')} != {q.amount_minor}"))
             answered = [x["answer"]["balance_minor"] for _, x in by_txn[txn]
@@ -285,7 +322,8 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
             if kind != "open":
                 v.append(Violation("balance_arithmetic", f"{kind} {txn} on {acct} before its opening"))
                 continue
-            s = state[acct] = {"bal": 0, "frozen": False, "holds": {}, "charges": {}, "refunded": defaultdict(int)}
+            s = state[acct] = {"bal": 0, "frozen": False, "holds": {}, "charges": {}, "refunded": defaultdict(int),
+                               "tenders": {}, "tenders_back": defaultdict(int), "debt": 0}
         active = {h: x for h, x in s["holds"].items() if x["state"] == "active" and x["exp"] > ts}
         ambiguous = any(abs(x["exp"] - ts) <= _EXPIRY_SLACK_MS for x in s["holds"].values()
                         if x["state"] == "active")
@@ -300,6 +338,23 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
             v.append(Violation("no_negative_balance", f"{acct} at {bal} after {kind} {txn}"))
         if s["frozen"] and kind in BLOCKED_WHEN_FROZEN:
             v.append(Violation("nothing_while_frozen", f"{kind} {txn} applied on frozen {acct}", {"entry": e["id"]}))
+        if s["debt"] > 0 and kind in BLOCKED_WHILE_DEBT:
+            v.append(Violation("nothing_while_debt", f"{kind} {txn} applied on {acct} owing {s['debt']}",
+                               {"entry": e["id"]}))
+        if kind in OFFLINE_KINDS:
+            debt = _int(e, "dt") or 0
+            if (kind == "offline_debt") != (debt > 0):
+                v.append(Violation("debt_is_overdraw", f"{kind} {txn} on {acct} with debt {debt}"))
+            if not ambiguous and -amt != min(-amt + debt, max(0, before - held_now)):
+                v.append(Violation("debt_is_overdraw", f"{kind} {txn} on {acct}: took {-amt} of {-amt + debt} "
+                                   f"with {before - held_now} available ({before} - holds {held_now})"))
+            s["debt"] += debt
+        if kind == "credit":
+            paid = _int(e, "dp") or 0
+            if paid != min(s["debt"], paid + amt - ((_int(e, "bd") or 0) if "bd" in e else 0)):
+                v.append(Violation("debt_paid_first", f"credit {txn} on {acct} paid {paid} of debt {s['debt']} "
+                                   f"and put {amt} in the balance"))
+            s["debt"] -= paid
         if kind == "freeze":
             if s["frozen"]:
                 v.append(Violation("nothing_while_frozen", f"freeze {txn} of {acct}, already frozen"))
@@ -308,8 +363,8 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
             if not s["frozen"]:
                 v.append(Violation("nothing_while_frozen", f"unfreeze {txn} of {acct}, not frozen"))
             s["frozen"] = False
-        elif kind == "deduct" and not ambiguous and before - held_now < -amt:
-            v.append(Violation("available_respected", f"deduct {txn} of {-amt} on {acct} with only "
+        elif kind in ("deduct", "sale") and not ambiguous and before - held_now < -amt:
+            v.append(Violation("available_respected", f"{kind} {txn} of {-amt} on {acct} with only "
                                f"{before - held_now} available ({before} - holds {held_now})"))
         elif kind == "hold":
             held = _int(e, "held") or 0
@@ -350,7 +405,26 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
                                        f"{s['refunded'][orig]} > {s['charges'][orig]}"))
         elif kind == "compensate":
             compensated[e.get("orig", "")] += 1
-        if kind == "deduct":
+        elif kind == "tender_refund":
+            orig, method, given = e.get("orig", ""), e.get("m", ""), _int(e, "ta") or 0
+            paid = s["tenders"].get(orig, {}).get(method)
+            if amt != 0 or paid is None:
+                v.append(Violation("refund_within_charge", f"tender refund {txn} on {acct} of {orig} {method}: "
+                                   f"amount {amt}, the sale's tender {paid}"))
+            else:
+                s["tenders_back"][(orig, method)] += given
+                if s["tenders_back"][(orig, method)] > paid:
+                    v.append(Violation("refund_within_charge", f"{method} refunds of sale {orig} on {acct} add "
+                                       f"up to {s['tenders_back'][(orig, method)]} > {paid}"))
+        if kind == "sale":
+            # no sale half recorded: the card leg and every tender in one entry that adds up
+            tenders = decode_tenders(e.get("tn"))
+            if not tenders or any(a <= 0 for a in tenders.values()) or \
+                    -amt + sum(tenders.values()) != _int(e, "tot"):
+                v.append(Violation("sale_whole", f"sale {txn} on {acct}: card {-amt} + tenders {e.get('tn')} "
+                                   f"!= total {e.get('tot')}", {"entry": e["id"]}))
+            s["tenders"][txn] = tenders
+        if kind in ("deduct", "sale"):
             s["charges"].setdefault(txn, -amt)
         s["bal"] = bal
 
@@ -369,6 +443,9 @@ def check(records: list[dict], journal: list[dict], redis_accounts: dict[str, tu
             continue
         if live[0] != s["bal"]:
             v.append(Violation("balance_equals_journal", f"{acct}: Redis {live[0]} != journal {s['bal']}"))
+        if redis_debts is not None and redis_debts.get(acct, 0) != s["debt"]:
+            v.append(Violation("debt_equals_journal", f"{acct}: Redis debt {redis_debts.get(acct, 0)} != "
+                               f"journal {s['debt']}"))
         if live[1] != ("frozen" if s["frozen"] else "active"):
             v.append(Violation("balance_equals_journal", f"{acct}: Redis status {live[1]}, journal frozen={s['frozen']}"))
         read = (available_reads or {}).get(acct)

@@ -158,6 +158,21 @@ class TillLedger:
         return self._tracked(self.till.refund, account_id, amount_minor, txn_id=txn_id,
                              original_txn_id=original_txn_id, approval_grant=grant)
 
+    def sale(self, account_id, card_minor, tenders, *, txn_id, total_minor, change_minor=0, terminal_id=None):
+        return self._tracked(self.till.sale, account_id, card_minor, tenders, txn_id=txn_id,
+                             total_minor=total_minor, change_minor=change_minor)
+
+    def tender_refund(self, account_id, amount_minor, *, txn_id, original_txn_id, method):
+        grant = self.grants.get(txn_id)
+        if grant is None:
+            signin, approval = self._tracked(self.till.approve, SUPERVISOR, SUPERVISOR_PIN, kind="tender_refund")
+            if approval is None:
+                raise AssertionError(f"the supervisor's approval was refused: {signin.outcome}")
+            grant = self.grants[txn_id] = approval.grant
+            self.approvals += 1
+        return self._tracked(self.till.tender_refund, account_id, amount_minor, txn_id=txn_id,
+                             original_txn_id=original_txn_id, method=method, approval_grant=grant)
+
     def hold(self, account_id, amount_minor, *, txn_id, ttl_s):
         return self._tracked(self.till.hold, account_id, amount_minor, txn_id=txn_id, ttl_s=ttl_s)
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import redis
 
 from core import Ledger, RetryPolicy
+from core.sales import TENDER_METHODS, decode_tenders, encode_tenders
 from core.validation import MAX_AMOUNT_MINOR, MAX_BALANCE_MINOR
 from tests.properties.history import (Request, Violation, check, check_database, execute, execute_many,
                                       read_journal, record)
@@ -87,6 +88,7 @@ class ClientState:
     own_accounts: list = field(default_factory=list)
     duplicates: list = field(default_factory=list)        # txn ids re-sent after their retention
     till: bool = False                                    # a till through the gateways (via_gateway.py)
+    sales: list = field(default_factory=list)             # (account, txn, tenders) applied split sales
 
 
 def _as_till(st: ClientState, req: Request) -> Request:
@@ -116,8 +118,10 @@ def _send(ledger, st: ClientState, req: Request, *, max_attempts: int = 12, reme
     if remember:
         st.sent.append(req)
     if getattr(outcome, "applied", False) and not outcome.replayed:
-        if req.op in ("deduct", "capture"):
+        if req.op in ("deduct", "capture", "sale"):
             st.charges.append((req.account_id or outcome.account_id, req.txn_id, req.amount_minor))
+        if req.op == "sale":
+            st.sales.append((req.account_id, req.txn_id, decode_tenders(req.tenders)))
         if req.op == "hold":
             st.holds.append((req.account_id, req.txn_id, req.amount_minor, req.ttl_s))
     return outcome
@@ -170,6 +174,18 @@ def _random_request(rng: random.Random, st: ClientState) -> Request:
     if roll < 0.9 and st.holds:
         a, h, _, _ = rng.choice(st.holds)
         return Request("void", txn, rng.choice([a, None]), 0, h)
+    if roll < 0.95:                                     # a split-tender sale (issue 31)
+        tenders = {m: rng.randint(1, 5_000) for m in rng.sample(TENDER_METHODS, rng.randint(1, 2))}
+        card = _amount(rng, acct)
+        off = rng.choice([0, 0, 0, 0, 1])               # now and then a total that does not add up
+        return Request("sale", txn, acct, card, tenders=encode_tenders(tenders),
+                       total_minor=card + sum(tenders.values()) + off)
+    if roll < 0.97 and st.sales:                        # one of its tenders given back
+        a, sale, tenders = rng.choice(st.sales)
+        method = rng.choice(list(tenders) + ["other"])
+        paid = tenders.get(method, 1)
+        return Request("tender_refund", txn, a, rng.choice([paid, max(1, paid // 2), paid + 1]), sale,
+                       tenders=method)
     return Request(rng.choice(["freeze", "unfreeze"]), txn, acct)
 
 
@@ -182,7 +198,8 @@ def _step(ledger, st: ClientState) -> None:
     if roll < 0.16:                                     # a txn id reused for another request / account
         old = rng.choice([r.txn_id for r in st.sent] or SHARED_POOL) if rng.random() < 0.5 else rng.choice(SHARED_POOL)
         new = _random_request(rng, st)
-        _send(ledger, st, Request(new.op, old, new.account_id, new.amount_minor, new.ref, new.ttl_s))
+        _send(ledger, st, Request(new.op, old, new.account_id, new.amount_minor, new.ref, new.ttl_s,
+                                  tenders=new.tenders, total_minor=new.total_minor))
         return
     if roll < 0.24:                                     # a till's batch
         reqs = [Request("deduct", f"{st.name}-{st.seq}-b{k}", acct, _amount(rng, acct))

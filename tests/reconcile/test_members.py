@@ -94,3 +94,27 @@ def test_verify_finds_a_card_changed_behind_the_ledgers_back(redis_url, pg_url, 
     ledger.client.hset(ledger.partitions[0].account("M-2"), "bo", 9_999_999)            # bonus > balance
     kinds = {v.kind for v in verify(ledger, db).violations}
     assert kinds == {"card_mismatch", "setting_mismatch", "bucket_out_of_range", "bucket_mismatch"}, kinds
+
+
+def test_a_changed_name_and_phone_reach_the_book_and_come_back_after_a_restore(redis_url, pg_url, db, ledger):
+    ledger.init()
+    ledger.open_account("M-9", txn_id="open-M-9", initial_minor=1_000, holder_name="张三", phone="13800000009")
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0     # the open first
+    assert ledger.update_member("M-9", txn_id="upd-M-9", holder_name="李四", phone="13900000009",
+                                terminal_id="backoffice", cashier_id="boss").applied
+    assert run_cli("run", "--once", redis_url=redis_url, database_url=pg_url) == 0
+    with db.connect() as conn:
+        row = conn.execute(select(Account.holder_name, Account.phone, Account.balance_minor)
+                           .where(Account.account_id == "M-9")).one()
+        kinds = conn.execute(select(LedgerEntry.kind, LedgerEntry.amount_minor).where(
+            LedgerEntry.account_id == "M-9").order_by(LedgerEntry.journal_pos)).all()
+    assert tuple(row) == ("李四", "13900000009", 1_000)
+    assert [tuple(k) for k in kinds] == [("open", 1_000), ("member_update", 0)]
+    assert verify(ledger, db).ok
+    ledger.client.flushdb()
+    assert run_cli("restore", redis_url=redis_url, database_url=pg_url) == 0
+    back = Ledger.from_url(redis_url, auto_init=False)
+    assert back.account("M-9").holder_name == "李四"
+    assert [m.account_id for m in back.find_members("13900000009")] == ["M-9"]
+    assert back.find_members("13800000009") == []
+    assert verify(back, db).ok

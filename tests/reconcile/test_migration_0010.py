@@ -110,7 +110,7 @@ def test_upgrade_drops_the_leftovers_keeps_every_row_and_hash_and_the_split_hist
     with engine.connect() as conn:
         before = _snapshot(conn)
         assert chain.verify_chain(conn).ok
-    assert dbmod.migrate(engine) == ("0009", "0010")
+    assert dbmod.migrate(engine)[0] == "0009" and dbmod.current_revision(engine) >= "0010"
     with engine.connect() as conn:
         assert "sub_balances" not in inspect(conn).get_table_names()
         for table in ("ledger_entries", "duplicate_entries"):
@@ -145,7 +145,7 @@ def test_upgrade_drops_the_leftovers_keeps_every_row_and_hash_and_the_split_hist
         subs = dict(conn.execute(text("SELECT account_id, balance_minor FROM sub_balances")).all())
         assert subs == {"A": 1350, "B": 5, "S": 950}
         assert chain.verify_chain(conn).ok
-    assert dbmod.migrate(engine) == ("0009", "0010")
+    assert dbmod.migrate(engine)[0] == "0009" and dbmod.current_revision(engine) >= "0010"
     with engine.connect() as conn:
         assert set(_split_history(conn)) == {"S", "S#1"}
         assert chain.verify_chain(conn).ok

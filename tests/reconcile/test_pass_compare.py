@@ -143,3 +143,19 @@ def test_the_member_pin_threshold_is_booked_compared_and_restored(ledger, redis_
     back = Ledger.from_url(redis_url, auto_init=False)
     assert back.shop_settings().member_pin_above_minor == 20_000
     assert verify(back, db).ok
+
+
+def test_a_bonus_is_judged_by_the_promotions_in_force_when_it_was_given(ledger, redis_url, pg_url):
+    import time as _time
+    ledger.init()
+    now_ms = int(_time.time() * 1000)
+    ledger.open_account("D-1", txn_id="open-D-1", initial_minor=0)
+    ledger.add_promotion(10_000, 3_000, promo_id="now", txn_id="p-now", starts_ms=now_ms - 60_000,
+                         ends_ms=now_ms + 3_600_000)
+    ledger.add_promotion(10_000, 9_000, promo_id="past", txn_id="p-past", starts_ms=1_000, ends_ms=2_000)
+    assert ledger.bonus_for(10_000).promo_id == "now"
+    ledger.credit("D-1", 10_000, txn_id="top-in-window", bonus_minor=3_000)      # the one in force
+    assert _pass(ledger, pg_url, redis_url) == {}
+    ledger.credit("D-1", 10_000, txn_id="top-past-promo", bonus_minor=9_000)     # one that had ended
+    found = _pass(ledger, pg_url, redis_url)
+    assert _kinds(found) == {"bonus_mismatch"} and "top-past-promo" in found[("bonus_mismatch", "D-1")].cause

@@ -1,7 +1,9 @@
 --[[
 The account hash (KEYS[1] of the balance scripts): bal (exact digits), st (active |
 frozen | closed; absent = active), bo (the bonus bucket, buckets.lua), lj (last journal
-id), nm / ph / nk / pi (the member, members.lua), ct (created, ms).
+id), nm / ph / nk / pi (the member, members.lua), ct (created, ms), dt (the open offline
+debt, minor units, absent = 0: offline_deduct.lua; while it is open the member cannot
+spend, and a top-up pays it first).
 ]]
 --@include common
 
@@ -28,4 +30,11 @@ local function set_balance(acct_key, balance_after, journal_id, bonus_after)
     redis.call('HSET', acct_key, 'bal', balance_after, 'lj', journal_id)
     redis.call('HDEL', acct_key, 'bo')
   end
+end
+
+-- DEBT_OPEN when the account owes an offline debt (field dt, read by the caller as
+-- `debt_field`), else nil: no deduction, hold or sale while a debt is open.
+local function debt_refusal(debt_field)
+  if debt_field and debt_field ~= '0' then return 'DEBT_OPEN' end
+  return nil
 end
