@@ -53,6 +53,9 @@ _FAST_KINDS = frozenset({"deduct", "credit", "refund", "capture", "compensate", 
                          "freeze", "unfreeze"})
 _CORE_TAIL = tuple(_CORE_REST[n] for n in _BookEntryFields._fields[len(_FIXED_CORE):_CORE_FIELDS]) \
     if _FAST_PATH else ()
+# the book's fields after `pos` (an audit record, an offline debt's change, ...): their
+# defaults, which a fast-path kind without extras always has
+_BOOK_TAIL = tuple(_CORE_REST[n] for n in _BookEntryFields._fields[_BookEntryFields._fields.index("pos") + 1:])
 _core_from_fields = JournalEntry.from_fields.__func__
 _AMOUNT_AT, _KIND_AT = _BookEntryFields._fields.index("amount_minor"), _BookEntryFields._fields.index("kind")
 _TXN_AT = _BookEntryFields._fields.index("txn_id")
@@ -93,7 +96,7 @@ class BookEntry(_BookEntryFields):
                 if kind in _FAST_KINDS:
                     return tuple.__new__(cls, (journal_id, partition, txn, kind, acct, amount, int(bal), term,
                                                cash, int(journal_id[:journal_id.index("-")]), orig) + _CORE_TAIL
-                                         + (amount, 0, "", None, journal_pos(journal_id)))
+                                         + (amount, 0, "", None, journal_pos(journal_id)) + _BOOK_TAIL)
             f = decode_payload(payload)
         core = _core_from_fields(_args_tuple, journal_id, partition, f)    # the core fields, in order
         if len(core) != _CORE_FIELDS:

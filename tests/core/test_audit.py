@@ -15,6 +15,7 @@ from core import InvalidRequest, TxnConflict
 from core.audit import AuditRecord, check_record, record_action, record_digest_ok
 from tests.support.flaky_ledger import faulty_fixture, until_answered
 from core.journal_codec import read_range
+from core.runner import reply_status
 
 faulty = faulty_fixture(drop_reply_probability=0.3, seed=29)
 
@@ -57,7 +58,7 @@ def test_another_record_under_a_used_txn_id_is_a_conflict(ledger):
     reply = ledger.runner.scripts.call(ledger.client, "audit", [part.txn(first.txn_id), part.journal],
                                        [first.txn_id, "backoffice", ledger.retention_s, "boss",
                                         first.text().replace("M-1", "M-2")])
-    assert reply[0] == "TXN_CONFLICT"
+    assert reply_status(reply) == "TXN_CONFLICT"
     assert len(_audit_entries(ledger)) == 1
 
 
