@@ -25,15 +25,6 @@ from .sale_session import Refusal
 from .texts import amount_error_words, method_words, refusal_words
 from .till_dialog import TillDialog
 
-LARGE_POINT_FACTOR = 2.2      # the change and the cash handed over: readable from across the counter
-
-
-def _large(label: QLabel) -> QLabel:
-    font = label.font()
-    font.setPointSizeF(font.pointSizeF() * LARGE_POINT_FACTOR)
-    font.setBold(True)
-    label.setFont(font)
-    return label
 
 
 class SplitTenderDialog(TillDialog):
@@ -54,13 +45,14 @@ class SplitTenderDialog(TillDialog):
         self.card_input = QLineEdit(money.format_plain(self.card_default_minor), objectName="splitCardInput")
         self.card_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
         self.card_input.textEdited.connect(lambda _t: self._update())
-        self.rest_label = _large(QLabel(objectName="splitRest"))
+        # the rest, the cash handed over and the change are large by the style sheet (desktop/style.py:
+        # a font set here would lose to its 16 px for every QWidget)
+        self.rest_label = QLabel(objectName="splitRest")
         self.tendered_label = QLabel()
         self.tendered_input = QLineEdit(objectName="splitTenderedInput")
         self.tendered_input.setMaxLength(money.MAX_AMOUNT_TEXT_LEN)
         self.tendered_input.textEdited.connect(lambda _t: self._update(typed=True))
-        self.tendered_input.setFont(self.rest_label.font())
-        self.change_label = _large(QLabel(objectName="splitChange"))
+        self.change_label = QLabel(objectName="splitChange")
         self.message = QLabel(objectName="splitMessage", wordWrap=True)
         self.message.setProperty("tone", "error")
         self.confirm_button = QPushButton(objectName="splitConfirmButton", clicked=self.confirm)

@@ -37,6 +37,9 @@ QFrame#holdPanel { background: #f5f7fa; border: 1px solid #d8dee6; border-radius
 QLabel#holdInfoLabel { color: #6b7a8c; font-size: 17px; }
 QLabel#holdInfoLabel[tone="hold"] { color: #24384f; font-weight: 600; }
 QLabel#completePreview { font-size: 20px; color: #24384f; }
+/* the split sale's rest, the cash handed over and the change: read from across the counter */
+QLabel#splitRest, QLabel#splitChange { font-size: 34px; font-weight: 700; color: #24384f; }
+QLineEdit#splitTenderedInput { font-size: 34px; min-height: 50px; }
 QLabel#noticeLabel { background: #e7eef8; border-radius: 8px; padding: 2px 8px; color: #2d4a6b; font-size: 15px; }
 QLabel#noticeLabel[tone="none"] { background: transparent; }
 QPushButton { min-height: 46px; padding: 0 10px; border-radius: 8px; border: 1px solid #b8c3d0;

@@ -42,7 +42,9 @@ def test_rest_in_cash_with_change(qtbot, terminal, ledger):
     dialog = split(qtbot, terminal, "SP-1", "52.00")
     assert dialog.card_input.text() == "38.50" and dialog.tendered_input.text() == "13.50"
     assert "13.50" in dialog.rest_label.text() and "0.00" in dialog.change_label.text()
-    assert dialog.change_label.font().pointSizeF() > dialog.summary.font().pointSizeF() * 2   # large
+    # large as shown on screen (the style sheet's size, not only a font the code set)
+    for big in (dialog.change_label, dialog.rest_label, dialog.tendered_input):
+        assert big.fontInfo().pixelSize() >= 2 * dialog.summary.fontInfo().pixelSize(), big.objectName()
     dialog.tendered_input.setText("20.00")
     dialog.tendered_input.textEdited.emit("20.00")
     assert "6.50" in dialog.change_label.text()
