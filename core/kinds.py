@@ -62,8 +62,9 @@ TABLE: tuple[Kind, ...] = (
     # a sale made while the till could not reach the ledger, settled on reconnect
     # (offline_deduct.lua): 'offline' when the balance covered it, else 'offline_debt' (the
     # covered part taken, the rest recorded as the account's offline debt)
-    Kind("offline", "f", "money", moves_money=True, receipt=True, customer_display=True, splits_buckets=True,
-         book_section="spend", amount_sign="-"),
+    # refundable like a deduct when the balance covered it (refund.lua refuses one that left a debt)
+    Kind("offline", "f", "money", moves_money=True, refundable=True, receipt=True, customer_display=True,
+         splits_buckets=True, book_section="spend", amount_sign="-"),
     Kind("offline_debt", "", "internal", moves_money=True, splits_buckets=True, book_section="spend",
          amount_sign="-0"),
     # a split-tender sale (issue 31): the card leg moves the balance (amount = minus it), the

@@ -275,7 +275,8 @@ class SaleSession:
     @staticmethod
     def refundable(op: Op | None) -> Op | None:
         """`op` if it is an applied charge or completed sale (a capture refunds like a charge)."""
-        return op if op is not None and op.kind in REFUNDABLE_KINDS and op.applied else None
+        # an offline sale that left a debt is not refundable (the ledger refuses it: refund.lua)
+        return op if op is not None and op.kind in REFUNDABLE_KINDS and op.applied and not op.debt_minor else None
 
     def target_hold(self, selected: Op | None, typed_account_id: str) -> Op | None:
         """The hold the panel acts on: the open hold selected in the history, else the

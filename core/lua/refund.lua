@@ -1,6 +1,7 @@
 --[[
 refund: give back part or all of an earlier deduction on the same account (a deduct, a
-capture, or the card leg of a split-tender sale: sale.lua).
+capture, the card leg of a split-tender sale: sale.lua, or an offline sale the balance
+covered: offline_deduct.lua; one that left an offline debt is ORIGINAL_NOT_FOUND).
 Several partial refunds add up; together they never exceed the original.
 A refund is allowed on a frozen account: it returns the customer's own money.
 Each bucket gets back its share of what the original took (its record's 'tb', see
@@ -55,13 +56,14 @@ local balance = tonumber(acct[1])
 
 -- The original must be an applied deduction (or capture) of this very account.
 local orig = redis.call('HGETALL', orig_key)
-local ofp, ost, ototal, otb, refunded, entries, sound = nil, nil, '0', '0', 0, 0, true
+local ofp, ost, ototal, otb, refunded, entries, sound, odebt = nil, nil, '0', '0', 0, 0, true, nil
 for i = 1, #orig, 2 do
   local k, v = orig[i], orig[i + 1]
   if k == 'f' then ofp = v
   elseif k == 's' then ost = v
   elseif k == 'r' then ototal = v
   elseif k == 'tb' then otb = v
+  elseif k == 'od' then odebt = v
   elseif string.sub(k, 1, 2) == 'r:' then
     if k == 'r:' .. txn_id or not string.match(v, '^[1-9]%d*$') or #v > 16 then sound = false
     else refunded, entries = refunded + tonumber(v), entries + 1 end
@@ -69,7 +71,10 @@ for i = 1, #orig, 2 do
 end
 local okind, oacct, oamount = nil, nil, nil
 if ofp then okind, oacct, oamount = string.match(ofp, '^([a-z]+)|([^|]+)|([0-9]+)') end
-if status_of(ost) ~= 'APPLIED' or oacct ~= account_id or (okind ~= 'deduct' and okind ~= 'capture' and okind ~= 'sale') then
+-- an offline sale (offline_deduct.lua) only when the balance covered it: one that left an
+-- offline debt ('od') took less than its amount, and giving back means settling the debt
+local refundable = okind == 'deduct' or okind == 'capture' or okind == 'sale' or (okind == 'offline' and not odebt)
+if status_of(ost) ~= 'APPLIED' or oacct ~= account_id or not refundable then
   return decline(jkey, txn_key, fp, ttl_s, 'ORIGINAL_NOT_FOUND', balance)
 end
 oamount = tonumber(oamount)

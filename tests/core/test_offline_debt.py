@@ -159,3 +159,18 @@ def test_offline_limits_are_shop_settings(acct):
     acct.set_offline_limits(txn_id="lim-2", till_budget_minor=50_000, member_limit_minor=0)
     assert acct.offline_limits().till_budget_minor == 50_000
     assert offline(acct, "T1-f-1", 1).status is Status.OFFLINE_LIMIT_EXCEEDED   # 0: no offline sales
+
+
+def test_a_covered_offline_sale_is_refunded_like_a_charge_one_that_left_a_debt_is_not(acct):
+    assert offline(acct, "T1-f-cover", 2_000).applied
+    back = acct.refund("A-1", 1_500, txn_id="T1-r-1", original_txn_id="T1-f-cover")
+    assert back.applied and back.balance_minor == 4_500
+    over = acct.refund("A-1", 501, txn_id="T1-r-2", original_txn_id="T1-f-cover")
+    assert over.status == Status.REFUND_EXCEEDS_ORIGINAL and acct.balance("A-1") == 4_500
+    # 4,500 left: a 6,000 sale leaves a 1,500 debt and cannot be refunded (settle the debt)
+    left = offline(acct, "T1-f-debt", 6_000)
+    assert left.applied and left.debt_minor == 1_500 and acct.balance("A-1") == 0
+    refused = acct.refund("A-1", 100, txn_id="T1-r-3", original_txn_id="T1-f-debt")
+    assert refused.status == Status.ORIGINAL_NOT_FOUND
+    assert acct.balance("A-1") == 0 and acct.offline_debt("A-1") == 1_500
+

@@ -135,3 +135,15 @@ def test_an_offline_sale_past_the_balance_becomes_a_debt_that_a_top_up_pays(qtbo
     qtbot.waitUntil(lambda: any(o.txn_id == top_up.txn_id for o in done), timeout=5000)
     row = engine.outbox.get(top_up.txn_id)
     assert row.applied and row.debt_minor == 2_000 and row.balance_after_minor == 3_000
+
+
+def test_the_till_offers_a_refund_only_for_an_offline_sale_without_debt():
+    """The till's refund key follows refund.lua: a settled offline sale is refundable unless
+    it left a debt (desktop.sale_session.SaleSession.refundable)."""
+    from dataclasses import replace
+
+    from desktop.outbox import RESOLVED, Op
+    from desktop.sale_session import SaleSession
+    settled = Op("T1-f-1", "offline", "A-1", 2_000, "T1", "C1", 1, 0, state=RESOLVED, status="APPLIED")
+    assert SaleSession.refundable(settled) is settled
+    assert SaleSession.refundable(replace(settled, debt_minor=500)) is None
