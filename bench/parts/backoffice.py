@@ -1,15 +1,19 @@
 """Part 9, the back office (issue 16): `reconcile-service report liability` for one day
 and for a month over a database of record holding 1,000,000 entries on PostgreSQL, and
 the back-office page's p99 for the liability view, a statement of 1,000 entries, the
-dashboard and each chart page (issue 29), and how long the page's start takes to read
-the charts' sums.
+dashboard and each chart page, the management pages, the Audit page, the import and
+own-password pages (issue 29), and how long the page's start takes to read the charts' sums.
 Steps: reset the dedicated database `cashier_bench_backoffice`, migrate, write a month
 of generated entries (top-ups by payment method with bonus, spending, refunds; 10,000
-accounts over 4 partitions, one account with 1,000 entries) as the store writes them
-(chained, with daily totals and account buckets; COPY, see `generate`); then time the CLI end to end
-(a new process each time, as an accountant runs it; best and worst of 3) and, in this
-process, GET /, /statement/HOT-1, /dashboard and each chart page 200 times each through
-a logged-in session on the page served by waitress. Targets: report ≤ 5 s; page p99 ≤ 200 ms.
+accounts over 4 partitions, one account with 1,000 entries; besides them 10,000 `audit`
+entries of back-office actions with their audit_records rows) as the store writes them
+(chained, with daily totals and account buckets; COPY, see `generate`); seed a private
+Redis ledger for the management pages (`seed_ledger`: 300 members with a card, 300
+cashiers, 40 terminals, 8 promotions); then time the CLI end to end (a new process each
+time, as an accountant runs it; best and worst of 3) and, in this process, GET /,
+/statement/HOT-1, /dashboard, each chart page and each page of MANAGE_PAGES 200 times each
+through a logged-in session (an owner) on the page served by waitress. Targets: report
+≤ 5 s; page p99 ≤ 200 ms.
 """
 from __future__ import annotations
 
@@ -48,6 +52,24 @@ CHART_PAGES = {"/dashboard": "dashboard (today)",
                "/charts/tills?by=day": "chart: per terminal and per cashier, 30 days",
                "/charts/members?by=day": "chart: top members, 30 days",
                "/charts/promotions?by=day": "chart: promotions' cost, 30 days"}
+# issue 29: the management pages (web/manage.py AREAS, the import page), the Audit page
+# (all, and one user over a week) and the own-password page; the cashiers, terminals and
+# promotions lists, and one member's cards, read from a private Redis seeded by `seed_ledger`
+AUDITS = 10_000                 # `audit` entries in the generated book, besides the money entries
+AUDIT_USERS = ("owner", "manager-1", "manager-2", "clerk.a@shop")
+SEED_MEMBERS, SEED_CASHIERS, SEED_TERMINALS, SEED_PROMOTIONS = 300, 300, 40, 8
+MANAGE_PAGES = {"/manage/members": "management: members",
+                "/manage/cards?account=M-00001": "management: cards (one member's cards listed)",
+                "/manage/promotions": f"management: promotions ({SEED_PROMOTIONS} listed)",
+                "/manage/cashiers": f"management: cashiers ({SEED_CASHIERS} listed)",
+                "/manage/settings": "management: shop settings",
+                "/manage/terminals": f"management: terminals ({SEED_TERMINALS} listed)",
+                "/manage/discrepancies": "management: discrepancies",
+                "/manage/users": "management: back-office logins",
+                "/manage/import": "management: member import",
+                "/account/password": "own password",
+                "/audit": "audit trail (newest 500)",
+                "/audit?user=manager-1&from={week_ago}&to={today}": "audit trail: one user, 7 days"}
 
 
 def _reset(dsn: str):
@@ -61,7 +83,34 @@ def _reset(dsn: str):
     return engine
 
 
-def generate(engine, entries: int, seed: int = 9) -> float:
+def _audit_row(rng, parts, totals, n: int, occurred, ms: int, applied) -> dict:
+    """One back-office action as the store writes it: the chained `audit` entry (amount 0,
+    account '~', terminal 'backoffice', cashier the ledger form of the login, core/lua/
+    audit.lua) appended to its partition's rows, its daily total, and the audit_records
+    row (totals.insert_audit_records) answered."""
+    from core.audit import AUDIT_BOOK_ACCOUNT, AUDIT_TERMINAL, AuditRecord, ledger_who
+    from reconcile_service.models import journal_pos
+    who = AUDIT_USERS[n % len(AUDIT_USERS)]
+    area, name = rng.choice((("members", "open"), ("members", "edit"), ("cards", "issue"), ("cards", "block"),
+                             ("cashiers", "reset_pin"), ("promotions", "add"), ("settings", "set")))
+    target = f"B-{rng.randrange(ACCOUNTS):05d}"
+    record = AuditRecord(who=who, action=f"{area}.{name}", target=target, summary=f"{area} {name} of {target}",
+                         address="127.0.0.1", nonce=f"{n:016x}")
+    text = record.text()
+    part = sum(AUDIT_TERMINAL.encode()) % PARTITIONS
+    jid = f"{ms}-{10 ** 9 + n}"            # after the money entry of the same instant
+    parts[part].append(dict(txn_id=record.txn_id, account_id=AUDIT_BOOK_ACCOUNT, kind="audit", amount_minor=0,
+                            balance_after_minor=0, terminal_id=AUDIT_TERMINAL, cashier_id=ledger_who(who),
+                            original_txn_id=None, occurred_at=occurred, journal_partition=part, journal_id=jid,
+                            journal_pos=journal_pos(jid), applied_at=applied,
+                            principal_delta_minor=0, bonus_delta_minor=0, method=None))
+    totals[(part, occurred.date(), "audit", "")][2] += 1
+    return dict(txn_id=record.txn_id, username=who, action=record.action, target=target, summary=record.summary,
+                address=record.address, record_json=text, occurred_at=occurred, journal_partition=part,
+                journal_id=jid)
+
+
+def generate(engine, entries: int, seed: int = 9, audits_n: int = AUDITS) -> float:
     """A month of traffic ending now. The rows are exactly the store's (same columns,
     chained by reconcile_service.chain per partition, daily_totals, accounts' buckets
     and chain heads as apply_batch keeps them) but written with COPY: a million entries
@@ -83,6 +132,9 @@ def generate(engine, entries: int, seed: int = 9) -> float:
     applied = utcnow()
     started = time.perf_counter()
     hot_every = max(1, entries // HOT_ENTRIES)
+    audit_every = max(1, entries // audits_n)
+    audits: list[dict] = []
+    audit_rng = random.Random(seed + 1)      # its own: the money entries are those of a book without audits
     for i in range(entries):
         acct = "HOT-1" if i % hot_every == 0 else f"B-{rng.randrange(ACCOUNTS):05d}"
         ms = int(start_ms + i * step)
@@ -114,6 +166,8 @@ def generate(engine, entries: int, seed: int = 9) -> float:
                                 principal_delta_minor=pd, bonus_delta_minor=bd, method=method))
         t = totals[(part, occurred.date(), kind, method or "")]
         t[0], t[1], t[2] = t[0] + pd, t[1] + bd, t[2] + 1
+        if i % audit_every == audit_every // 2:
+            audits.append(_audit_row(audit_rng, parts, totals, len(audits), occurred, ms, applied))
     heads = {p: chain.link(rows, 0, chain.GENESIS_HASH) for p, rows in parts.items()}
     cols = list(parts[0][0])
     dsn = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -123,6 +177,11 @@ def generate(engine, entries: int, seed: int = 9) -> float:
                 for rows in parts.values():
                     for r in rows:
                         cp.write_row(tuple(r[c] for c in cols))
+            acols = list(audits[0]) if audits else []
+            if audits:
+                with cur.copy(f"COPY audit_records ({', '.join(acols)}) FROM STDIN") as cp:
+                    for r in audits:
+                        cp.write_row(tuple(r[c] for c in acols))
             cur.executemany("INSERT INTO daily_totals VALUES (%s, %s, %s, %s, false, %s, %s, %s)",
                             [(k[0], k[1], k[2], k[3], *v) for k, v in totals.items()])
             cur.executemany("INSERT INTO chain_heads VALUES (%s, %s, %s, now())",
@@ -162,11 +221,43 @@ def _compute_s(engine, args: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def _page_latencies(engine, paths: list[str]) -> tuple[dict[str, list[float]], float | None]:
+def seed_ledger(redis_url: str) -> None:
+    """The ledger the management pages read: members with a card each, cashiers,
+    enrolled terminals and promotions on a fresh private Redis. The cashiers are written
+    as core.cashiers' registry keeps them, with one PIN hash (scrypt per cashier would
+    only slow the set-up)."""
+    from core.cashiers import INDEX_KEY, hash_key, hash_pin
+    from core.ledger import Ledger
+    from core.terminals import TerminalRegistry
+    led = Ledger.from_url(redis_url)
+    led.init()
+    for n in range(SEED_MEMBERS):
+        acct = f"M-{n:05d}"
+        led.open_account(acct, txn_id=f"seed-open-{n}", initial_minor=10_000, holder_name=f"Member {n}",
+                         phone=f"139{n:08d}")
+        led.issue_card(acct, f"C{n:08d}", txn_id=f"seed-card-{n}")
+    now_ms, pin = int(time.time() * 1000), hash_pin("1234")
+    pipe = led.client.pipeline(transaction=False)
+    for n in range(SEED_CASHIERS):
+        cid = f"cashier-{n:03d}"
+        pipe.hset(hash_key(cid), mapping={"name": f"Cashier {n}", "pin": pin, "supervisor": int(n % 10 == 0),
+                                          "can_top_up": int(n % 3 == 0), "disabled": 0, "created_ms": now_ms,
+                                          "pin_changed_ms": now_ms})
+        pipe.sadd(INDEX_KEY, cid)
+    pipe.execute()
+    terminals = TerminalRegistry(led.client)
+    for n in range(SEED_TERMINALS):
+        terminals.enroll(f"T{n}")
+    for n in range(SEED_PROMOTIONS):
+        led.add_promotion((n + 1) * 10_000, (n + 1) * 1_000, txn_id=f"seed-promo-{n}")
+
+
+def _page_latencies(engine, paths: list[str], redis_url: str | None = None
+                    ) -> tuple[dict[str, list[float]], float | None]:
     from reconcile_service.web.auth import set_password
     from reconcile_service.web.server import BackofficeServer
-    set_password(engine, "bench", "bench-password-1")
-    server = BackofficeServer(engine, "127.0.0.1", 0, ZONE.key).start()
+    set_password(engine, "bench", "bench-password-1")      # a new login: an owner (every page)
+    server = BackofficeServer(engine, "127.0.0.1", 0, ZONE.key, redis_url=redis_url).start()
     server.warmed.wait(300)          # the charts' sums read at start (measured apart: warm_s)
     base = f"http://127.0.0.1:{server.port}"
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
@@ -211,13 +302,16 @@ def run(ctx) -> None:
                     met=worst <= TARGET_REPORT_S and ok,
                     note=f"check line {'OK' if ok else 'NOT OK'}; {' '.join(args)}; in-process compute "
                          f"{_compute_s(engine, args):.3f} s (the rest is the process start-up and imports)")
-        lat, warm_s = _page_latencies(engine, ["/", "/statement/HOT-1", *CHART_PAGES])
+        seed_ledger(ctx.redis.url)
+        manage = {p.format(today=today.isoformat(), week_ago=(today - timedelta(days=6)).isoformat()): what
+                  for p, what in MANAGE_PAGES.items()}
+        lat, warm_s = _page_latencies(engine, ["/", "/statement/HOT-1", *CHART_PAGES, *manage], ctx.redis.url)
         ctx.row("9 back office", f"back-office page: the dashboard and every chart's first view read at the "
                 f"daemon's start over {entries:,} entries (in the background; later views read only today)",
                 f"{warm_s:.2f} s" if warm_s is not None else "failed", met=warm_s is not None)
         for path, samples in lat.items():
             p = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]
-            what = PAGE_NAMES.get(path) or CHART_PAGES[path]
+            what = PAGE_NAMES.get(path) or CHART_PAGES.get(path) or manage[path]
             ctx.row("9 back office", f"back-office page {what}: GET {path}, {PAGE_REQUESTS} requests, one "
                     "logged-in client, waitress in the same process", f"p99 {p(0.99) * 1000:.0f} ms",
                     ratio=f"p50 {p(0.5) * 1000:.0f} ms, max {samples[-1] * 1000:.0f} ms",
