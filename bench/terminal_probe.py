@@ -49,7 +49,7 @@ def main(url: str, charges: int) -> dict:
     from gateway.app import Gateway
     from gateway.client import GatewayLedger
     from gateway.in_thread import serve_in_thread, stop
-    from gateway.terminals import TerminalRegistry
+    from core.terminals import TerminalRegistry
     imported_s = time.perf_counter() - PROBE_STARTED_S
 
     ledger = Ledger.from_url(url)

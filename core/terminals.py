@@ -1,6 +1,6 @@
 """Terminal identity: which tills may talk to the gateway, each with its own credential
 (in core since issue 29: the gateway checks tokens, cashierctl and the back office enrol
-and revoke; gateway/terminals.py re-exports it).
+and revoke, all from here).
 
 `cashierctl terminal enroll T1` makes a random token ``T1.<43 url-safe characters>``
 (256 random bits) and prints it once; Redis keeps only its SHA-256. Every gateway request

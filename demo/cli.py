@@ -201,7 +201,7 @@ def start_gateway(redis_url: str, data_dir: Path, timeout_s: float) -> tuple[Chi
 def enrol_terminal(ledger, terminal_id: str, data_dir: Path) -> tuple[str, Path]:
     """A fresh credential for `terminal_id` (`cashierctl terminal enroll`), kept in a 0600
     file of the data directory for the terminal to read (--token-file)."""
-    from gateway.terminals import TerminalRegistry
+    from core.terminals import TerminalRegistry
     token = TerminalRegistry(ledger.client).enroll(terminal_id)
     path = data_dir / f"{terminal_id}.token"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

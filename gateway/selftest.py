@@ -18,7 +18,7 @@ import json
 from core import selftest
 
 MODULES = ("core", "core.cashiers", "core.history", "core.shifts", "core.records", "gateway.wire",
-           "gateway.schema", "gateway.sessions", "gateway.terminals", "gateway.app", "gateway.cli")
+           "gateway.schema", "gateway.sessions", "core.terminals", "gateway.app", "gateway.cli")
 # What a till's requests run (gateway/schema.py OPS, sign-in's PIN counter, the available balance).
 REQUIRED_SCRIPTS = ("deduct", "credit", "refund", "hold", "capture", "void", "available", "open_account",
                     "card_issue", "card_block", "close_account", "shift_close", "cashier_pin_attempt",

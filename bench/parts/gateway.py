@@ -64,7 +64,7 @@ def run(ctx) -> None:
     from core import Ledger
     from core.cashiers import CashierRegistry
     from gateway.client import GatewayLedger
-    from gateway.terminals import TerminalRegistry
+    from core.terminals import TerminalRegistry
 
     url = ctx.redis.url
     reset_ledger(url, (ACCOUNT,))
@@ -128,7 +128,7 @@ class GatewayDriver(_Base):
         super().prepare(procs)
         from core import Ledger
         from core.cashiers import CashierRegistry
-        from gateway.terminals import TerminalRegistry
+        from core.terminals import TerminalRegistry
         ledger = Ledger.from_url(self.url, auto_init=False)
         CashierRegistry(ledger.client).add("bench", "Bench", "1234")
         self.token = TerminalRegistry(ledger.client).enroll("BENCH")

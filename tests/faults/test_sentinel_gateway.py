@@ -23,7 +23,7 @@ import pytest
 from core import Ledger, LedgerUnavailable, Status
 from core.cashiers import CashierRegistry
 from gateway.client import GatewayLedger
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from tests.gateway.conftest import GatewayProcess
 from tests.properties.workload import RobustProxy
 from tests.support.servers import RedisSentinelServers, wait_for

@@ -17,7 +17,7 @@ import pytest
 from core import Ledger
 from core.cashiers import CashierRegistry
 from gateway.client import GatewayLedger
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

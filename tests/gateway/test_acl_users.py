@@ -20,7 +20,7 @@ import redis
 from core import Ledger
 from core.acl import apply_users, ledger_users
 from core.cashiers import CashierRegistry
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from gateway.wire import GatewayRefused, GatewayUnauthorized
 from tests.gateway.conftest import ROOT, GatewayProcess, make_client
 from tests.support.servers import RedisServer

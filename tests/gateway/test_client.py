@@ -92,7 +92,7 @@ def test_redis_down_behind_the_gateway_is_ledger_unavailable(tmp_path):
     the retry decides it once."""
     from core import Ledger
     from core.cashiers import CashierRegistry
-    from gateway.terminals import TerminalRegistry
+    from core.terminals import TerminalRegistry
     from tests.gateway.conftest import GatewayProcess
     from tests.support.servers import RedisServer
     server = RedisServer("--appendonly", "yes", "--appendfsync", "always").start()   # survives its restart

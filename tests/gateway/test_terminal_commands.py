@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from admin.cashierctl import main
-from gateway.terminals import TerminalRegistry, terminal_key
+from core.terminals import TerminalRegistry, terminal_key
 
 
 def test_enroll_list_revoke(redis_url, capsys):

@@ -34,7 +34,7 @@ import httpx
 from core import Ledger, LedgerUnavailable, RetryPolicy
 from core.cashiers import CashierRegistry
 from gateway.client import GatewayLedger
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 from tests.gateway.conftest import ROOT, GatewayProcess
 
 SUPERVISOR, SUPERVISOR_PIN = "sup", "9876"

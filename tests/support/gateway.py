@@ -20,7 +20,7 @@ from core import Ledger, RetryPolicy
 from gateway.app import Gateway, GatewaySettings
 from gateway.client import GatewayLedger
 from gateway.in_thread import free_port, serve_in_thread, stop
-from gateway.terminals import TerminalRegistry
+from core.terminals import TerminalRegistry
 
 
 class InProcessGateway:
