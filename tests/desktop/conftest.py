@@ -167,3 +167,24 @@ def stays_true(qtbot, condition, window_ms: int = 600, step_ms: int = 25) -> Non
         qtbot.wait(step_ms)
         waited += step_ms
     assert condition()
+
+
+@pytest.fixture
+def terminal_with_display(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
+    """A terminal with the customer display on (zh_CN, a shop name), through the gateway."""
+    from desktop.engine import Engine
+    from desktop.main_window import MainWindow
+    from desktop.settings import TerminalSettings
+    ledger.init()
+    ini = tmp_path / "terminal.ini"
+    ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\ngeometry=0,0,800,480\n"
+                   "[shop]\nname=星光便利店\n", encoding="utf-8")
+    engine = Engine(till_ledger(redis_url), "T1", tmp_path / "data", **FAST)
+    window = MainWindow(engine, TerminalSettings(ini))
+    qtbot.addWidget(window)
+    window.show()
+    engine.start()
+    yield window
+    engine.close()
+    if window.customer_display is not None:
+        window.customer_display.close()

@@ -4,30 +4,9 @@ the balance after, in the customer's language (not the cashier's). Real Redis, r
 terminal offscreen."""
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 
-from .conftest import FAST, open_account, sign_in
-
-
-@pytest.fixture
-def terminal_with_display(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
-    from desktop.engine import Engine
-    from desktop.main_window import MainWindow
-    from desktop.settings import TerminalSettings
-    ledger.init()
-    ini = tmp_path / "terminal.ini"
-    ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\ngeometry=0,0,800,480\n"
-                   "[shop]\nname=星光便利店\n", encoding="utf-8")
-    engine = Engine(till_ledger(redis_url), "T1", tmp_path / "data", **FAST)
-    window = MainWindow(engine, TerminalSettings(ini))
-    qtbot.addWidget(window)
-    window.show()
-    engine.start()
-    yield window
-    engine.close()
-    if window.customer_display is not None:
-        window.customer_display.close()
+from .conftest import open_account, sign_in
 
 
 def test_off_by_default(terminal):

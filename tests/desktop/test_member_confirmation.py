@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import pytest
 from PySide6.QtCore import Qt
 
 from core.member_codes import MemberCodes, member_code_text, secret_of_uri
@@ -131,26 +130,6 @@ def test_a_scanned_member_code_confirms_the_charge_with_no_pin_asked(qtbot, term
     qtbot.waitUntil(lambda: visible_window("memberPinDialog") not in (None, dialog), timeout=5000)
     assert "used already" in visible_window("memberPinDialog").message.text()
     assert ledger.balance("P-3") == 43_000
-
-
-@pytest.fixture
-def terminal_with_display(qtbot, tmp_path, redis_url, till_ledger, ledger, registry):
-    from desktop.engine import Engine
-    from desktop.main_window import MainWindow
-    from desktop.settings import TerminalSettings
-    ledger.init()
-    ini = tmp_path / "terminal.ini"
-    ini.write_text("[customer_display]\nenabled=true\nscreen=1\nlanguage=zh_CN\ngeometry=0,0,800,480\n"
-                   "[shop]\nname=星光便利店\n", encoding="utf-8")
-    engine = Engine(till_ledger(redis_url), "T1", tmp_path / "data", **FAST)
-    window = MainWindow(engine, TerminalSettings(ini))
-    qtbot.addWidget(window)
-    window.show()
-    engine.start()
-    yield window
-    engine.close()
-    if window.customer_display is not None:
-        window.customer_display.close()
 
 
 def test_the_customer_display_shows_the_amount_to_confirm(qtbot, terminal_with_display, ledger):
