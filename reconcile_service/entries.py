@@ -83,11 +83,17 @@ class BookEntry(_BookEntryFields):
     __slots__ = ()
 
     @classmethod
-    def parse(cls, journal_id: str, partition: int, f: dict[str, str]) -> "BookEntry":
+    def parse(cls, journal_id: str, partition: int, f: dict[str, str] | list[str]) -> "BookEntry":
         """`f`: the stream entry's fields, in either encoding (core.journal_codec). A
         compact entry without extras (a plain deduction or refund: most of a day) goes
         straight from its eight parts to the tuple, no dict of fields in between."""
-        payload = f.get(JOURNAL_FIELD)
+        if f.__class__ is list:         # the raw reader's [name, value, ...] (journal.py)
+            payload = f[1] if len(f) == 2 and f[0] == JOURNAL_FIELD else None
+            if payload is None:
+                f = _fields_dict(f)
+                payload = f.get(JOURNAL_FIELD)
+        else:
+            payload = f.get(JOURNAL_FIELD)
         if payload is not None:
             parts = payload.split("|")
             if len(parts) == 8 and _FAST_PATH and "%" not in payload:
@@ -168,8 +174,14 @@ def _parse_audit(f: dict, txn_id: str) -> dict:
     return dict(record, record=text)
 
 
-def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list[BookEntry], list[dict]]:
-    """Split stream entries into parsed entries and quarantine rows (malformed ones)."""
+def _fields_dict(flat: list) -> dict:
+    """A stream entry's flat [name, value, ...] as redis-py's dict of it."""
+    return dict(zip(flat[::2], flat[1::2]))
+
+
+def parse_entries(partition: int, raw: Sequence[tuple[str, dict | list]]) -> tuple[list[BookEntry], list[dict]]:
+    """Split stream entries into parsed entries and quarantine rows (malformed ones).
+    An entry's fields: redis-py's dict, or the flat list Redis sent (the drain's raw reader)."""
     good, bad = [], []
     now = utcnow()
     for entry_id, fields_ in raw:
@@ -181,6 +193,8 @@ def parse_entries(partition: int, raw: Sequence[tuple[str, dict]]) -> tuple[list
                 raise ValueError("id longer than the schema allows")
             good.append(entry)
         except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
+            if fields_.__class__ is list:
+                fields_ = _fields_dict(fields_)
             bad.append(dict(journal_partition=partition, journal_id=entry_id,
                             fields_json=json.dumps(fields_, sort_keys=True, default=str),
                             error=f"{type(exc).__name__}: {exc}", quarantined_at=now))

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+import redis
 from redis.exceptions import AskError, MovedError, ResponseError
 
 from core import Ledger
@@ -130,6 +131,23 @@ class Journal:
         return int(self.client.xtrim(part.journal, minid=minid, approximate=False))
 
 
+def _identity(response, **_options):
+    return response
+
+
+def _raw_reader(client):
+    """A client sharing `client`'s connections whose XREADGROUP answers what Redis sent
+    (per entry [id, [name, value, ...]], under the stream's name in RESP3's map or RESP2's
+    list) instead of redis-py's tuple and dict per entry
+    (issue 30: with one journal field per entry, that dict was the reply's main cost).
+    None on a Cluster client (its node routing is its own): the drain then reads as before."""
+    if is_cluster(client) or not isinstance(client, redis.Redis):
+        return None
+    reader = redis.Redis(connection_pool=client.connection_pool)
+    reader.set_response_callback("XREADGROUP", _identity)
+    return reader
+
+
 class Consumer:
     """One consumer of the group: applies batches of every partition to the database."""
 
@@ -147,11 +165,26 @@ class Consumer:
         self._claim_cursor: dict[int, str] = {}
         self._after_commit = after_commit_hook
         self._commits = 0
+        self._reader = _raw_reader(self.client)
+
+    def _xreadgroup(self, part: Partition, start: str, block_ms: int | None = None) -> list:
+        """XREADGROUP of one partition's journal: [(entry id, fields)], where fields is
+        redis-py's dict, or (the raw reader) the flat [name, value, ...] list Redis sent,
+        or None for an entry deleted while pending. parse_entries takes every shape."""
+        args = ["XREADGROUP", "GROUP", CONSUMER_GROUP, self.name, "COUNT", self.batch_size]
+        if block_ms is not None:
+            args += ["BLOCK", block_ms]
+        if self._reader is None:
+            reply = self.client.xreadgroup(CONSUMER_GROUP, self.name, {part.journal: start},
+                                           count=self.batch_size, block=block_ms)
+        else:
+            reply = self._reader.execute_command(*args, "STREAMS", part.journal, start)
+            if reply.__class__ is dict:         # RESP3 (redis-py's default where the server speaks it)
+                return reply.get(part.journal) or []
+        return reply[0][1] if reply else []
 
     def _read_own(self, part: Partition) -> list:
-        reply = self.client.xreadgroup(CONSUMER_GROUP, self.name, {part.journal: "0"}, count=self.batch_size)
-        entries = reply[0][1] if reply else []
-        return entries
+        return self._xreadgroup(part, "0")
 
     def _claim(self, part: Partition) -> tuple[list, list[str]]:
         start = self._claim_cursor.get(part.index, "0-0")
@@ -163,9 +196,7 @@ class Consumer:
         return entries, deleted
 
     def _read_new(self, part: Partition, block_ms: int | None) -> list:
-        reply = self.client.xreadgroup(CONSUMER_GROUP, self.name, {part.journal: ">"},
-                                       count=self.batch_size, block=block_ms)
-        return reply[0][1] if reply else []
+        return self._xreadgroup(part, ">", block_ms)
 
     def confirm_replicated(self, part: Partition, entries: list) -> None:
         """With the ledger's `wait_replicas`, return only once that many replicas hold the

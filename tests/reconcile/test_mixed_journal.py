@@ -2,7 +2,9 @@
 entries written before it (one stream field per name) are still read everywhere. A
 stream mixing both forms drains into the same book as a stream of either; the codec
 round-trips any extra value (names, JSON, '|' and '%' included); the drain's parser
-reads the compact form exactly as core.JournalEntry does."""
+reads the compact form exactly as core.JournalEntry does. The drain reads the stream raw
+(Redis's flat field lists) on a standalone Redis and through redis-py's dicts on a
+Cluster: both give the same book, and an entry deleted while pending is quarantined."""
 from __future__ import annotations
 
 from dataclasses import fields
@@ -14,7 +16,9 @@ from sqlalchemy import select
 from core import JournalEntry
 from core.journal_codec import FIELD, decode, encode, read_range
 from core.keys import CONSUMER_GROUP
-from reconcile_service.models import LedgerEntry
+from reconcile_service import journal
+from reconcile_service.metrics import Metrics
+from reconcile_service.models import LedgerEntry, QuarantinedEntry
 from reconcile_service.store import BookEntry
 from tests.reconcile.conftest import assert_books_agree, run_cli
 from tests.reconcile.test_drain_paths import SAMPLES
@@ -59,9 +63,14 @@ def test_the_scripts_write_one_field_with_extras_escaped(ledger):
     assert [e.kind for e in ledger.journal("A-1")] == ["deduct", "open"]
 
 
-def test_a_stream_mixing_old_and_compact_entries_drains_into_one_book(ledger, redis_url, pg_url, db):
+@pytest.mark.parametrize("reader", ["raw", "redis-py"])
+def test_a_stream_mixing_old_and_compact_entries_drains_into_one_book(ledger, redis_url, pg_url, db, reader,
+                                                                      monkeypatch):
     """The journal of a shop that upgraded mid-day: its entries, rewritten with the same ids
-    so every other one is in the old form (as a script before issue 30 wrote it)."""
+    so every other one is in the old form (as a script before issue 30 wrote it). Read raw,
+    and as on a Cluster (no raw reader: redis-py's dict per entry)."""
+    if reader == "redis-py":
+        monkeypatch.setattr(journal, "_raw_reader", lambda client: None)
     ledger.open_account("A-1", txn_id="open-A-1", initial_minor=5_000, holder_name="Li|Lei")
     ledger.open_account("B-2", txn_id="open-B-2", initial_minor=900)
     for i in range(6):
@@ -92,3 +101,30 @@ def test_a_stream_mixing_old_and_compact_entries_drains_into_one_book(ledger, re
             (f["term"], f["cash"], f["orig"])
         assert (row.method or "") == f.get("m", "")
     assert rows["cap-1"].original_txn_id == "h-1" and rows["c-3"].method == "wechat"
+
+
+@pytest.mark.parametrize("reader", ["raw", "redis-py"])
+def test_an_entry_deleted_while_pending_is_quarantined_not_lost(ledger, redis_url, pg_url, db, reader,
+                                                               monkeypatch):
+    """A consumer holds entries it has not booked; one is deleted from the stream (XDEL): its
+    next read gets the id without fields, which is quarantined (visible), the rest booked."""
+    if reader == "redis-py":
+        monkeypatch.setattr(journal, "_raw_reader", lambda client: None)
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=1_000)
+    for i in range(3):
+        ledger.deduct("A-1", 10, txn_id=f"d-{i}")
+    part = ledger.schema.partition_of("A-1")
+    assert run_cli("migrate", redis_url=redis_url, database_url=pg_url) == 0
+    consumer = journal.Consumer(ledger, db, "c1", batch_size=100, claim_idle_ms=60_000, metrics=Metrics())
+    assert (consumer._reader is None) == (reader == "redis-py")
+    held = consumer._read_new(part, None)          # pending at c1, not booked (a crash here)
+    assert len(held) == 4
+    gone = held[2][0]
+    ledger.client.xdel(part.journal, gone)
+    consumer._own_pending[part.index] = True
+    assert consumer.step(part) == 4
+    with db.connect() as conn:
+        booked = sorted(r.txn_id for r in conn.execute(select(LedgerEntry)))
+        quarantined = [r.journal_id for r in conn.execute(select(QuarantinedEntry))]
+    assert booked == ["d-0", "d-2", "open-A-1"] and quarantined == [gone]
+    assert ledger.client.xpending(part.journal, CONSUMER_GROUP)["pending"] == 0
