@@ -42,6 +42,11 @@ HASH_LEN = 64      # hex SHA-256
 def journal_pos(journal_id: str) -> str:
     """The sortable form of a stream id ('1712-3' -> 34 digits). Raises ValueError."""
     ms, _, seq = journal_id.partition("-")
+    # the drain computes one per entry: the ids Redis makes (ASCII digits, no leading
+    # zeros, within the widths) are padded as they are; anything else takes the checks below
+    if 0 < len(ms) <= 15 and 0 < len(seq) <= 19 and ms.isascii() and ms.isdigit() and seq.isascii() \
+            and seq.isdigit() and (ms[0] != "0" or len(ms) == 1) and (seq[0] != "0" or len(seq) == 1):
+        return ms.zfill(15) + seq.zfill(19)
     ms_i, seq_i = int(ms), int(seq or 0)
     if ms_i < 0 or seq_i < 0 or ms_i >= 10 ** 15 or seq_i >= 10 ** 19:
         raise ValueError(f"journal id {journal_id!r} out of range")

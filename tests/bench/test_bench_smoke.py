@@ -43,6 +43,10 @@ def test_bench_smoke_writes_report(tmp_path):
     assert "| 17 client CPU |" in text
     assert "## Issue 17: lean ledger, every target of this run" in text   # issue 17's own table
     assert "| 17 server cost: product deduct in deduct_many" in text
+    assert "## Issue 30: the lean journal, every target of this run" in text   # issue 30's own table
+    for row in ("server cost: product deduct (fresh)", "server cost: product refund", "drain: one reconcile-service",
+                "idempotency record", "`deduct_many` with 2 client processes"):
+        assert f"| {row}" in text, row
     assert "| 33 capacity | idempotency record" in text and "| 33 soak | memory per operation" in text
     assert (tmp_path / "soak.md").exists() and (tmp_path / "benchmarks" / "soak_memory.png").stat().st_size > 0
     assert "FAILED" not in text, proc.stdout + proc.stderr

@@ -18,7 +18,7 @@ from core.journal_codec import FIELD, decode, encode, read_range
 from core.keys import CONSUMER_GROUP
 from reconcile_service import journal
 from reconcile_service.metrics import Metrics
-from reconcile_service.models import LedgerEntry, QuarantinedEntry
+from reconcile_service.models import LedgerEntry, QuarantinedEntry, journal_pos
 from reconcile_service.store import BookEntry
 from tests.reconcile.conftest import assert_books_agree, run_cli
 from tests.reconcile.test_drain_paths import SAMPLES
@@ -128,3 +128,28 @@ def test_an_entry_deleted_while_pending_is_quarantined_not_lost(ledger, redis_ur
         quarantined = [r.journal_id for r in conn.execute(select(QuarantinedEntry))]
     assert booked == ["d-0", "d-2", "open-A-1"] and quarantined == [gone]
     assert ledger.client.xpending(part.journal, CONSUMER_GROUP)["pending"] == 0
+
+
+def _journal_pos_by_integers(journal_id: str) -> str:
+    """journal_pos as first written: both parts through int(), range-checked."""
+    ms, _, seq = journal_id.partition("-")
+    ms_i, seq_i = int(ms), int(seq or 0)
+    if ms_i < 0 or seq_i < 0 or ms_i >= 10 ** 15 or seq_i >= 10 ** 19:
+        raise ValueError(journal_id)
+    return f"{ms_i:015d}{seq_i:019d}"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.text(alphabet="0123456789-+ ²x", max_size=40),
+                 st.builds(lambda ms, seq: f"{ms}-{seq}", st.integers(0, 10 ** 16), st.integers(0, 10 ** 20)),
+                 st.builds(lambda ms, seq: f"{ms}-{seq}", st.text("0123456789", min_size=1, max_size=17),
+                           st.text("0123456789", min_size=1, max_size=21))))
+def test_journal_pos_fast_path_equals_the_integer_form(journal_id):
+    """The drain's per-entry position (a fast path for Redis's own ids) answers exactly what
+    the integer form does, and refuses what it refuses (leading zeros, widths, signs)."""
+    def answer(fn):
+        try:
+            return fn(journal_id)
+        except ValueError:
+            return "refused"
+    assert answer(journal_pos) == answer(_journal_pos_by_integers)
