@@ -143,6 +143,47 @@ FINDINGS: dict[str, str] = {
         "records per key without a per-record TTL (hashes by generation, dropped by age), which changes every "
         "reader of txn records (refund's original, hold state, history, the reconcile checks) and the retention "
         "semantics: not done in issue 17."),
+    "i30_server_cost": (
+        "callgrind of redis-server per call, interleaved with the minimal full-contract script "
+        "(bench/contenders/minimal_deduct.lua: 3 keys, 7 arguments, HMGET + HSET + XADD + HSET + EXPIRE). "
+        "The product's fresh deduct carries 7 keys and 7 arguments (the holds, their expiries, the shop's "
+        "spending order and the member's cards travel with every charge because the charge checks them), and "
+        "checks every key and argument before it touches anything: issue 17's truncation profile put FCALL with "
+        "its 14 keys and arguments at ~38k instructions and the checks at ~22k, against ~7k and none for the "
+        "minimal script. Issue 30's journal encoding and string reply took ~8k; the second pass took the rest "
+        "that does not change a contract (commits of 2026-12-08: one pattern for plain arguments without a "
+        "tonumber below the limits' digit counts, the time cut from TIME's digits, extras appended already "
+        "encoded, fewer HSETs on the account and the record in credit, no EXISTS of the journal in void). What "
+        "is left is the per-call record (HMGET + HSET + EXPIRE of a key per txn: the item-4 layout in "
+        "docs/ledger.md makes it HMGET + HGET + HSET without EXPIRE) and the keys a charge must check; hold, "
+        "capture and refund also read and write the hold or the original's record and the holds structures "
+        "(2-5 commands more than a deduct, ~4-6k each through the Lua bridge)."),
+    "i30_drain": (
+        "One daemon's drain is the daemon's Python plus PostgreSQL's work on the same 2 cores. The daemon's "
+        "Python is ~80k CPython instructions per entry (`python -m bench.drain_instructions`; by cProfile of "
+        "one batch: parsing ~25%, the hash chain ~23%, the totals ~12%, building the row ~10%), about 20-25 µs "
+        "of CPU, plus redis-py's read and the XACK (~1.2 µs); raw binary COPY alone is PostgreSQL's ~14 µs per "
+        "row at ~70,000 rows/s. One daemon alternates its Python with the database's commit, so the two add up "
+        "more than they overlap: ~25,000-30,000 entries/s on this machine however the journal is encoded, and a second daemon "
+        "competes for the same 2 cores with PostgreSQL, so ×2 shows what the cores have left, not the design. "
+        "Done in issue 30: one field per entry (redis-py decodes 3 strings per entry, not 17-25), the common "
+        "kinds parsed straight into the book's tuple, XREADGROUP read raw (read + parse 8.6 -> 6.2 µs per entry "
+        "of client CPU), stream positions padded without int() (1.2 -> 0.8 µs). Not done: the row's hash chain "
+        "and totals in C."),
+    "i30_record_bytes": (
+        "Measured 2026-12-08 (INFO used_memory over 200,000 records): a hash per txn with its TTL 228 B, a "
+        "string per txn with its TTL 197 B, a field of a shared hash 138 B. Any layout with one key per record "
+        "pays the key's dict entry, its name, the value object and an expiry entry (~190 B); ≤ 160 B needs many "
+        "records per key. The layout (static shard hashes rotated by age inside the calls, no clock on the "
+        "caller, no EXPIRE per call) is designed in docs/ledger.md ('Records of at most 160 bytes'); it changes "
+        "every script's KEYS, every reader of records and needs an upgrade step moving the live records, so it "
+        "is its own piece of work, not done in issue 30."),
+    "i30_deduct_many": (
+        "2 client processes and redis-server share 2 cores: per deduction a deduct_batch item costs Redis "
+        "~130k instructions (the row above) and the client ~10 µs of CPU after issue 30 (redis-py packed each "
+        "of an item's 14 arguments with a Python call, 22 µs per deduction; core.resp_packing packs plain "
+        "arguments in one C call). The figure is what the 2 cores give when the client processes and Redis "
+        "preempt each other; a third machine's client would not share them."),
     "gateway_two_processes": (
         "Issue 24, measured 2026-12-07 with the CPU of each component sampled from /proc (the row's note): the whole "
         "machine was busy (2.0 of 2.0 cores; other sessions' jobs took 0.75-1.19 of them), and a charge through a "

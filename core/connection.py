@@ -49,6 +49,7 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
+from . import resp_packing
 from .errors import ConfigError, UnsafeRedisConfig
 
 SAFE_EVICTION_POLICY = "noeviction"
@@ -279,14 +280,17 @@ def connect(url: str, *, socket_timeout_s: float = 2.0, connect_timeout_s: float
     tls_options = _ssl_options(target)
     auth = {"username": target.username, "password": target.password}
     if target.kind == UNIX:
-        return redis.Redis(unix_socket_path=target.socket_path, db=target.db, **auth, **options)
-    if target.kind == STANDALONE:
+        client = redis.Redis(unix_socket_path=target.socket_path, db=target.db, **auth, **options)
+    elif target.kind == STANDALONE:
         (host, port), = target.hosts
-        return redis.Redis(host=host, port=port, db=target.db, **auth, **options, **tls_options)
-    if target.kind == CLUSTER:
+        client = redis.Redis(host=host, port=port, db=target.db, **auth, **options, **tls_options)
+    elif target.kind == CLUSTER:
         return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in target.hosts],
                             **auth, **options, **tls_options)
-    return _sentinel_primary(target, options, tls_options)
+    else:
+        client = _sentinel_primary(target, options, tls_options)
+    resp_packing.install(client)        # plain arguments packed in one C call (issue 30)
+    return client
 
 
 class _Sentinel(Sentinel):
