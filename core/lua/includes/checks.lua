@@ -75,6 +75,11 @@ end
 -- so each part is one field): one match instead of six. It accepts only what the field
 -- checks accept; anything else goes through them, and they name the bad field.
 local PLAIN_REQUEST = '^[%w._:-]+ [%w._:-]+ [1-9]%d* [1-9]%d* [%w._:-]* [%w._:-]*$'
+-- Digits (no leading zero) fewer than the limit's are below it: no tonumber (a strtod,
+-- ~1.3k instructions each) for the amounts and retentions of every day.
+-- (Their digit counts by '..': a library's top level may not reach the string table;
+-- both limits are far below 1e14, where Lua's number-to-string turns to exponents.)
+local AMOUNT_DIGITS, TTL_DIGITS = #('' .. MAX_AMOUNT_MINOR), #('' .. MAX_TTL_S)
 
 local function plain_request(max_amount_minor)
   local txn, acct, amount, ttl, term, cash = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] or '', ARGV[6] or ''
@@ -83,7 +88,8 @@ local function plain_request(max_amount_minor)
      or not string.match(txn .. ' ' .. acct .. ' ' .. amount .. ' ' .. ttl .. ' ' .. term .. ' ' .. cash, PLAIN_REQUEST) then
     return false
   end
-  return tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR) and tonumber(ttl) <= MAX_TTL_S
+  return (#amount < AMOUNT_DIGITS and not max_amount_minor or tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR))
+     and (#ttl < TTL_DIGITS or tonumber(ttl) <= MAX_TTL_S)
 end
 
 -- The standard checks of KEYS/ARGV shared by every balance script. `internal_txn`: the
