@@ -36,7 +36,9 @@ if bad then return bad end
 local ttl_hold = ARGV[7]
 local ttl_hold_s = type(ttl_hold) == 'string' and #ttl_hold <= 9 and string.match(ttl_hold, '^[1-9][0-9]*$')
   and tonumber(ttl_hold)
-if not ttl_hold_s or ttl_hold_s > tonumber(ARGV[4]) then
+-- (both canonical digits: fewer digits than the retention's is within it, no tonumber)
+local retention = ARGV[4]
+if not ttl_hold_s or #ttl_hold > #retention or #ttl_hold == #retention and ttl_hold_s > tonumber(retention) then
   return invalid('ttl_s', 'must be a whole number of seconds, at most the retention')
 end
 local acct_key, txn_key, jkey, holds_key, expiry_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

@@ -95,6 +95,26 @@ def test_hold_scripts_in_a_partition_that_lost_its_journal_write_nothing(acct):
     assert {k: acct.client.dump(k) for k in acct.client.keys("*")} == before
 
 
+def test_the_hold_script_bounds_its_ttl_by_the_retention_exactly(acct):
+    """hold.lua compares ttl_s with the call's retention by digit count, then by value."""
+    part = acct.schema.partition_of("A-1")
+    keys = [part.account("A-1"), None, part.journal, part.holds("A-1"), part.hold_expiries("A-1"),
+            part.account_cards("A-1")]
+
+    def hold(txn, retention, ttl):
+        keys[1] = part.txn(txn)
+        reply = acct.scripts.call(acct.client, "hold", keys, [txn, "A-1", "1", retention, "", "", ttl, ""])
+        return reply.split("|") if isinstance(reply, str) else reply
+
+    for txn, retention, ttl in (("h-1", "3600", "3601"), ("h-2", "3600", "10000"), ("h-3", "999", "1000"),
+                                ("h-4", "3600", "03600"), ("h-5", "3600", "0")):
+        reply = hold(txn, retention, ttl)
+        assert reply[0] == "INVALID" and reply[3].startswith("ttl_s"), (txn, reply)
+    for txn, retention, ttl in (("h-6", "3600", "3600"), ("h-7", "3600", "999"), ("h-8", "1000", "999")):
+        assert hold(txn, retention, ttl)[0] == "APPLIED", txn
+    assert acct.available("A-1") == 10_000 - 3
+
+
 def test_expired_hold_stops_counting_by_itself(acct):
     acct.hold("A-1", 9000, txn_id="h-1", ttl_s=1)
     assert acct.available("A-1") == 1000
