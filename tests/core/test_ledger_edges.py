@@ -347,3 +347,27 @@ def test_the_scripts_bound_amount_and_retention_at_their_limits_exactly(ledger):
     assert deduct("d-7", "1", max_ttl)[0] == "APPLIED"                            # the retention limit
     assert deduct("d-1", str(MAX_AMOUNT_MINOR), "3600")[0] == "APPLIED"           # 12 digits, by value
     assert ledger.balance("A-1") == 0
+
+
+def test_a_zero_amount_goes_through_the_one_pattern_check_and_bad_fields_are_still_named(ledger):
+    """check_request(allow_zero): '0' is checked with the rest in one pattern (void, freeze,
+    open...); '00', a bad id or a bad retention beside it still gets INVALID naming the field."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=100)
+    ledger.hold("A-1", 10, txn_id="h-1", ttl_s=600)
+    part = ledger.schema.partition_of("A-1")
+
+    def void(txn, amount="0", ttl="3600", term="T1", cash="c1"):
+        keys = [part.account("A-1"), part.txn(txn), part.journal, part.holds("A-1"), part.hold_expiries("A-1"),
+                part.txn("h-1")]
+        reply = ledger.scripts.call(ledger.client, "void", keys, [txn, "A-1", amount, ttl, term, cash, "h-1"])
+        return reply.split("|") if isinstance(reply, str) else reply
+
+    for txn, kw, field in (("v-1", {"amount": "00"}, "amount_minor"), ("v-2", {"amount": ""}, "amount_minor"),
+                           ("v-3", {"ttl": "0"}, "retention_s"), ("v-4", {"term": "T 1"}, "terminal_id"),
+                           ("v-5", {"cash": "c|1"}, "cashier_id"), ("v-6", {"amount": "1"}, "amount_minor")):
+        reply = void(txn, **kw)
+        assert reply[0] == "INVALID" and reply[3].startswith(field), (txn, reply)
+    assert void("v-7")[0] == "APPLIED" and ledger.available("A-1") == 100
+    freeze = ledger.scripts.call(ledger.client, "freeze", [part.account("A-1"), part.txn("f-1"), part.journal],
+                                 ["f-1", "A-1", "0", "3600", "", ""])
+    assert (freeze.split("|") if isinstance(freeze, str) else freeze)[0] == "APPLIED"
