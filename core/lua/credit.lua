@@ -88,22 +88,36 @@ if KEYS[4] and kind == 'credit' then
 end
 
 local after = int_str(balance + into + bonus)
--- journal extras as bucket_fields(into, bonus, {'m', method}) makes them, from the checked
--- digits (ARGV[3] and bonus_arg are canonical): pd = the principal, bd = the bonus, dp =
--- the debt paid
+-- journal extras as bucket_fields(into, bonus, {'m', method}) makes them, already encoded
+-- (append_entry): the checked digits (ARGV[3] and bonus_arg are canonical) and a method
+-- of the fixed list, nothing to escape. pd = the principal, bd = the bonus, dp = the debt paid
 local extra = nil
-if bonus > 0 then extra = {'pd', int_str(into), 'bd', bonus_arg, 'm', method}
-elseif kind == 'credit' then extra = {'m', method} end
-if paid > 0 then extra[#extra + 1] = 'dp'; extra[#extra + 1] = int_str(paid) end
+if bonus > 0 then extra = '|pd|' .. int_str(into) .. '|bd|' .. bonus_arg .. '|m|' .. method
+elseif kind == 'credit' then extra = '|m|' .. method end
+local paid_s = paid > 0 and int_str(paid)
+if paid_s then extra = extra .. '|dp|' .. paid_s end      -- (paid > 0 only for kind credit)
 local amt = ARGV[3]
 if bonus > 0 or paid > 0 then amt = int_str(into + bonus) end
 local jid = append_entry(jkey, kind, amt, after, original, extra)
 if not jid then return NOT_INITIALIZED end
-set_balance(acct_key, after, jid, bonus > 0 and tonumber(acct[3] or '0') + bonus or nil)
-local reply = decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
-if paid > 0 then
-  if debt > paid then redis.call('HSET', acct_key, 'dt', int_str(debt - paid))
-  else redis.call('HDEL', acct_key, 'dt') end
-  redis.call('HSET', txn_key, 'dp', int_str(paid))
+local bonus_after = bonus > 0 and tonumber(acct[3] or '0') + bonus or nil
+if paid > 0 and debt > paid then
+  -- the debt left in the same HSET as the balance (set_balance's fields, then dt)
+  if bonus_after then
+    redis.call('HSET', acct_key, 'bal', after, 'bo', int_str(bonus_after), 'lj', jid, 'dt', int_str(debt - paid))
+  else
+    redis.call('HSET', acct_key, 'bal', after, 'lj', jid, 'dt', int_str(debt - paid))
+  end
+else
+  set_balance(acct_key, after, jid, bonus_after)
+  if paid > 0 then redis.call('HDEL', acct_key, 'dt') end
 end
-return answer(reply, paid)
+if paid_s then
+  -- the decision decide() stores, with the debt paid in the same HSET
+  redis.call('HSET', txn_key, 'f', fp, 's', stored_status('APPLIED'), 'b', after, 'j', jid, 'dp', paid_s)
+  redis.call('EXPIRE', txn_key, ttl_s)
+else
+  decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)
+end
+-- the reply answer() makes of decide's, built directly: {status, balance, replayed, journal id, debt paid}
+return {'APPLIED', after, 0, jid, paid}

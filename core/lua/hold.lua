@@ -29,12 +29,16 @@ Errors: INVALID, TXN_CONFLICT, NOT_INITIALIZED
 --@include holds
 --@include cards
 
-local bad = check_request(false) or check_hold_keys(string.sub(KEYS[3], 1, -2), ARGV[2])
-  or check_presented_card(KEYS[6], ARGV[8], string.sub(KEYS[3], 1, -2), ARGV[2])
+local prefix = string.sub(KEYS[3] or '', 1, -2)
+local bad = check_request(false) or check_hold_keys(prefix, ARGV[2])
+  or check_presented_card(KEYS[6], ARGV[8], prefix, ARGV[2])
 if bad then return bad end
 local ttl_hold = ARGV[7]
-if type(ttl_hold) ~= 'string' or not string.match(ttl_hold, '^[1-9][0-9]*$') or #ttl_hold > 9
-   or tonumber(ttl_hold) > tonumber(ARGV[4]) then
+local ttl_hold_s = type(ttl_hold) == 'string' and #ttl_hold <= 9 and string.match(ttl_hold, '^[1-9][0-9]*$')
+  and tonumber(ttl_hold)
+-- (both canonical digits: fewer digits than the retention's is within it, no tonumber)
+local retention = ARGV[4]
+if not ttl_hold_s or #ttl_hold > #retention or #ttl_hold == #retention and ttl_hold_s > tonumber(retention) then
   return invalid('ttl_s', 'must be a whole number of seconds, at most the retention')
 end
 local acct_key, txn_key, jkey, holds_key, expiry_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -57,9 +61,10 @@ if in_debt then return decline(jkey, txn_key, fp, ttl_s, in_debt, balance - held
 if count >= MAX_ACTIVE_HOLDS then return decline(jkey, txn_key, fp, ttl_s, 'TOO_MANY_HOLDS', balance - held) end
 if balance - held < amount then return decline(jkey, txn_key, fp, ttl_s, 'INSUFFICIENT_FUNDS', balance - held) end
 
-local expires = int_str(tonumber(now) + tonumber(ttl_hold) * 1000)
+local expires = int_str(tonumber(now) + ttl_hold_s * 1000)
 local amount_arg = ARGV[3]          -- canonical digits (checked)
-local jid = append_entry(jkey, 'hold', '0', acct[1], '', {'held', amount_arg, 'exp', expires})
+-- the extras held, exp already encoded: digits, nothing to escape (journal_extras' output)
+local jid = append_entry(jkey, 'hold', '0', acct[1], '', '|held|' .. amount_arg .. '|exp|' .. expires)
 if not jid then return NOT_INITIALIZED end
 redis.call('HSET', acct_key, 'lj', jid)
 redis.call('HSET', holds_key, txn_id, amount_arg)

@@ -81,18 +81,22 @@ oamount = tonumber(oamount)
 -- the stored total must be the sum of the refunds recorded (a record without refund
 -- fields, written before they existed, has only its total), and the bonus taken no more
 -- than the original: else the record was changed outside the scripts
-if entries == 0 and string.match(ototal, '^%d+$') and #ototal <= 16 then refunded = tonumber(ototal) end
-if not sound or ototal ~= int_str(refunded) or not string.match(otb, '^%d+$') or tonumber(otb) > oamount
-   or refunded + amount > oamount then
+-- (the first refund of an original that took no bonus, the common case, has ototal and
+-- otb '0': sound as they stand, with no formatting or parsing of them)
+if entries == 0 and ototal ~= '0' and string.match(ototal, '^%d+$') and #ototal <= 16 then refunded = tonumber(ototal) end
+local taken_b = otb == '0' and 0 or (string.match(otb, '^%d+$') and tonumber(otb))
+if not sound or (ototal ~= '0' or entries > 0) and ototal ~= int_str(refunded) or not taken_b
+   or taken_b > oamount or refunded + amount > oamount then
   return decline(jkey, txn_key, fp, ttl_s, 'REFUND_EXCEEDS_ORIGINAL', balance)
 end
 if balance + amount > MAX_BALANCE_MINOR then return decline(jkey, txn_key, fp, ttl_s, 'BALANCE_LIMIT_EXCEEDED', balance) end
 
-local give_p, give_b = split_refund(amount, refunded, oamount, tonumber(otb))
+local give_p, give_b = split_refund(amount, refunded, oamount, taken_b)
 local after = int_str(balance + amount)
 local jid = append_entry(jkey, 'refund', ARGV[3], after, original, bucket_fields(give_p, give_b))
 if not jid then return NOT_INITIALIZED end
--- one HSET: this refund's own field and the new total (keeps the original's TTL)
-redis.call('HSET', orig_key, 'r:' .. txn_id, ARGV[3], 'r', int_str(refunded + amount))
+-- one HSET: this refund's own field and the new total (keeps the original's TTL); the
+-- total of a first refund is its own amount, ARGV[3] (canonical digits, checked)
+redis.call('HSET', orig_key, 'r:' .. txn_id, ARGV[3], 'r', refunded == 0 and ARGV[3] or int_str(refunded + amount))
 set_balance(acct_key, after, jid, give_b > 0 and tonumber(acct[3] or '0') + give_b or nil)
 return decide(txn_key, fp, ttl_s, 'APPLIED', after, jid)

@@ -28,20 +28,25 @@ local bad = check_request(true) or check_hold_keys(prefix, ARGV[2]) or check_hol
 if bad then return bad end
 if ARGV[3] ~= '0' then return invalid('amount_minor', 'must be 0 for void') end
 local acct_key, txn_key, jkey, holds_key, expiry_key, hold_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local txn_id, account_id, ttl_s, hold_txn = ARGV[1], ARGV[2], ARGV[4], ARGV[7]
+local account_id, ttl_s, hold_txn = ARGV[2], ARGV[4], ARGV[7]
 local fp = 'void|' .. account_id .. '|0|' .. hold_txn
 
 local prior = replay(txn_key, fp)
 if prior then return prior end
-if not initialized(jkey) then return NOT_INITIALIZED end
 
+-- no EXISTS of the journal up front: a decline checks it (decline), the applied path
+-- learns it from append_entry's NOMKSTREAM, its first write (as the balance scripts)
 local bal = redis.call('HGET', acct_key, 'bal')
-if not bal then return decide(txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
+if not bal then return decline(jkey, txn_key, fp, ttl_s, 'ACCOUNT_NOT_FOUND', 0) end
 local status = hold_state(hold_key, account_id, now_ms())
-if status then return decide(txn_key, fp, ttl_s, status, tonumber(bal)) end
+if status then return decline(jkey, txn_key, fp, ttl_s, status, tonumber(bal)) end
 
+local balance = int_str(bal)
+-- the entry journal() wrote (txn, account, terminal, cashier, hold: checked ids, nothing to escape)
+local jid = append_entry(jkey, 'void', '0', balance, hold_txn)
+if not jid then return NOT_INITIALIZED end
+redis.call('HSET', acct_key, 'lj', jid)
 redis.call('HDEL', holds_key, hold_txn)
 redis.call('ZREM', expiry_key, hold_txn)
 redis.call('HSET', hold_key, 'hs', 'voided')
-local jid = journal(jkey, acct_key, txn_id, 'void', account_id, 0, tonumber(bal), hold_txn)
-return decide(txn_key, fp, ttl_s, 'APPLIED', tonumber(bal), jid)
+return decide(txn_key, fp, ttl_s, 'APPLIED', balance, jid)

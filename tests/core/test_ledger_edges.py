@@ -323,3 +323,51 @@ def test_every_writing_call_under_oom_raises_only_ledger_errors(small_redis):
     first = ledger.deduct("A-1", 1, txn_id="d-1")
     assert first.applied and not first.replayed and first.balance_minor == 9_998
     ledger.close()
+
+
+def test_the_scripts_bound_amount_and_retention_at_their_limits_exactly(ledger):
+    """checks.lua's one-pattern path decides the bounds by digit count below the limits and
+    by value at them: 1e11 and 400 days pass, one more does not (a client bypassing Python)."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=MAX_AMOUNT_MINOR)
+    ledger.credit("A-1", 10, txn_id="c-1")
+    part = ledger.schema.partition_of("A-1")
+    max_ttl = str(400 * 86400)
+
+    def deduct(txn, amount, ttl):
+        keys = [part.account("A-1"), part.txn(txn), part.journal, part.holds("A-1"), part.hold_expiries("A-1")]
+        reply = ledger.scripts.call(ledger.client, "deduct", keys, [txn, "A-1", amount, ttl, "", ""])
+        return reply.split("|") if isinstance(reply, str) else reply
+
+    for txn, amount, ttl in (("d-2", str(MAX_AMOUNT_MINOR + 1), "3600"), ("d-3", "1", str(int(max_ttl) + 1)),
+                             ("d-4", "1" + "0" * 16, "3600"), ("d-5", "1", "1" + "0" * 9)):
+        reply = deduct(txn, amount, ttl)
+        assert reply[0] == "INVALID", (txn, reply)
+        assert reply[3].startswith("amount_minor" if txn in ("d-2", "d-4") else "retention_s"), reply
+    assert deduct("d-6", "9", "99")[0] == "APPLIED"                               # fewer digits
+    assert deduct("d-7", "1", max_ttl)[0] == "APPLIED"                            # the retention limit
+    assert deduct("d-1", str(MAX_AMOUNT_MINOR), "3600")[0] == "APPLIED"           # 12 digits, by value
+    assert ledger.balance("A-1") == 0
+
+
+def test_a_zero_amount_goes_through_the_one_pattern_check_and_bad_fields_are_still_named(ledger):
+    """check_request(allow_zero): '0' is checked with the rest in one pattern (void, freeze,
+    open...); '00', a bad id or a bad retention beside it still gets INVALID naming the field."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=100)
+    ledger.hold("A-1", 10, txn_id="h-1", ttl_s=600)
+    part = ledger.schema.partition_of("A-1")
+
+    def void(txn, amount="0", ttl="3600", term="T1", cash="c1"):
+        keys = [part.account("A-1"), part.txn(txn), part.journal, part.holds("A-1"), part.hold_expiries("A-1"),
+                part.txn("h-1")]
+        reply = ledger.scripts.call(ledger.client, "void", keys, [txn, "A-1", amount, ttl, term, cash, "h-1"])
+        return reply.split("|") if isinstance(reply, str) else reply
+
+    for txn, kw, field in (("v-1", {"amount": "00"}, "amount_minor"), ("v-2", {"amount": ""}, "amount_minor"),
+                           ("v-3", {"ttl": "0"}, "retention_s"), ("v-4", {"term": "T 1"}, "terminal_id"),
+                           ("v-5", {"cash": "c|1"}, "cashier_id"), ("v-6", {"amount": "1"}, "amount_minor")):
+        reply = void(txn, **kw)
+        assert reply[0] == "INVALID" and reply[3].startswith(field), (txn, reply)
+    assert void("v-7")[0] == "APPLIED" and ledger.available("A-1") == 100
+    freeze = ledger.scripts.call(ledger.client, "freeze", [part.account("A-1"), part.txn("f-1"), part.journal],
+                                 ["f-1", "A-1", "0", "3600", "", ""])
+    assert (freeze.split("|") if isinstance(freeze, str) else freeze)[0] == "APPLIED"

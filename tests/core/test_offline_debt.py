@@ -174,3 +174,20 @@ def test_a_covered_offline_sale_is_refunded_like_a_charge_one_that_left_a_debt_i
     assert refused.status == Status.ORIGINAL_NOT_FOUND
     assert acct.balance("A-1") == 0 and acct.offline_debt("A-1") == 1_500
 
+
+
+def test_a_top_up_that_pays_a_debt_writes_account_and_record_once_each(acct):
+    """credit.lua writes the balance, bonus, last journal id and the debt left in one HSET,
+    and the decision with the debt paid ('dp') in one HSET + EXPIRE: what readers see."""
+    offline(acct, "T1-f-1", 6_000)
+    part = acct.partitions[0]
+    for txn, amount, bonus, paid, left in (("c-1", 400, 50, 400, 600), ("c-2", 700, 0, 600, 0)):
+        r = acct.credit("A-1", amount, txn_id=txn, bonus_minor=bonus)
+        a = acct.client.hgetall(part.account("A-1"))
+        assert a["lj"] == r.journal_id and a.get("dt", "0") == str(left) and a["bo"] == "50"
+        rec = acct.client.hgetall(part.txn(txn))
+        assert r.debt_minor == paid and rec == {"f": rec["f"], "s": "A", "b": str(r.balance_minor),
+                                                "j": r.journal_id, "dp": str(paid)}
+        assert 0 < acct.client.ttl(part.txn(txn)) <= acct.retention_s
+        assert acct.credit("A-1", amount, txn_id=txn, bonus_minor=bonus).debt_minor == int(rec["dp"])
+    assert acct.balance("A-1") == 50 + 100

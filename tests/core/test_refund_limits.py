@@ -73,6 +73,30 @@ def test_a_bonus_taken_above_the_sale_is_refused(ledger, raw):
         Status.REFUND_EXCEEDS_ORIGINAL
 
 
+@pytest.mark.parametrize("field, value", [("r:ghost", "100"), ("r:ghost", "0"), ("tb", "x"), ("tb", ""),
+                                          ("r", "00"), ("r", "-1")])
+def test_a_first_refund_checks_a_record_that_looks_untouched(ledger, raw, field, value):
+    """refund.lua takes a record with no refund fields and no bonus ('r' and 'tb' absent)
+    as it stands; one field written outside the scripts still refuses every refund."""
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=2_000)
+    ledger.deduct("A-1", 600, txn_id="sale")
+    raw.hset(ledger.schema.partition_of("A-1").txn("sale"), field, value)
+    assert ledger.refund("A-1", 100, txn_id="r-1", original_txn_id="sale").status is \
+        Status.REFUND_EXCEEDS_ORIGINAL
+    assert ledger.balance("A-1") == 1_400
+
+
+def test_a_first_and_a_second_refund_keep_the_total(ledger, raw):
+    ledger.open_account("A-1", txn_id="open-A-1", initial_minor=2_000)
+    ledger.deduct("A-1", 600, txn_id="sale")
+    assert ledger.refund("A-1", 100, txn_id="r-1", original_txn_id="sale").applied
+    assert raw.hget(ledger.schema.partition_of("A-1").txn("sale"), "r") == "100"
+    assert ledger.refund("A-1", 500, txn_id="r-2", original_txn_id="sale").applied
+    rec = raw.hgetall(ledger.schema.partition_of("A-1").txn("sale"))
+    assert (rec["r"], rec["r:r-1"], rec["r:r-2"]) == ("600", "100", "500")
+    assert ledger.refund("A-1", 1, txn_id="r-3", original_txn_id="sale").status is Status.REFUND_EXCEEDS_ORIGINAL
+
+
 def test_record_layout_replay_and_retention(ledger, raw):
     ledger.open_account("A-1", txn_id="open-A-1", initial_minor=2_000)
     ledger.deduct("A-1", 600, txn_id="sale")

@@ -70,20 +70,30 @@ local function check_keys(prefix, acct_key, txn_key, account_id, txn_id)
   return nil
 end
 
--- The common request (a client's txn id, a positive amount) checked by one pattern over
+-- The common request (a client's txn id, a positive amount, or 0 where allowed) checked by one pattern over
 -- '<txn> <account> <amount> <retention> <terminal> <cashier>' (no field may hold a space,
 -- so each part is one field): one match instead of six. It accepts only what the field
 -- checks accept; anything else goes through them, and they name the bad field.
 local PLAIN_REQUEST = '^[%w._:-]+ [%w._:-]+ [1-9]%d* [1-9]%d* [%w._:-]* [%w._:-]*$'
+-- Digits (no leading zero) fewer than the limit's are below it: no tonumber (a strtod,
+-- ~1.3k instructions each) for the amounts and retentions of every day.
+-- (Their digit counts by '..': a library's top level may not reach the string table;
+-- both limits are far below 1e14, where Lua's number-to-string turns to exponents.)
+local AMOUNT_DIGITS, TTL_DIGITS = #('' .. MAX_AMOUNT_MINOR), #('' .. MAX_TTL_S)
 
-local function plain_request(max_amount_minor)
+local function plain_request(max_amount_minor, allow_zero)
   local txn, acct, amount, ttl, term, cash = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] or '', ARGV[6] or ''
+  -- an amount of '0' where zero is allowed (check_amount's allow_zero: void, freeze, open,
+  -- close...) is acceptable as it stands: the other fields go through the same pattern
+  -- instead of the six field checks
+  if allow_zero and amount == '0' then amount = '1' end
   if not (txn and acct and amount and ttl) or #txn > MAX_ID_LEN or #acct > MAX_ID_LEN or #amount > 16
      or #ttl > 9 or #term > MAX_ID_LEN or #cash > MAX_ID_LEN
      or not string.match(txn .. ' ' .. acct .. ' ' .. amount .. ' ' .. ttl .. ' ' .. term .. ' ' .. cash, PLAIN_REQUEST) then
     return false
   end
-  return tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR) and tonumber(ttl) <= MAX_TTL_S
+  return (#amount < AMOUNT_DIGITS and not max_amount_minor or tonumber(amount) <= (max_amount_minor or MAX_AMOUNT_MINOR))
+     and (#ttl < TTL_DIGITS or tonumber(ttl) <= MAX_TTL_S)
 end
 
 -- The standard checks of KEYS/ARGV shared by every balance script. `internal_txn`: the
@@ -92,7 +102,7 @@ local function check_request(allow_zero_amount, max_amount_minor, internal_txn)
   local jkey = KEYS[3]
   if type(jkey) ~= 'string' or string.sub(jkey, -1) ~= 'j' then return invalid('KEYS[3]', 'not a journal key') end
   local prefix = string.sub(jkey, 1, -2)
-  if not internal_txn and plain_request(max_amount_minor) then
+  if not internal_txn and plain_request(max_amount_minor, allow_zero_amount) then
     return check_keys(prefix, KEYS[1], KEYS[2], ARGV[2], ARGV[1])
   end
   local txn_check = check_id

@@ -56,14 +56,15 @@ local function invalid(field, reason)
 end
 
 -- Redis server time in ms, as exact digits: the seconds' digits, then the milliseconds
--- as 3 digits (Lua 5.1's %d truncates microseconds / 1000, exact below 10^6). Read once
--- per call: every use in one call sees the same instant (the cache is keyed by the
--- call's own ARGV table).
+-- as 3 digits: the thousands of the microseconds (0-999999, TIME's digits), zero-padded
+-- to six and cut (what '%s%03d' of seconds and microseconds / 1000 printed, without
+-- string.format's cost). Read once per call: every use in one call sees the same
+-- instant (the cache is keyed by the call's own ARGV table).
 local now_for_argv, now_value
 local function now_ms()
   if now_for_argv ~= ARGV then
     local t = redis.call('TIME')
-    now_value = string.format('%s%03d', t[1], t[2] / 1000)
+    now_value = t[1] .. string.sub('00000' .. t[2], -6, -4)
     now_for_argv = ARGV
   end
   return now_value

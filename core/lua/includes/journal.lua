@@ -59,8 +59,10 @@ end
 -- '|' to escape), as the call's first write. NOMKSTREAM: a partition without its stream
 -- (a Redis that lost its data) gets nothing and the answer is nil, for the caller's
 -- NOT_INITIALIZED; so the hot paths need no EXISTS of the stream. `signed_amount`,
--- `balance_after`: exact digits. Then the caller sets balance and last journal id in one
--- HSET (set_balance).
+-- `balance_after`: exact digits. `extra`: a flat list of name, value pairs (journal_extras),
+-- or those pairs already encoded ('|name|value...', nothing to escape: digits and fixed
+-- names, hold.lua), which skips journal_extras' table and scan. Then the caller sets
+-- balance and last journal id in one HSET (set_balance).
 -- No time field: an entry's time is its stream id's milliseconds (XADD '*' takes them
 -- from Redis's clock, never going back), so no call pays a TIME for its journal entry.
 local function append_entry(jkey, kind, signed_amount, balance_after, original_txn_id, extra)
@@ -68,6 +70,8 @@ local function append_entry(jkey, kind, signed_amount, balance_after, original_t
   if type(balance_after) ~= 'string' then balance_after = int_str(balance_after) end
   local entry = ARGV[1] .. '|' .. kind .. '|' .. ARGV[2] .. '|' .. signed_amount .. '|' .. balance_after
     .. '|' .. (ARGV[5] or '') .. '|' .. (ARGV[6] or '') .. '|' .. (original_txn_id or '')
-  if extra then entry = entry .. journal_extras(extra) end
+  if extra then
+    if type(extra) == 'string' then entry = entry .. extra else entry = entry .. journal_extras(extra) end
+  end
   return redis.call('XADD', jkey, 'NOMKSTREAM', '*', JOURNAL_FIELD, entry)
 end

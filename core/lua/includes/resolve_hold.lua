@@ -9,8 +9,9 @@ KEYS[6] is the hold's own txn record.
 local function hold_state(hold_key, account_id, now)
   local h = redis.call('HMGET', hold_key, 'f', 'hs', 'ha', 'hx')
   if not h[2] then return 'HOLD_NOT_FOUND', nil end
-  local hacct = string.match(h[1], '^hold|([^|]+)|')
-  if hacct ~= account_id then return 'HOLD_NOT_FOUND', nil end
+  -- the hold's fingerprint starts 'hold|<account>|' (account_id is a checked id: no '|')
+  local of_account = 'hold|' .. account_id .. '|'
+  if string.sub(h[1], 1, #of_account) ~= of_account then return 'HOLD_NOT_FOUND', nil end
   if h[2] == 'captured' then return 'HOLD_ALREADY_CAPTURED', nil end
   if h[2] == 'voided' then return 'HOLD_ALREADY_VOIDED', nil end
   if h[2] == 'expired' or tonumber(h[4]) <= tonumber(now) then return 'HOLD_EXPIRED', nil end
