@@ -21,20 +21,6 @@ FINDINGS: dict[str, str] = {
         "its client CPU per deduction (~5-8 µs: the request checks, keys, one packed command, decoding) is below "
         "the bare pipeline's of single FCALLs (~9-12 µs); a ratio under 0.8x here would be the machine's load "
         "landing on one side, not the code (see the interleaved client-CPU rows of issue 17)."),
-    "deduct_many_50k": (
-        "Both cores are the limit, and the machine's speed moves under it. Per deduction, a deduct_batch call costs "
-        "Redis 11-17 µs of CPU (the issue 17 row: 1.34x the minimal script's single call in instructions) and the "
-        "client 6-12 µs (the client-CPU row; the same code measured 5.6 µs on a quiet minute), so Redis plus two "
-        "clients need ~25-40 µs of CPU per deduction on 2 cores: 50,000-80,000/s at best with perfect overlap, "
-        "while each client waits for its batch's reply before building the next and the processes and "
-        "redis-server preempt each other. In the session's two full runs part 4 drove the same load (2 "
-        "processes, batches of 100, 1,000 accounts) to ~48,500-48,800/s and one account to ~61,000-62,000/s, "
-        "while part 3 gave 37,000-40,000/s; a run of parts 1-3 alone at a quiet minute gave 48,597/s with 2 "
-        "processes (commit fd82e1f). The bare pipeline of single FCALLs is slower "
-        "still: its Redis cost per deduction is a whole command's. Tried: 1, 2 and 4 client processes. Not done: "
-        "slimmer batch items (the journal and settings keys and the retention once per call instead of per item, "
-        "~10% of Redis's cost by the argument counts), which changes deduct_batch's contract for a gain smaller "
-        "than the run-to-run spread."),
     "hot_ratio": (
         "One account lives in one slot. On the 3-master Cluster all its deductions run on one of the three "
         "redis-servers, while the spread load runs on all three in parallel, so a single-call hot account can "
@@ -145,31 +131,38 @@ FINDINGS: dict[str, str] = {
         "semantics: not done in issue 17."),
     "i30_server_cost": (
         "callgrind of redis-server per call, interleaved with the minimal full-contract script "
-        "(bench/contenders/minimal_deduct.lua: 3 keys, 7 arguments, HMGET + HSET + XADD + HSET + EXPIRE). "
-        "The product's fresh deduct carries 7 keys and 7 arguments (the holds, their expiries, the shop's "
-        "spending order and the member's cards travel with every charge because the charge checks them), and "
-        "checks every key and argument before it touches anything: issue 17's truncation profile put FCALL with "
-        "its 14 keys and arguments at ~38k instructions and the checks at ~22k, against ~7k and none for the "
-        "minimal script. Issue 30's journal encoding and string reply took ~8k; the second pass took the rest "
-        "that does not change a contract (commits of 2026-12-08: one pattern for plain arguments without a "
-        "tonumber below the limits' digit counts, the time cut from TIME's digits, extras appended already "
-        "encoded, fewer HSETs on the account and the record in credit, no EXISTS of the journal in void). What "
-        "is left is the per-call record (HMGET + HSET + EXPIRE of a key per txn: the item-4 layout in "
-        "docs/ledger.md makes it HMGET + HGET + HSET without EXPIRE) and the keys a charge must check; hold, "
-        "capture and refund also read and write the hold or the original's record and the holds structures "
-        "(2-5 commands more than a deduct, ~4-6k each through the Lua bridge)."),
+        "(bench/contenders/minimal_deduct.lua: 3 keys, 7 arguments; HMGET, HSET, XADD, HSET, EXPIRE). The "
+        "product's fresh deduct carries 7 keys and 7 arguments (the holds, their expiries, the shop's spending "
+        "order and the member's cards travel with every charge because the charge checks them) and checks every "
+        "key and argument before it touches anything: issue 17's truncation profile put FCALL with its 14 keys "
+        "and arguments at ~38k instructions and the checks at ~22k, against ~7k and none for the minimal "
+        "script. Issue 30's journal encoding and string reply took ~8k; the second pass (2026-12-08, "
+        "benchmarks-history.md) took what was left without changing a contract: no tonumber below the limits' "
+        "digit counts, a zero amount through the one pattern, the milliseconds cut from TIME's digits, extras "
+        "appended already encoded, credit's reply built once and its debt fields written with the balance and "
+        "the decision, void without an EXISTS of the journal. Per hold, ~87k instructions are its 10-12 "
+        "commands through the Lua bridge, ~19k its 6 keys and 8 arguments, ~20k reading the request and "
+        "sending the reply, ~72k Lua work; the 7-field record's HSET and EXPIRE alone are ~28k, and reading "
+        "the hold's record costs a capture ~12k, the original's a refund about as much. Every command left is "
+        "one the contract or the key layout needs. What would move the ratios: the record written without a "
+        "per-call EXPIRE (the item-4 layout in docs/ledger.md: HMGET + HGET + HSET), and fewer keys per "
+        "charge (a contract change)."),
     "i30_drain": (
-        "One daemon's drain is the daemon's Python plus PostgreSQL's work on the same 2 cores. The daemon's "
-        "Python is ~80k CPython instructions per entry (`python -m bench.drain_instructions`; by cProfile of "
-        "one batch: parsing ~25%, the hash chain ~23%, the totals ~12%, building the row ~10%), about 20-25 µs "
-        "of CPU, plus redis-py's read and the XACK (~1.2 µs); raw binary COPY alone is PostgreSQL's ~14 µs per "
-        "row at ~70,000 rows/s. One daemon alternates its Python with the database's commit, so the two add up "
-        "more than they overlap: ~25,000-30,000 entries/s on this machine however the journal is encoded, and a second daemon "
-        "competes for the same 2 cores with PostgreSQL, so ×2 shows what the cores have left, not the design. "
-        "Done in issue 30: one field per entry (redis-py decodes 3 strings per entry, not 17-25), the common "
-        "kinds parsed straight into the book's tuple, XREADGROUP read raw (read + parse 8.6 -> 6.2 µs per entry "
-        "of client CPU), stream positions padded without int() (1.2 -> 0.8 µs). Not done: the row's hash chain "
-        "and totals in C."),
+        "This host ran at about half the speed of the 2026-12-01 run's (the same scripts' instruction counts "
+        "took 1.9x the µs; a Python loop of 10 million additions 0.97 s), and one daemon's drain is the "
+        "daemon's Python plus PostgreSQL's work on the same 2 cores: raw binary COPY of the same rows alone "
+        "gave 54,712 rows/s here, so 40,000/s would be 0.73x of it. The ratio the host does not move: one "
+        "daemon drained 0.64x of raw COPY (best run 34,874/s; 0.28-0.44x before issue 30's second pass), "
+        "above the 0.45x target. The daemon's own Python is ~80k CPython instructions per entry (`python -m "
+        "bench.drain_instructions`; by cProfile of one batch: parsing ~25%, the hash chain ~23%, the totals "
+        "~12%, building the row ~10%), plus redis-py's read and the XACK. Two daemons gave 1.10x one: both "
+        "compete with PostgreSQL for the same 2 cores (each daemon alone keeps about a core busy with "
+        "PostgreSQL's backend beside it), so the second adds what the cores have left, not what the design "
+        "allows; on a server with cores to spare each daemon takes its own partitions. Done in issue 30: one "
+        "field per entry (redis-py decodes 3 strings per entry instead of 17-25), the common kinds parsed "
+        "straight into the book's tuple, XREADGROUP read raw (read + parse 8.6 -> 6.2 µs per entry of client "
+        "CPU), stream positions padded without int() (1.2 -> 0.8 µs). Not done: the hash chain and the totals "
+        "in C."),
     "i30_record_bytes": (
         "Measured 2026-12-08 (INFO used_memory over 200,000 records): a hash per txn with its TTL 228 B, a "
         "string per txn with its TTL 197 B, a field of a shared hash 138 B. Any layout with one key per record "
@@ -179,11 +172,15 @@ FINDINGS: dict[str, str] = {
         "every script's KEYS, every reader of records and needs an upgrade step moving the live records, so it "
         "is its own piece of work, not done in issue 30."),
     "i30_deduct_many": (
-        "2 client processes and redis-server share 2 cores: per deduction a deduct_batch item costs Redis "
-        "~130k instructions (the row above) and the client ~10 µs of CPU after issue 30 (redis-py packed each "
-        "of an item's 14 arguments with a Python call, 22 µs per deduction; core.resp_packing packs plain "
-        "arguments in one C call). The figure is what the 2 cores give when the client processes and Redis "
-        "preempt each other; a third machine's client would not share them."),
+        "50,000/s is above what this host's Redis itself gave for the deduct script in this run: "
+        "redis-benchmark -P 16 of the product's deduct 23,883-30,807 deductions/s (part 1 and part 17), 38.3 "
+        "µs of Redis CPU per call against 20.6 µs in the 2026-12-01 run for the same instruction counts (the "
+        "host ran at about half that run's speed). `deduct_many` with 2 processes reached 26,072/s, 1.10x the "
+        "bare redis-py pipeline of the same calls (23,660/s) beside it: the client is no longer the limit. "
+        "Issue 30 cut its client CPU from 22 to 10 µs per deduction (redis-py packed each of an item's 14 "
+        "arguments with a Python call; core.resp_packing packs plain arguments in one hiredis call): 18.6 µs "
+        "vs the bare pipeline's 19.7 µs in part 17's client-CPU row. Redis's cost per batched item is 130,233 "
+        "instructions, 1.28x the minimal script's single call."),
     "gateway_two_processes": (
         "Issue 24, measured 2026-12-07 with the CPU of each component sampled from /proc (the row's note): the whole "
         "machine was busy (2.0 of 2.0 cores; other sessions' jobs took 0.75-1.19 of them), and a charge through a "
@@ -215,6 +212,9 @@ FINDINGS: dict[str, str] = {
 }
 
 # Printed under part 4: why the bench has no split-account rows any more.
+# issue 17 set the same target; its reason is issue 30's, measured with the same run
+FINDINGS["deduct_many_50k"] = FINDINGS["i30_deduct_many"]
+
 HOT_ACCOUNT_NOTE = (
     "Split accounts (a hot account spread over shards in other slots) were removed (issue 12). On one Redis, "
     "standalone or Sentinel (what a shop runs), every script runs one after the other on one thread, so spreading "
